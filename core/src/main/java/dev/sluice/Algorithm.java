@@ -1,0 +1,75 @@
+package dev.sluice;
+
+import java.util.Locale;
+
+/**
+ * The five ways Sluice can count. Each is exact on both stores and each has a documented flaw;
+ * pick the one whose flaw you can live with.
+ *
+ * <ul>
+ *   <li>{@link #TOKEN_BUCKET} (the default): capacity {@code burst}, refilled continuously at the
+ *       {@code limit} rate. Forgives bursts up to {@code burst}, then holds the caller to the
+ *       average rate. Flaw: a quiet caller may spend a whole burst at once.
+ *   <li>{@link #GCRA}: the same admissions as the token bucket, stored as one time value.
+ *       Flaw: the math is subtle; the stored time is rounded up to whole microseconds, so under
+ *       sustained saturation with a period the count does not divide it admits up to 1&nbsp;µs
+ *       per request later than the token bucket.
+ *   <li>{@link #SLIDING_WINDOW}: Cloudflare's counter; the previous window's count, weighted by
+ *       the share of it still inside the trailing window, plus the current count. Flaw: an
+ *       estimate, assuming the previous window's requests were evenly spread.
+ *   <li>{@link #FIXED_WINDOW}: one counter reset at window edges. Flaw: a caller may send
+ *       {@code limit} at the end of one window and {@code limit} again at the start of the
+ *       next: twice the limit within a short span.
+ *   <li>{@link #SLIDING_LOG}: one timestamp per admitted unit, at most {@code limit} of them;
+ *       exact. Flaw: memory and work grow with the limit.
+ * </ul>
+ */
+public enum Algorithm {
+    TOKEN_BUCKET("token-bucket", "tb"),
+    GCRA("gcra", "gcra"),
+    SLIDING_WINDOW("sliding-window", "sw"),
+    FIXED_WINDOW("fixed-window", "fw"),
+    SLIDING_LOG("sliding-log", "sl");
+
+    private final String configName;
+    private final String keySuffix;
+
+    Algorithm(String configName, String keySuffix) {
+        this.configName = configName;
+        this.keySuffix = keySuffix;
+    }
+
+    /** The name used in configuration, e.g. {@code token-bucket}. */
+    public String configName() {
+        return configName;
+    }
+
+    /** The short suffix of this algorithm's storage keys, e.g. {@code tb}. */
+    public String keySuffix() {
+        return keySuffix;
+    }
+
+    /** Whether {@code burst} applies (a bucket) rather than {@code limit} alone (a window or log). */
+    public boolean hasBurst() {
+        return this == TOKEN_BUCKET || this == GCRA;
+    }
+
+    /**
+     * Reads a configuration name such as {@code sliding-window}; case and {@code _} versus
+     * {@code -} are forgiven.
+     *
+     * @throws IllegalArgumentException naming the value and the accepted names
+     */
+    public static Algorithm fromConfigName(String value) {
+        if (value != null) {
+            String normal = value.trim().toLowerCase(Locale.ROOT).replace('_', '-');
+            for (Algorithm algorithm : values()) {
+                if (algorithm.configName.equals(normal)) {
+                    return algorithm;
+                }
+            }
+        }
+        throw new IllegalArgumentException("'algorithm' must be one of token-bucket, gcra, sliding-window, "
+                + "fixed-window, sliding-log, got '" + value + "'");
+    }
+}

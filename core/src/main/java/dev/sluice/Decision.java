@@ -1,0 +1,119 @@
+package dev.sluice;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * The answer to "may this caller spend its cost now?": one immutable value carrying the outcome
+ * and, for every limit decided, the caller's budget.
+ *
+ * <p>A rejection is a {@code Decision}, not an exception, and a rejected request consumed nothing
+ * from any limit. When several limits are decided together, {@link #limit()},
+ * {@link #remaining()} and {@link #reset()} describe the <em>binding</em> one: the limit that
+ * rejected the request (the one with the longest wait), or, when allowed, the one with the least
+ * remaining; {@link #retryAfter()} is the wait until every limit could admit the request.
+ *
+ * <pre>{@code
+ * Decision d = limiter.decide("user-42");
+ * if (!d.allowed()) {
+ *     respond(429, "Retry-After", d.retryAfter().toSeconds() + 1);
+ * }
+ * }</pre>
+ *
+ * @param outcome    what happened
+ * @param quotas     one entry per limit, in the limiter's order; empty when the store failed
+ * @param retryAfter when a request of this cost could next be allowed: zero when allowed; for
+ *                   {@link Outcome#FAILED_CLOSED}, a short suggested back-off
+ */
+public record Decision(Outcome outcome, List<Quota> quotas, Duration retryAfter) {
+
+    /** How a decision came about. */
+    public enum Outcome {
+        /** Every limit admitted the request, and its cost was consumed from each. */
+        ALLOWED,
+        /** At least one limit had too little left; nothing was consumed. */
+        REJECTED,
+        /** The cost exceeds what some limit can ever grant; it would never be allowed. */
+        UNSATISFIABLE,
+        /** The store failed or timed out and the failure mode is {@link FailureMode#OPEN}. */
+        FAILED_OPEN,
+        /** The store failed or timed out and the failure mode is {@link FailureMode#CLOSED}. */
+        FAILED_CLOSED
+    }
+
+    /**
+     * A caller's budget under one limit, as of this decision.
+     *
+     * @param limit      the limit
+     * @param allowed    whether this limit alone would admit the request
+     * @param remaining  units left now (after this request's cost, if the decision allowed it)
+     * @param reset      time until the budget is fully restored; for the window algorithms, until
+     *                   the current window ends
+     * @param retryAfter time until this limit could admit a request of this cost; zero if it can now
+     */
+    public record Quota(Limit limit, boolean allowed, long remaining, Duration reset, Duration retryAfter) {
+        /** Validates the components. */
+        public Quota {
+            Objects.requireNonNull(limit, "limit");
+            Objects.requireNonNull(reset, "reset");
+            Objects.requireNonNull(retryAfter, "retryAfter");
+            if (remaining < 0) {
+                throw new IllegalArgumentException("remaining must not be negative, got " + remaining);
+            }
+        }
+    }
+
+    /** The {@link #retryAfter()} of an {@link Outcome#UNSATISFIABLE} decision: the longest duration. */
+    public static final Duration NEVER = Duration.ofSeconds(Long.MAX_VALUE, 999_999_999);
+
+    /** Validates the components and copies the quota list. */
+    public Decision {
+        Objects.requireNonNull(outcome, "outcome");
+        Objects.requireNonNull(retryAfter, "retryAfter");
+        quotas = List.copyOf(quotas);
+    }
+
+    /** Whether the caller may proceed: {@link Outcome#ALLOWED} or {@link Outcome#FAILED_OPEN}. */
+    public boolean allowed() {
+        return outcome == Outcome.ALLOWED || outcome == Outcome.FAILED_OPEN;
+    }
+
+    /** Whether the store failed to decide (either failure mode). */
+    public boolean storeFailed() {
+        return outcome == Outcome.FAILED_OPEN || outcome == Outcome.FAILED_CLOSED;
+    }
+
+    /** The binding quota (see the class description), or {@code null} when the store failed. */
+    public Quota binding() {
+        Quota binding = null;
+        for (Quota quota : quotas) {
+            if (binding == null) {
+                binding = quota;
+            } else if (outcome == Outcome.ALLOWED
+                    ? quota.remaining() < binding.remaining()
+                    : quota.retryAfter().compareTo(binding.retryAfter()) > 0) {
+                binding = quota;
+            }
+        }
+        return binding;
+    }
+
+    /** The binding limit's count per period, or 0 when the store failed. */
+    public long limit() {
+        Quota binding = binding();
+        return binding == null ? 0 : binding.limit().count();
+    }
+
+    /** Units left under the binding limit, or 0 when the store failed. */
+    public long remaining() {
+        Quota binding = binding();
+        return binding == null ? 0 : binding.remaining();
+    }
+
+    /** Time until the binding limit is fully restored, or zero when the store failed. */
+    public Duration reset() {
+        Quota binding = binding();
+        return binding == null ? Duration.ZERO : binding.reset();
+    }
+}

@@ -1,0 +1,234 @@
+package dev.sluice;
+
+import dev.sluice.memory.MemoryStore;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * Decides whether a caller may spend units now, against one or several {@link Limit}s held in a
+ * {@link RateLimitStore}. All limits are decided together: nothing is consumed unless all allow.
+ *
+ * <pre>{@code
+ * RateLimiter limiter = RateLimiter.builder()
+ *         .limit(Limit.of("api", "10/s").withBurst(20))
+ *         .limit(Limit.of("api-hourly", "1000/1h"))
+ *         .store(RedisStore.connect("redis://127.0.0.1:6379"))   // default: a MemoryStore
+ *         .failureMode(FailureMode.OPEN)                         // default
+ *         .timeout(Duration.ofMillis(100))                       // default
+ *         .build();
+ * Decision decision = limiter.decide(apiKey);
+ * }</pre>
+ *
+ * <p>A decision never waits longer than the timeout on the store: when the store fails or is
+ * late, the decision follows the {@link FailureMode} ({@link Decision.Outcome#FAILED_OPEN} or
+ * {@link Decision.Outcome#FAILED_CLOSED}), the failure is counted and logged at most once every
+ * ten seconds. Instances are immutable and thread-safe; closing the store is the owner's business.
+ */
+public final class RateLimiter {
+
+    private static final Logger LOG = LoggerFactory.getLogger(RateLimiter.class);
+    private static final long LOG_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(10);
+    /** What a 503 suggests to the client when the store is down. */
+    static final Duration FAILED_CLOSED_RETRY = Duration.ofSeconds(1);
+
+    private final List<Limit> limits;
+    private final RateLimitStore store;
+    private final FailureMode failureMode;
+    private final Duration timeout;
+    private final long timeoutNanos;
+    private final long smallestCapacity;
+    private final LongAdder storeFailures = new LongAdder();
+    private final AtomicLong lastFailureLog = new AtomicLong(System.nanoTime() - LOG_INTERVAL_NANOS);
+
+    private RateLimiter(Builder builder) {
+        this.limits = List.copyOf(builder.limits);
+        this.store = builder.store != null ? builder.store : MemoryStore.create();
+        this.failureMode = builder.failureMode;
+        this.timeout = builder.timeout;
+        this.timeoutNanos = builder.timeout.toNanos();
+        this.smallestCapacity = limits.stream().mapToLong(Limit::capacity).min().orElseThrow();
+    }
+
+    /** A builder with the defaults: in-memory store, {@link FailureMode#OPEN}, 100 ms timeout. */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /**
+     * Decides one request of {@code caller}, spending each limit's configured {@link Limit#cost()}.
+     * Waits at most the timeout.
+     */
+    public Decision decide(String caller) {
+        return decideAsync(caller).toCompletableFuture().join();
+    }
+
+    /** Decides one request of {@code caller} that spends {@code cost} units of every limit. */
+    public Decision decide(String caller, long cost) {
+        return decideAsync(caller, cost).toCompletableFuture().join();
+    }
+
+    /**
+     * Decides one request of {@code caller} without blocking, spending each limit's configured
+     * cost. The stage never completes exceptionally: store failures become decisions following
+     * the failure mode, and the stage completes within the timeout.
+     */
+    public CompletionStage<Decision> decideAsync(String caller) {
+        return ask(caller, limits);
+    }
+
+    /**
+     * As {@link #decideAsync(String)}, spending {@code cost} units of every limit. A cost above
+     * some limit's capacity is {@link Decision.Outcome#UNSATISFIABLE} at once, without touching
+     * the store.
+     *
+     * @throws IllegalArgumentException if {@code cost} is below 1
+     */
+    public CompletionStage<Decision> decideAsync(String caller, long cost) {
+        if (cost < 1) {
+            throw new IllegalArgumentException("'cost' must be at least 1, got '" + cost + "'");
+        }
+        if (cost > smallestCapacity) {
+            return CompletableFuture.completedFuture(new Decision(Decision.Outcome.UNSATISFIABLE, List.of(), Decision.NEVER));
+        }
+        List<Limit> costed = new ArrayList<>(limits.size());
+        for (Limit limit : limits) {
+            costed.add(limit.cost() == cost ? limit : limit.withCost(cost));
+        }
+        return ask(caller, costed);
+    }
+
+    private CompletionStage<Decision> ask(String caller, List<Limit> request) {
+        Objects.requireNonNull(caller, "caller");
+        CompletableFuture<Decision> answer;
+        try {
+            answer = store.decide(caller, request).toCompletableFuture();
+        } catch (RuntimeException e) {
+            return CompletableFuture.completedFuture(failed(e));
+        }
+        if (answer.isDone() && !answer.isCompletedExceptionally()) {
+            return answer; // the in-memory fast path: no timer, no extra stage
+        }
+        return answer.copy().orTimeout(timeoutNanos, TimeUnit.NANOSECONDS)
+                .handle((decision, failure) -> failure == null ? decision : failed(failure));
+    }
+
+    private Decision failed(Throwable failure) {
+        storeFailures.increment();
+        long now = System.nanoTime();
+        long last = lastFailureLog.get();
+        if (now - last >= LOG_INTERVAL_NANOS && lastFailureLog.compareAndSet(last, now)) {
+            LOG.warn("Rate-limit store failed or exceeded {} ms; failing {} for policies {} ({} failures so far): {}",
+                    timeout.toMillis(), failureMode.configName(), policies(), storeFailures.sum(), failure.toString());
+        }
+        return failureMode == FailureMode.OPEN
+                ? new Decision(Decision.Outcome.FAILED_OPEN, List.of(), Duration.ZERO)
+                : new Decision(Decision.Outcome.FAILED_CLOSED, List.of(), FAILED_CLOSED_RETRY);
+    }
+
+    private List<String> policies() {
+        return limits.stream().map(Limit::policy).toList();
+    }
+
+    /** The limits, in the order their quotas appear in decisions. */
+    public List<Limit> limits() {
+        return limits;
+    }
+
+    /** The store this limiter decides on. */
+    public RateLimitStore store() {
+        return store;
+    }
+
+    /** What a decision does when the store fails or is late. */
+    public FailureMode failureMode() {
+        return failureMode;
+    }
+
+    /** The longest a decision waits on the store. */
+    public Duration timeout() {
+        return timeout;
+    }
+
+    /** How many decisions the store failed to make (errors and timeouts) since this limiter was built. */
+    public long storeFailures() {
+        return storeFailures.sum();
+    }
+
+    @Override
+    public String toString() {
+        return "RateLimiter" + limits + " failure-mode " + failureMode.configName() + " timeout "
+                + SluiceConfig.formatDuration(timeout);
+    }
+
+    /** Collects the limits and settings of a {@link RateLimiter}; validates in {@link #build()}. */
+    public static final class Builder {
+        private final List<Limit> limits = new ArrayList<>();
+        private RateLimitStore store;
+        private FailureMode failureMode = FailureMode.OPEN;
+        private Duration timeout = SluiceConfig.DEFAULT_TIMEOUT;
+
+        private Builder() {
+        }
+
+        /** Adds a limit; all limits are decided together. */
+        public Builder limit(Limit limit) {
+            limits.add(Objects.requireNonNull(limit, "limit"));
+            return this;
+        }
+
+        /** Adds limits; all limits are decided together. */
+        public Builder limits(List<Limit> more) {
+            more.forEach(this::limit);
+            return this;
+        }
+
+        /** The store; default a new {@link MemoryStore}. */
+        public Builder store(RateLimitStore store) {
+            this.store = Objects.requireNonNull(store, "store");
+            return this;
+        }
+
+        /** What a decision does when the store fails or is late; default {@link FailureMode#OPEN}. */
+        public Builder failureMode(FailureMode failureMode) {
+            this.failureMode = Objects.requireNonNull(failureMode, "failureMode");
+            return this;
+        }
+
+        /** The longest a decision may wait on the store, from 1 ms to 1 minute; default 100 ms. */
+        public Builder timeout(Duration timeout) {
+            this.timeout = SluiceConfig.checkTimeout(timeout);
+            return this;
+        }
+
+        /**
+         * Builds the limiter.
+         *
+         * @throws IllegalArgumentException if there is no limit or two limits share a policy name
+         */
+        public RateLimiter build() {
+            if (limits.isEmpty()) {
+                throw new IllegalArgumentException("a rate limiter needs at least one 'limit'");
+            }
+            Set<String> seen = new HashSet<>();
+            for (Limit limit : limits) {
+                if (!seen.add(limit.policy())) {
+                    throw new IllegalArgumentException("'policy' '" + limit.policy()
+                            + "' is used by two limits of one limiter; give each limit its own policy name");
+                }
+            }
+            return new RateLimiter(this);
+        }
+    }
+}

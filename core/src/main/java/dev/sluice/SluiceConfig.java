@@ -1,0 +1,352 @@
+package dev.sluice;
+
+import dev.sluice.internal.Cidr;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Objects;
+import java.util.Set;
+import java.util.function.Function;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * The one configuration vocabulary of Sluice, and its one parser. The servlet filter's
+ * {@code web.xml} init-params, the JAX-RS {@code sluice.*} properties and the
+ * {@code @RateLimit} attributes all pass through {@link #parse}, so they cannot drift apart.
+ *
+ * <table>
+ *   <caption>Parameters</caption>
+ *   <tr><th>name</th><th>values</th><th>default</th></tr>
+ *   <tr><td>{@code policy}</td><td>name of the limit (keys, headers)</td><td>given by the adapter</td></tr>
+ *   <tr><td>{@code algorithm}</td><td>{@code token-bucket}, {@code gcra}, {@code sliding-window},
+ *       {@code fixed-window}, {@code sliding-log}</td><td>{@code token-bucket}</td></tr>
+ *   <tr><td>{@code limit}</td><td>{@code <count>/<period>}: {@code 10/s}, {@code 100/1m}, {@code 20/500ms},
+ *       {@code 5000/1h}, {@code 1000/1d}</td><td>required</td></tr>
+ *   <tr><td>{@code burst}</td><td>integer &ge; 1 (token-bucket, gcra)</td><td>the count of {@code limit}</td></tr>
+ *   <tr><td>{@code key}</td><td>{@code header:NAME}, {@code principal}, {@code param:NAME}, {@code ip},
+ *       comma-separated, first present wins</td><td>{@code ip}</td></tr>
+ *   <tr><td>{@code cost}</td><td>integer &ge; 1</td><td>1</td></tr>
+ *   <tr><td>{@code store}</td><td>{@code memory}, {@code redis://host:port[/db]}, {@code rediss://...},
+ *       {@code redisson:PATH}</td><td>{@code memory}</td></tr>
+ *   <tr><td>{@code failure-mode}</td><td>{@code open}, {@code closed}</td><td>{@code open}</td></tr>
+ *   <tr><td>{@code timeout}</td><td>a duration: {@code 50ms}, {@code 1s}</td><td>{@code 100ms}</td></tr>
+ *   <tr><td>{@code headers}</td><td>{@code legacy}, {@code draft}, {@code both}, {@code none}</td><td>{@code legacy}</td></tr>
+ *   <tr><td>{@code trusted-proxies}</td><td>comma-separated CIDRs or addresses</td><td>none</td></tr>
+ * </table>
+ *
+ * <p>Errors are {@link IllegalArgumentException}s whose message names the parameter and the raw
+ * value, e.g. {@code 'limit' must look like <count>/<period> (e.g. 100/1m), got '100/minutes'};
+ * adapters prefix where the value came from.
+ *
+ * @param limit          the limit: policy, algorithm, count per period, burst, cost
+ * @param key            where the caller's identity comes from, tried in order
+ * @param store          the store: {@code memory}, a Redis URI or {@code redisson:PATH}
+ * @param failureMode    what to do when the store fails
+ * @param timeout        the longest one decision waits on the store
+ * @param headers        which rate-limit response headers to send
+ * @param trustedProxies CIDRs whose forwarding headers are believed, normalised
+ */
+public record SluiceConfig(Limit limit, List<KeySource> key, String store, FailureMode failureMode,
+                           Duration timeout, HeaderStyle headers, List<String> trustedProxies) {
+
+    /** Every parameter name of the vocabulary. */
+    public static final Set<String> NAMES = Set.of("policy", "algorithm", "limit", "burst", "key", "cost", "store",
+            "failure-mode", "timeout", "headers", "trusted-proxies");
+    /** The default {@code timeout}. */
+    public static final Duration DEFAULT_TIMEOUT = Duration.ofMillis(100);
+
+    private static final Pattern RATE = Pattern.compile("(\\d{1,18})\\s*/\\s*(\\d{0,18})\\s*(ms|s|m|h|d)");
+    private static final Pattern DURATION = Pattern.compile("(\\d{1,18})\\s*(ms|s|m|h|d)");
+    private static final Pattern HEADER_NAME = Pattern.compile("[!#$%&'*+.^_`|~0-9A-Za-z-]+");
+    private static final Pattern PARAM_NAME = Pattern.compile("[^\\s,]+");
+
+    /** Validates and copies the components. */
+    public SluiceConfig {
+        Objects.requireNonNull(limit, "limit");
+        key = List.copyOf(key);
+        if (key.isEmpty()) {
+            throw new IllegalArgumentException("'key' must name at least one source");
+        }
+        Objects.requireNonNull(store, "store");
+        Objects.requireNonNull(failureMode, "failureMode");
+        checkTimeout(timeout);
+        Objects.requireNonNull(headers, "headers");
+        trustedProxies = List.copyOf(trustedProxies);
+    }
+
+    /** A count per period, as written in {@code limit}. */
+    public record Rate(long count, Duration period) {
+    }
+
+    /** Which rate-limit headers responses carry. */
+    public enum HeaderStyle {
+        /** {@code RateLimit-Limit}, {@code RateLimit-Remaining}, {@code RateLimit-Reset}. */
+        LEGACY,
+        /** The IETF httpapi draft's structured {@code RateLimit-Policy} and {@code RateLimit}. */
+        DRAFT,
+        /** Both of the above. */
+        BOTH,
+        /** No rate-limit headers ({@code Retry-After} on rejections still). */
+        NONE;
+
+        /** Whether the legacy headers are sent. */
+        public boolean legacy() {
+            return this == LEGACY || this == BOTH;
+        }
+
+        /** Whether the draft headers are sent. */
+        public boolean draft() {
+            return this == DRAFT || this == BOTH;
+        }
+    }
+
+    /**
+     * One source of the caller's identity.
+     *
+     * @param kind where to look
+     * @param name the header or parameter name; empty for {@code principal} and {@code ip}
+     */
+    public record KeySource(Kind kind, String name) {
+        /** Where a key source looks. */
+        public enum Kind {
+            /** A request header, {@code header:NAME}. */
+            HEADER,
+            /** The authenticated user's name, {@code principal}. */
+            PRINCIPAL,
+            /** A query or form parameter, {@code param:NAME}. */
+            PARAM,
+            /** The client address, {@code ip} (through trusted proxies only). */
+            IP
+        }
+
+        /** Validates the components. */
+        public KeySource {
+            Objects.requireNonNull(kind, "kind");
+            Objects.requireNonNull(name, "name");
+        }
+
+        @Override
+        public String toString() {
+            return switch (kind) {
+                case HEADER -> "header:" + name;
+                case PARAM -> "param:" + name;
+                case PRINCIPAL -> "principal";
+                case IP -> "ip";
+            };
+        }
+    }
+
+    /**
+     * Parses every parameter, reading raw values from {@code lookup} (which returns {@code null}
+     * for an absent one) and applying the defaults.
+     *
+     * @param lookup        the raw values, e.g. {@code filterConfig::getInitParameter}
+     * @param defaultPolicy the policy name when {@code policy} is absent
+     * @throws IllegalArgumentException naming the first bad parameter and its value
+     */
+    public static SluiceConfig parse(Function<String, String> lookup, String defaultPolicy) {
+        String limitValue = present(lookup.apply("limit"));
+        if (limitValue == null) {
+            throw new IllegalArgumentException("'limit' is required, e.g. 100/1m");
+        }
+        Rate rate = parseRate(limitValue);
+        String policy = present(lookup.apply("policy"));
+        Algorithm algorithm = orDefault(lookup, "algorithm", Algorithm::fromConfigName, Algorithm.TOKEN_BUCKET);
+        Long burst = orDefault(lookup, "burst", v -> parsePositive("burst", v), null);
+        long cost = orDefault(lookup, "cost", v -> parsePositive("cost", v), 1L);
+        if (burst != null && !algorithm.hasBurst()) {
+            throw new IllegalArgumentException("'burst' applies only to token-bucket and gcra, not to "
+                    + algorithm.configName() + ", got '" + lookup.apply("burst") + "'");
+        }
+        Limit limit = new Limit(policy != null ? policy : defaultPolicy, algorithm, rate.count(), rate.period(),
+                burst != null ? burst : rate.count(), cost);
+        return new SluiceConfig(limit,
+                orDefault(lookup, "key", SluiceConfig::parseKeySources, List.of(new KeySource(KeySource.Kind.IP, ""))),
+                orDefault(lookup, "store", SluiceConfig::parseStore, "memory"),
+                orDefault(lookup, "failure-mode", FailureMode::fromConfigName, FailureMode.OPEN),
+                orDefault(lookup, "timeout", v -> checkTimeout(parseDuration("timeout", v)), DEFAULT_TIMEOUT),
+                orDefault(lookup, "headers", SluiceConfig::parseHeaders, HeaderStyle.LEGACY),
+                orDefault(lookup, "trusted-proxies", SluiceConfig::parseTrustedProxies, List.of()));
+    }
+
+    /**
+     * Throws for a name outside the vocabulary, so that a typo such as {@code limt} fails start-up
+     * instead of being ignored.
+     */
+    public static void checkName(String name) {
+        if (!NAMES.contains(name)) {
+            throw new IllegalArgumentException("'" + name + "' is not a Sluice parameter; known: "
+                    + String.join(", ", NAMES.stream().sorted().toList()));
+        }
+    }
+
+    /** Parses {@code <count>/<period>}, such as {@code 10/s}, {@code 100/1m} or {@code 20/500ms}. */
+    public static Rate parseRate(String value) {
+        Matcher m = value == null ? null : RATE.matcher(value.trim());
+        if (m == null || !m.matches()) {
+            throw new IllegalArgumentException("'limit' must look like <count>/<period> (e.g. 100/1m), got '" + value + "'");
+        }
+        long count = Long.parseLong(m.group(1));
+        long amount = m.group(2).isEmpty() ? 1 : Long.parseLong(m.group(2));
+        if (count < 1 || amount < 1) {
+            throw new IllegalArgumentException("'limit' must have a count and a period of at least 1 (e.g. 100/1m), got '"
+                    + value + "'");
+        }
+        return new Rate(count, toDuration("limit", value, amount, m.group(3)));
+    }
+
+    /**
+     * Parses a duration such as {@code 50ms}, {@code 2s}, {@code 1m}, {@code 1h} or {@code 1d}.
+     *
+     * @param parameter the parameter named in an error
+     */
+    public static Duration parseDuration(String parameter, String value) {
+        Matcher m = value == null ? null : DURATION.matcher(value.trim());
+        if (m == null || !m.matches()) {
+            throw new IllegalArgumentException("'" + parameter + "' must look like <amount><unit> with unit ms, s, m, h "
+                    + "or d (e.g. 50ms), got '" + value + "'");
+        }
+        return toDuration(parameter, value, Long.parseLong(m.group(1)), m.group(2));
+    }
+
+    private static Duration toDuration(String parameter, String raw, long amount, String unit) {
+        try {
+            return switch (unit) {
+                case "ms" -> Duration.ofMillis(amount);
+                case "s" -> Duration.ofSeconds(amount);
+                case "m" -> Duration.ofMinutes(amount);
+                case "h" -> Duration.ofHours(amount);
+                default -> Duration.ofDays(amount);
+            };
+        } catch (ArithmeticException e) {
+            throw new IllegalArgumentException("'" + parameter + "' is too long, got '" + raw + "'");
+        }
+    }
+
+    /** Writes a duration in the vocabulary's syntax, in the largest exact unit: {@code 1m}, {@code 500ms}. */
+    public static String formatDuration(Duration d) {
+        long nanos = d.toNanosPart();
+        long seconds = d.getSeconds();
+        if (nanos % 1_000_000 != 0) {
+            return (seconds * 1_000_000 + nanos / 1_000) + "us";
+        }
+        if (nanos != 0) {
+            return d.toMillis() + "ms";
+        }
+        if (seconds % 86_400 == 0) {
+            return seconds / 86_400 + "d";
+        }
+        if (seconds % 3_600 == 0) {
+            return seconds / 3_600 + "h";
+        }
+        if (seconds % 60 == 0) {
+            return seconds / 60 + "m";
+        }
+        return seconds + "s";
+    }
+
+    /** Throws unless {@code timeout} is between 1 ms and 1 minute. */
+    public static Duration checkTimeout(Duration timeout) {
+        if (timeout == null || timeout.compareTo(Duration.ofMillis(1)) < 0 || timeout.compareTo(Duration.ofMinutes(1)) > 0) {
+            throw new IllegalArgumentException("'timeout' must be between 1ms and 1m, got '"
+                    + (timeout == null ? null : formatDuration(timeout)) + "'");
+        }
+        return timeout;
+    }
+
+    /** Parses a comma-separated list of key sources: {@code header:X-API-Key,principal,param:key,ip}. */
+    public static List<KeySource> parseKeySources(String value) {
+        List<KeySource> sources = new ArrayList<>();
+        for (String part : value.split(",", -1)) {
+            String item = part.trim();
+            String lower = item.toLowerCase(Locale.ROOT);
+            KeySource source;
+            if (lower.equals("ip")) {
+                source = new KeySource(KeySource.Kind.IP, "");
+            } else if (lower.equals("principal")) {
+                source = new KeySource(KeySource.Kind.PRINCIPAL, "");
+            } else if (lower.startsWith("header:") && HEADER_NAME.matcher(item.substring(7)).matches()) {
+                source = new KeySource(KeySource.Kind.HEADER, item.substring(7));
+            } else if (lower.startsWith("param:") && PARAM_NAME.matcher(item.substring(6)).matches()) {
+                source = new KeySource(KeySource.Kind.PARAM, item.substring(6));
+            } else {
+                throw new IllegalArgumentException("'key' must be a comma-separated list of header:NAME, principal, "
+                        + "param:NAME or ip, got '" + value + "'");
+            }
+            sources.add(source);
+        }
+        return List.copyOf(sources);
+    }
+
+    /** Parses {@code legacy}, {@code draft}, {@code both} or {@code none}. */
+    public static HeaderStyle parseHeaders(String value) {
+        String normal = value.trim().toUpperCase(Locale.ROOT);
+        for (HeaderStyle style : HeaderStyle.values()) {
+            if (style.name().equals(normal)) {
+                return style;
+            }
+        }
+        throw new IllegalArgumentException("'headers' must be legacy, draft, both or none, got '" + value + "'");
+    }
+
+    /**
+     * Checks the form of a {@code store} value: {@code memory}, {@code redis://host:port[/db]},
+     * {@code rediss://...} or {@code redisson:PATH}. Whether the store answers is a matter for
+     * the failure mode, not for start-up.
+     */
+    public static String parseStore(String value) {
+        String trimmed = value.trim();
+        if (trimmed.equals("memory")) {
+            return trimmed;
+        }
+        if (trimmed.startsWith("redisson:") && trimmed.length() > "redisson:".length()) {
+            return trimmed;
+        }
+        if (trimmed.matches("rediss?://([^@/\\s]*@)?[^:/\\s]+(:\\d{1,5})?(/\\d{1,2})?/?")) {
+            return trimmed;
+        }
+        throw new IllegalArgumentException("'store' must be memory, redis://host:port[/db], rediss://host:port[/db] "
+                + "or redisson:PATH, got '" + value + "'");
+    }
+
+    /** Parses comma-separated CIDRs or addresses, such as {@code 10.0.0.0/8, ::1}; returns them normalised. */
+    public static List<String> parseTrustedProxies(String value) {
+        List<String> cidrs = new ArrayList<>();
+        for (String part : value.split(",")) {
+            if (part.isBlank()) {
+                continue;
+            }
+            Cidr cidr = Cidr.parse(part.trim());
+            if (cidr == null) {
+                throw new IllegalArgumentException("'trusted-proxies' must be comma-separated CIDRs or IP addresses "
+                        + "(e.g. 10.0.0.0/8, ::1), got '" + value + "'");
+            }
+            cidrs.add(cidr.toString());
+        }
+        return List.copyOf(cidrs);
+    }
+
+    private static long parsePositive(String parameter, String value) {
+        try {
+            long parsed = Long.parseLong(value.trim());
+            if (parsed >= 1) {
+                return parsed;
+            }
+        } catch (NumberFormatException e) {
+            // reported below with the parameter's name
+        }
+        throw new IllegalArgumentException("'" + parameter + "' must be an integer of at least 1, got '" + value + "'");
+    }
+
+    private static <T> T orDefault(Function<String, String> lookup, String name, Function<String, T> parser, T fallback) {
+        String value = present(lookup.apply(name));
+        return value == null ? fallback : parser.apply(value);
+    }
+
+    private static String present(String value) {
+        return value == null || value.isBlank() ? null : value.trim();
+    }
+}

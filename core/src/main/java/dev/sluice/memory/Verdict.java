@@ -1,0 +1,22 @@
+package dev.sluice.memory;
+
+/**
+ * What one limit says about one request at one instant, in microseconds relative to that instant.
+ * Mutable and reused within one decision; never shared between threads.
+ */
+final class Verdict {
+    boolean fits;
+    long remaining;
+    long resetMicros;
+    long retryMicros;
+    /** How long the state stays meaningful; after that it equals an absent state. */
+    long ttlMicros;
+
+    void set(boolean fits, long remaining, long resetMicros, long retryMicros, long ttlMicros) {
+        this.fits = fits;
+        this.remaining = remaining;
+        this.resetMicros = resetMicros;
+        this.retryMicros = retryMicros;
+        this.ttlMicros = ttlMicros;
+    }
+}
