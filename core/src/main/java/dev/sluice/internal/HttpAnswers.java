@@ -1,0 +1,89 @@
+package dev.sluice.internal;
+
+import dev.sluice.Decision;
+import dev.sluice.SluiceConfig.HeaderStyle;
+
+import java.time.Duration;
+import java.util.function.BiConsumer;
+
+/**
+ * The HTTP side of a decision, shared by the servlet filter and the JAX-RS feature: the
+ * rate-limit headers, {@code Retry-After}, and the RFC 9457 problem bodies of 429 and 503.
+ *
+ * <p>{@code legacy} headers are {@code RateLimit-Limit}, {@code RateLimit-Remaining} and
+ * {@code RateLimit-Reset} (seconds, rounded up) of the binding limit. {@code draft} headers follow
+ * the IETF httpapi RateLimit draft: {@code RateLimit-Policy: "name";q=100;w=60, ...} for every
+ * limit and {@code RateLimit: "name";r=7;t=12} for the binding one. Nothing from the request is
+ * ever written into a header or a body: policy names are validated at start-up.
+ *
+ * <p>Not API: this package may change in any release.
+ */
+public final class HttpAnswers {
+
+    /** The media type of problem bodies. */
+    public static final String PROBLEM_JSON = "application/problem+json";
+
+    private HttpAnswers() {
+    }
+
+    /** Whole seconds, rounded up. */
+    public static long ceilSeconds(Duration d) {
+        long seconds = d.getSeconds();
+        return d.getNano() > 0 ? seconds + 1 : seconds;
+    }
+
+    /** The {@code Retry-After} value: whole seconds, rounded up, at least 1. */
+    public static long retryAfterSeconds(Decision decision) {
+        return Math.max(1, ceilSeconds(decision.retryAfter()));
+    }
+
+    /** Writes the rate-limit headers of a decided request (none when the store failed). */
+    public static void writeHeaders(Decision decision, HeaderStyle style, BiConsumer<String, String> header) {
+        Decision.Quota binding = decision.binding();
+        if (binding == null || style == HeaderStyle.NONE) {
+            return;
+        }
+        if (style.legacy()) {
+            header.accept("RateLimit-Limit", Long.toString(binding.limit().count()));
+            header.accept("RateLimit-Remaining", Long.toString(binding.remaining()));
+            header.accept("RateLimit-Reset", Long.toString(ceilSeconds(binding.reset())));
+        }
+        if (style.draft()) {
+            StringBuilder policies = new StringBuilder();
+            for (Decision.Quota quota : decision.quotas()) {
+                if (policies.length() > 0) {
+                    policies.append(", ");
+                }
+                policies.append('"').append(quota.limit().policy()).append("\";q=").append(quota.limit().count())
+                        .append(";w=").append(Math.max(1, ceilSeconds(quota.limit().period())));
+            }
+            header.accept("RateLimit-Policy", policies.toString());
+            header.accept("RateLimit", "\"" + binding.limit().policy() + "\";r=" + binding.remaining() + ";t="
+                    + ceilSeconds(binding.reset()));
+        }
+    }
+
+    /** The 429 body. */
+    public static String tooManyRequests(Decision decision) {
+        Decision.Quota binding = decision.binding();
+        if (decision.outcome() == Decision.Outcome.UNSATISFIABLE) {
+            return problem(429, "Too Many Requests",
+                    "This request costs more than the rate limit can ever grant.", null);
+        }
+        String policy = binding == null ? null : binding.limit().policy();
+        return problem(429, "Too Many Requests", "Rate limit exceeded"
+                + (policy == null ? "" : " for policy '" + policy + "'") + "; retry after "
+                + retryAfterSeconds(decision) + " s.", policy);
+    }
+
+    /** The 503 body of a fail-closed route whose store could not decide. */
+    public static String serviceUnavailable() {
+        return problem(503, "Service Unavailable", "The rate limiter cannot decide right now; retry shortly.", null);
+    }
+
+    private static String problem(int status, String title, String detail, String policy) {
+        // Policy names are limited to [A-Za-z0-9._~-] at start-up; nothing here needs escaping.
+        return "{\"type\":\"about:blank\",\"title\":\"" + title + "\",\"status\":" + status + ",\"detail\":\"" + detail
+                + "\"" + (policy == null ? "" : ",\"policy\":\"" + policy + "\"") + "}";
+    }
+}

@@ -1,0 +1,37 @@
+package dev.sluice.testing;
+
+import dev.sluice.RateLimitStore;
+import dev.sluice.TimeSource;
+import dev.sluice.memory.MemoryStore;
+import dev.sluice.redis.RedisStore;
+import org.redisson.api.RedissonClient;
+
+/** The two stores, each built on an injected clock, for suites that run against both. */
+public enum Stores {
+    MEMORY {
+        @Override
+        public RateLimitStore create(TimeSource time) {
+            return MemoryStore.builder().timeSource(time).build();
+        }
+    },
+    REDIS {
+        @Override
+        public RateLimitStore create(TimeSource time) {
+            return RedisStore.forTesting(client(), time);
+        }
+    };
+
+    private static RedissonClient client;
+
+    /** A store that reads {@code time}. */
+    public abstract RateLimitStore create(TimeSource time);
+
+    /** The Redisson client the Redis stores share (one per test JVM). */
+    public static synchronized RedissonClient client() {
+        if (client == null) {
+            client = TestRedis.shared().newClient();
+            Runtime.getRuntime().addShutdownHook(new Thread(client::shutdown));
+        }
+        return client;
+    }
+}
