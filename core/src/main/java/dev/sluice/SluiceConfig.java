@@ -167,7 +167,7 @@ public record SluiceConfig(Limit limit, List<KeySource> key, String store, Failu
                 orDefault(lookup, "key", SluiceConfig::parseKeySources, List.of(new KeySource(KeySource.Kind.IP, ""))),
                 orDefault(lookup, "store", SluiceConfig::parseStore, "memory"),
                 orDefault(lookup, "failure-mode", FailureMode::fromConfigName, FailureMode.OPEN),
-                orDefault(lookup, "timeout", v -> checkTimeout(parseDuration("timeout", v)), DEFAULT_TIMEOUT),
+                orDefault(lookup, "timeout", v -> checkTimeout(parseDuration("timeout", v), v), DEFAULT_TIMEOUT),
                 orDefault(lookup, "headers", SluiceConfig::parseHeaders, HeaderStyle.LEGACY),
                 orDefault(lookup, "trusted-proxies", SluiceConfig::parseTrustedProxies, List.of()));
     }
@@ -233,7 +233,7 @@ public record SluiceConfig(Limit limit, List<KeySource> key, String store, Failu
         if (nanos % 1_000_000 != 0) {
             return (seconds * 1_000_000 + nanos / 1_000) + "us";
         }
-        if (nanos != 0) {
+        if (nanos != 0 || seconds == 0) {
             return d.toMillis() + "ms";
         }
         if (seconds % 86_400 == 0) {
@@ -250,9 +250,12 @@ public record SluiceConfig(Limit limit, List<KeySource> key, String store, Failu
 
     /** Throws unless {@code timeout} is between 1 ms and 1 minute. */
     public static Duration checkTimeout(Duration timeout) {
+        return checkTimeout(timeout, timeout == null ? null : formatDuration(timeout));
+    }
+
+    private static Duration checkTimeout(Duration timeout, String raw) {
         if (timeout == null || timeout.compareTo(Duration.ofMillis(1)) < 0 || timeout.compareTo(Duration.ofMinutes(1)) > 0) {
-            throw new IllegalArgumentException("'timeout' must be between 1ms and 1m, got '"
-                    + (timeout == null ? null : formatDuration(timeout)) + "'");
+            throw new IllegalArgumentException("'timeout' must be between 1ms and 1m, got '" + raw + "'");
         }
         return timeout;
     }

@@ -1,0 +1,57 @@
+package dev.sluice;
+
+import dev.sluice.redis.RedisStore;
+import dev.sluice.testing.Stores;
+import dev.sluice.testing.TestRedis;
+import org.junit.jupiter.api.Test;
+import org.redisson.api.RedissonClient;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.UUID;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Every key the scripts write has a TTL no longer than it needs, and no key is longer than
+ * 256 bytes, whatever the caller identity.
+ */
+class HygieneTest {
+
+    @Test
+    void everyKeyHasATtlAndABoundedName() {
+        RedissonClient client = Stores.client();
+        RateLimiter limiter = RateLimiter.builder()
+                .limit(Limit.of("hygiene-tb", "10/s"))
+                .limit(Limit.of("hygiene-gcra", "10/1m").withAlgorithm(Algorithm.GCRA))
+                .limit(Limit.of("hygiene-sw", "10/1h").withAlgorithm(Algorithm.SLIDING_WINDOW))
+                .limit(Limit.of("hygiene-fw", "10/1d").withAlgorithm(Algorithm.FIXED_WINDOW))
+                .limit(Limit.of("hygiene-sl", "10/500ms").withAlgorithm(Algorithm.SLIDING_LOG))
+                .store(RedisStore.of(client)).timeout(Duration.ofSeconds(5)).build();
+        String run = UUID.randomUUID().toString();
+        List<String> callers = List.of(run, run + "-" + "x".repeat(8_192), run + "{slot}", run + "\r\nSET x y",
+                run + "\u0000\u00ff\ud83d\ude00", run + " spaces and : colons");
+        for (String caller : callers) {
+            for (int i = 0; i < 12; i++) {
+                assertThat(limiter.decide(caller).storeFailed()).isFalse();
+            }
+        }
+
+        List<String> keys = TestRedis.sluiceKeys(client);
+        assertThat(keys).hasSizeGreaterThanOrEqualTo(callers.size() * 5);
+        for (String key : keys) {
+            assertThat(key.getBytes(StandardCharsets.UTF_8).length).as(key).isLessThanOrEqualTo(256);
+            long ttl = client.getBucket(key).remainTimeToLive();
+            assertThat(ttl).as("TTL of " + key).isPositive();
+        }
+        long dayMillis = Duration.ofDays(1).toMillis();
+        for (String key : keys) {
+            if (key.contains(":hygiene-")) {
+                assertThat(client.getBucket(key).remainTimeToLive()).as("TTL of " + key).isLessThanOrEqualTo(2 * dayMillis);
+                assertThat(key).as("the hash tag is the caller or its hash, never raw input")
+                        .matches("sluice:\\{[A-Za-z0-9._@~#-]{1,64}}:hygiene-[a-z]+:[a-z]+");
+            }
+        }
+    }
+}

@@ -1,0 +1,104 @@
+package dev.sluice;
+
+import dev.sluice.testing.ManualClock;
+import dev.sluice.testing.Stores;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.UUID;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Random traces of (time step, caller, cost) must get the same decisions from the Lua script in
+ * Redis as from its Java twin in memory; and GCRA must admit exactly what the token bucket admits.
+ *
+ * <p>Periods are long (a minute or more) so that real-time TTLs in Redis cannot expire a key
+ * during a trace driven by the injected clock; rates are chosen so that one token is a
+ * fractional number of microseconds, exercising the fixed-point arithmetic.
+ */
+class TwinTest {
+
+    private static final long[] PERIOD_SECONDS = {60, 97, 3_600, 86_400};
+    private static final int TRACES = 12;
+    private static final int STEPS = 150;
+
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(Algorithm.class)
+    void redisScriptAndJavaTwinDecideAlike(Algorithm algorithm) {
+        for (int trace = 0; trace < TRACES; trace++) {
+            long seed = algorithm.ordinal() * 1_000L + trace;
+            List<Limit> limits = randomLimits(new SplittableRandom(seed), algorithm);
+            List<Decision> memory = play(Stores.MEMORY, limits, seed);
+            List<Decision> redis = play(Stores.REDIS, limits, seed);
+            for (int i = 0; i < memory.size(); i++) {
+                assertThat(redis.get(i)).as("seed %d step %d, limits %s", seed, i, limits).isEqualTo(memory.get(i));
+            }
+        }
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(Stores.class)
+    void gcraAdmitsExactlyWhatTheTokenBucketAdmits(Stores store) {
+        for (int trace = 0; trace < TRACES; trace++) {
+            long seed = 77_000L + trace;
+            List<Limit> buckets = randomLimits(new SplittableRandom(seed), Algorithm.TOKEN_BUCKET);
+            List<Limit> gcras = buckets.stream().map(l -> l.withAlgorithm(Algorithm.GCRA)).toList();
+            List<Decision> tb = play(store, buckets, seed);
+            List<Decision> gcra = play(store, gcras, seed);
+            for (int i = 0; i < tb.size(); i++) {
+                Decision a = tb.get(i);
+                Decision b = gcra.get(i);
+                String where = "seed " + seed + " step " + i + " " + buckets;
+                assertThat(b.outcome()).as(where).isEqualTo(a.outcome());
+                assertThat(b.retryAfter()).as(where).isEqualTo(a.retryAfter());
+                for (int q = 0; q < a.quotas().size(); q++) {
+                    assertThat(b.quotas().get(q).remaining()).as(where).isEqualTo(a.quotas().get(q).remaining());
+                    assertThat(b.quotas().get(q).reset()).as(where).isEqualTo(a.quotas().get(q).reset());
+                    assertThat(b.quotas().get(q).retryAfter()).as(where).isEqualTo(a.quotas().get(q).retryAfter());
+                }
+            }
+        }
+    }
+
+    /** One or two limits of the algorithm, with random counts, periods, bursts and costs. */
+    private static List<Limit> randomLimits(SplittableRandom random, Algorithm algorithm) {
+        int n = random.nextInt(3) == 0 ? 2 : 1;
+        List<Limit> limits = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            long count = 1 + random.nextInt(12);
+            Duration period = Duration.ofSeconds(PERIOD_SECONDS[random.nextInt(PERIOD_SECONDS.length)]);
+            Limit limit = Limit.of("twin" + i, count, period).withAlgorithm(algorithm);
+            if (algorithm.hasBurst()) {
+                limit = limit.withBurst(1 + random.nextInt(15));
+            }
+            limits.add(limit.withCost(1 + random.nextInt((int) Math.min(3, limit.capacity()))));
+        }
+        return limits;
+    }
+
+    private static List<Decision> play(Stores store, List<Limit> limits, long seed) {
+        SplittableRandom random = new SplittableRandom(seed * 31 + 7);
+        ManualClock clock = new ManualClock(ManualClock.ALIGNED_START + random.nextLong(1_000_000_000L));
+        RateLimiter limiter = RateLimiter.builder().limits(limits).store(store.create(clock)).build();
+        String run = UUID.randomUUID().toString();
+        long longest = limits.stream().mapToLong(Limit::periodMicros).max().orElseThrow();
+        List<Decision> decisions = new ArrayList<>();
+        for (int step = 0; step < STEPS; step++) {
+            int gap = random.nextInt(10);
+            if (gap >= 4) {
+                // mostly short gaps, sometimes a good share of the period, rarely a long idle time
+                long bound = gap == 9 ? longest * 3 : gap >= 7 ? longest / 2 : longest / 20;
+                clock.set(clock.nowMicros() + 1 + random.nextLong(Math.max(1, bound)));
+            }
+            String caller = run + "-" + random.nextInt(3);
+            long cost = random.nextInt(4) == 0 ? 1 + random.nextInt(4) : 0;
+            decisions.add(cost == 0 ? limiter.decide(caller) : limiter.decide(caller, cost));
+        }
+        return decisions;
+    }
+}
