@@ -40,7 +40,11 @@ public final class TestRedis {
 
     /** A new embedded Redis server on a free loopback port, with the given extra settings. */
     public static TestRedis start(String... settings) {
-        int port = freePort();
+        return start(freePort(), settings);
+    }
+
+    /** A new embedded Redis server on a given loopback port, with the given extra settings. */
+    public static TestRedis start(int port, String... settings) {
         try {
             var builder = RedisServer.newRedisServer().port(port).bind("127.0.0.1").setting("save \"\"")
                     .setting("appendonly no");
@@ -65,6 +69,11 @@ public final class TestRedis {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
+    }
+
+    /** The port of an embedded server. */
+    public int port() {
+        return Integer.parseInt(url.substring(url.lastIndexOf(':') + 1));
     }
 
     /** The URL, {@code redis://127.0.0.1:port}. */
