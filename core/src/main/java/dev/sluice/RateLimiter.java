@@ -34,7 +34,9 @@ import java.util.concurrent.atomic.LongAdder;
  * <p>A decision never waits longer than the timeout on the store: when the store fails or is
  * late, the decision follows the {@link FailureMode} ({@link Decision.Outcome#FAILED_OPEN} or
  * {@link Decision.Outcome#FAILED_CLOSED}), the failure is counted and logged at most once every
- * ten seconds. Instances are immutable and thread-safe; closing the store is the owner's business.
+ * ten seconds. After five failures in a row a circuit breaker stops waiting on the store
+ * altogether and probes it again after a short pause. Instances are thread-safe; closing the
+ * store is the owner's business.
  */
 public final class RateLimiter {
 
@@ -50,6 +52,7 @@ public final class RateLimiter {
     private final long timeoutNanos;
     private final long smallestCapacity;
     private final LongAdder storeFailures = new LongAdder();
+    private final CircuitBreaker breaker;
     private final AtomicLong lastFailureLog = new AtomicLong(System.nanoTime() - LOG_INTERVAL_NANOS);
 
     private RateLimiter(Builder builder) {
@@ -59,6 +62,7 @@ public final class RateLimiter {
         this.timeout = builder.timeout;
         this.timeoutNanos = builder.timeout.toNanos();
         this.smallestCapacity = limits.stream().mapToLong(Limit::capacity).min().orElseThrow();
+        this.breaker = new CircuitBreaker("policies " + policies());
     }
 
     /** A builder with the defaults: in-memory store, {@link FailureMode#OPEN}, 100 ms timeout. */
@@ -111,6 +115,10 @@ public final class RateLimiter {
 
     private CompletionStage<Decision> ask(String caller, List<Limit> request) {
         Objects.requireNonNull(caller, "caller");
+        if (!breaker.tryPass()) {
+            storeFailures.increment();
+            return CompletableFuture.completedFuture(failureDecision());
+        }
         CompletableFuture<Decision> answer;
         try {
             answer = store.decide(caller, request).toCompletableFuture();
@@ -118,13 +126,21 @@ public final class RateLimiter {
             return CompletableFuture.completedFuture(failed(e));
         }
         if (answer.isDone() && !answer.isCompletedExceptionally()) {
+            breaker.onSuccess();
             return answer; // the in-memory fast path: no timer, no extra stage
         }
         return answer.copy().orTimeout(timeoutNanos, TimeUnit.NANOSECONDS)
-                .handle((decision, failure) -> failure == null ? decision : failed(failure));
+                .handle((decision, failure) -> {
+                    if (failure != null) {
+                        return failed(failure);
+                    }
+                    breaker.onSuccess();
+                    return decision;
+                });
     }
 
     private Decision failed(Throwable failure) {
+        breaker.onFailure();
         storeFailures.increment();
         long now = System.nanoTime();
         long last = lastFailureLog.get();
@@ -132,6 +148,10 @@ public final class RateLimiter {
             LOG.warn("Rate-limit store failed or exceeded {} ms; failing {} for policies {} ({} failures so far): {}",
                     timeout.toMillis(), failureMode.configName(), policies(), storeFailures.sum(), failure.toString());
         }
+        return failureDecision();
+    }
+
+    private Decision failureDecision() {
         return failureMode == FailureMode.OPEN
                 ? new Decision(Decision.Outcome.FAILED_OPEN, List.of(), Duration.ZERO)
                 : new Decision(Decision.Outcome.FAILED_CLOSED, List.of(), FAILED_CLOSED_RETRY);
@@ -161,7 +181,18 @@ public final class RateLimiter {
         return timeout;
     }
 
-    /** How many decisions the store failed to make (errors and timeouts) since this limiter was built. */
+    /**
+     * Whether this limiter has stopped waiting on its store after repeated failures: while open,
+     * decisions follow the failure mode at once, and one probe at a time retries the store.
+     */
+    public boolean storeCircuitOpen() {
+        return breaker.isOpen();
+    }
+
+    /**
+     * How many decisions were made without the store (errors, timeouts, an open circuit) since this
+     * limiter was built.
+     */
     public long storeFailures() {
         return storeFailures.sum();
     }

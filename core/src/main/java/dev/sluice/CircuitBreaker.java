@@ -1,0 +1,88 @@
+package dev.sluice;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * Stops a limiter from waiting on a store that keeps failing. After {@value #THRESHOLD}
+ * consecutive failures the circuit opens: decisions follow the failure mode at once, costing
+ * microseconds instead of the timeout. After a pause (doubling from 250 ms up to 8 s while probes
+ * fail) one decision is let through as a probe; its success closes the circuit. Each transition
+ * is logged once.
+ *
+ * <p>Thread-safe, lock-free; the closed path is one volatile read.
+ */
+final class CircuitBreaker {
+
+    private static final Logger LOG = LoggerFactory.getLogger(CircuitBreaker.class);
+    static final int THRESHOLD = 5;
+    private static final long MIN_PAUSE_NANOS = TimeUnit.MILLISECONDS.toNanos(250);
+    private static final long MAX_PAUSE_NANOS = TimeUnit.SECONDS.toNanos(8);
+
+    private final String name;
+    private final AtomicInteger failures = new AtomicInteger();
+    private final AtomicBoolean probing = new AtomicBoolean();
+    private volatile boolean open;
+    private volatile long openUntil;
+    private volatile long pauseNanos = MIN_PAUSE_NANOS;
+
+    CircuitBreaker(String name) {
+        this.name = name;
+    }
+
+    /** Whether a decision may go to the store now: always when closed; one probe after a pause when open. */
+    boolean tryPass() {
+        if (!open) {
+            return true;
+        }
+        return System.nanoTime() - openUntil >= 0 && probing.compareAndSet(false, true);
+    }
+
+    void onSuccess() {
+        if (open) {
+            synchronized (this) {
+                if (open) {
+                    open = false;
+                    pauseNanos = MIN_PAUSE_NANOS;
+                    failures.set(0);
+                    probing.set(false);
+                    LOG.info("Rate-limit store answers again; circuit closed for {}", name);
+                }
+            }
+        } else if (failures.get() != 0) {
+            failures.set(0);
+        }
+    }
+
+    void onFailure() {
+        if (open) {
+            synchronized (this) {
+                if (open && probing.get()) {
+                    pauseNanos = Math.min(MAX_PAUSE_NANOS, pauseNanos * 2);
+                    openUntil = System.nanoTime() + pauseNanos;
+                    probing.set(false);
+                }
+            }
+            return;
+        }
+        if (failures.incrementAndGet() >= THRESHOLD) {
+            synchronized (this) {
+                if (!open) {
+                    openUntil = System.nanoTime() + pauseNanos;
+                    open = true;
+                    LOG.warn("Rate-limit store failed {} times in a row; circuit open for {}: decisions follow the "
+                            + "failure mode without waiting, probing again in {} ms", THRESHOLD, name,
+                            TimeUnit.NANOSECONDS.toMillis(pauseNanos));
+                }
+            }
+        }
+    }
+
+    boolean isOpen() {
+        return open;
+    }
+}
