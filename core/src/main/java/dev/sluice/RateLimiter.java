@@ -129,7 +129,9 @@ public final class RateLimiter {
             breaker.onSuccess();
             return answer; // the in-memory fast path: no timer, no extra stage
         }
-        return answer.copy().orTimeout(timeoutNanos, TimeUnit.NANOSECONDS)
+        // The store's own future times out, so that a store holding requests back (coalescing) can
+        // see that a caller gave up before its turn and not charge it.
+        return answer.orTimeout(timeoutNanos, TimeUnit.NANOSECONDS)
                 .handle((decision, failure) -> {
                     if (failure != null) {
                         return failed(failure);

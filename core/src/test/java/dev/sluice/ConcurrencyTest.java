@@ -2,6 +2,7 @@ package dev.sluice;
 
 import dev.sluice.memory.MemoryStore;
 import dev.sluice.redis.RedisStore;
+import dev.sluice.testing.Stores;
 import dev.sluice.testing.TestRedis;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -59,7 +60,7 @@ class ConcurrencyTest {
         List<RateLimiter> nodes = new ArrayList<>();
         for (RedissonClient client : CLIENTS) {
             nodes.add(RateLimiter.builder().limit(HUNDRED.withAlgorithm(algorithm)).store(RedisStore.of(client))
-                    .timeout(Duration.ofSeconds(10)).failureMode(FailureMode.CLOSED).build());
+                    .timeout(Stores.PATIENT).failureMode(FailureMode.CLOSED).build());
         }
         assertThat(race(nodes)).isEqualTo(100);
     }

@@ -54,7 +54,7 @@ class ConformanceTest {
     private static void play(Algorithm algorithm, Stores store, Limit limit, List<Step> steps) {
         ManualClock clock = new ManualClock();
         long start = clock.nowMicros();
-        RateLimiter limiter = RateLimiter.builder().limit(limit.withAlgorithm(algorithm)).store(store.create(clock)).build();
+        RateLimiter limiter = RateLimiter.builder().limit(limit.withAlgorithm(algorithm)).store(store.create(clock)).timeout(Stores.PATIENT).build();
         String caller = "conf-" + UUID.randomUUID();
         int i = 0;
         for (Step step : steps) {
@@ -116,7 +116,7 @@ class ConformanceTest {
     @MethodSource("everyAlgorithmOnEveryStore")
     void boundaryBurstIsTwiceTheLimitOnlyForTheFixedWindow(Algorithm algorithm, Stores store) {
         ManualClock clock = new ManualClock();
-        RateLimiter limiter = RateLimiter.builder().limit(FIVE.withAlgorithm(algorithm)).store(store.create(clock)).build();
+        RateLimiter limiter = RateLimiter.builder().limit(FIVE.withAlgorithm(algorithm)).store(store.create(clock)).timeout(Stores.PATIENT).build();
         String caller = "edge-" + UUID.randomUUID();
         clock.advance(Duration.ofSeconds(90)); // the last tenth of the first window
         int first = admitted(limiter, caller, 5);
@@ -154,7 +154,7 @@ class ConformanceTest {
     @MethodSource("everyAlgorithmOnEveryStore")
     void costAboveWhatThePolicyCanEverGrantIsRefusedAndConsumesNothing(Algorithm algorithm, Stores store) {
         ManualClock clock = new ManualClock();
-        RateLimiter limiter = RateLimiter.builder().limit(FIVE.withAlgorithm(algorithm)).store(store.create(clock)).build();
+        RateLimiter limiter = RateLimiter.builder().limit(FIVE.withAlgorithm(algorithm)).store(store.create(clock)).timeout(Stores.PATIENT).build();
         String caller = "never-" + UUID.randomUUID();
         assertThat(limiter.decide(caller).remaining()).isEqualTo(4);
 
@@ -185,7 +185,7 @@ class ConformanceTest {
         ManualClock clock = new ManualClock();
         Limit shortLimit = Limit.of("short", 2, Duration.ofSeconds(100)).withAlgorithm(algorithm);
         Limit longLimit = Limit.of("long", 3, Duration.ofSeconds(1000)).withAlgorithm(algorithm);
-        RateLimiter limiter = RateLimiter.builder().limit(shortLimit).limit(longLimit).store(store.create(clock)).build();
+        RateLimiter limiter = RateLimiter.builder().limit(shortLimit).limit(longLimit).store(store.create(clock)).timeout(Stores.PATIENT).build();
         String caller = "multi-" + UUID.randomUUID();
 
         assertThat(limiter.decide(caller).allowed()).isTrue();

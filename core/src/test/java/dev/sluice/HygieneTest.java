@@ -28,7 +28,7 @@ class HygieneTest {
                 .limit(Limit.of("hygiene-sw", "10/1h").withAlgorithm(Algorithm.SLIDING_WINDOW))
                 .limit(Limit.of("hygiene-fw", "10/1d").withAlgorithm(Algorithm.FIXED_WINDOW))
                 .limit(Limit.of("hygiene-sl", "10/500ms").withAlgorithm(Algorithm.SLIDING_LOG))
-                .store(RedisStore.of(client)).timeout(Duration.ofSeconds(5)).build();
+                .store(RedisStore.of(client)).timeout(Stores.PATIENT).build();
         String run = UUID.randomUUID().toString();
         List<String> callers = List.of(run, run + "-" + "x".repeat(8_192), run + "{slot}", run + "\r\nSET x y",
                 run + "\u0000\u00ff\ud83d\ude00", run + " spaces and : colons");

@@ -1,5 +1,8 @@
 package dev.sluice.redis;
 
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import com.github.benmanes.caffeine.cache.Expiry;
 import dev.sluice.Decision;
 import dev.sluice.Limit;
 import dev.sluice.RateLimitStore;
@@ -31,6 +34,7 @@ import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Keeps counting state in Redis, shared by every application node, through Redisson.
@@ -59,17 +63,32 @@ public final class RedisStore implements RateLimitStore {
     static final String SCRIPT = loadScript();
     static final String SHA = sha1(SCRIPT);
     private static final int ARGS_PER_LIMIT = 7;
+    /** The most requests one coalesced script call decides. */
+    static final int MAX_BATCH = 256;
+    /** The default bound on callers whose rejection is remembered locally. */
+    public static final int DEFAULT_LOCAL_REJECTIONS = 10_000;
 
     private final RedissonClient client;
     private final boolean owned;
     private final RScript script;
     private final TimeSource testTime;
+    private final boolean coalescing;
+    private final ConcurrentHashMap<RequestKey, Batch> inFlight = new ConcurrentHashMap<>();
+    private final Cache<RequestKey, Rejection> rejections;
+    private final ConcurrentHashMap<List<Limit>, String[]> encoded = new ConcurrentHashMap<>();
 
-    private RedisStore(RedissonClient client, boolean owned, TimeSource testTime) {
-        this.client = client;
-        this.owned = owned;
-        this.testTime = testTime;
+    private RedisStore(Builder builder) {
+        this.client = builder.client;
+        this.owned = builder.owned;
+        this.testTime = builder.testTime;
+        this.coalescing = builder.coalescing;
         this.script = client.getScript(OptionalOptions.defaults().codec(StringCodec.INSTANCE).retryAttempts(0));
+        this.rejections = builder.localRejections == 0 ? null : Caffeine.newBuilder()
+                .maximumSize(builder.localRejections)
+                .ticker(() -> clockMicros() * 1_000)
+                .expireAfter(Expiry.creating((RequestKey key, Rejection r) -> Duration.of(r.untilMicros - r.decidedAtMicros,
+                        ChronoUnit.MICROS)))
+                .build();
     }
 
     /**
@@ -80,12 +99,12 @@ public final class RedisStore implements RateLimitStore {
      * @throws IllegalArgumentException naming the value if it is malformed or the file unreadable
      */
     public static RedisStore connect(String store) {
-        return new RedisStore(Redisson.create(config(store)), true, null);
+        return builder().connect(store).build();
     }
 
     /** A store on a client the application owns and closes. */
     public static RedisStore of(RedissonClient client) {
-        return new RedisStore(Objects.requireNonNull(client, "client"), false, null);
+        return builder().client(client).build();
     }
 
     /**
@@ -94,7 +113,12 @@ public final class RedisStore implements RateLimitStore {
      * could admit extra requests.
      */
     public static RedisStore forTesting(RedissonClient client, TimeSource time) {
-        return new RedisStore(Objects.requireNonNull(client, "client"), false, Objects.requireNonNull(time, "time"));
+        return builder().client(client).timeSourceForTesting(time).build();
+    }
+
+    /** A builder, for the settings {@link #connect} and {@link #of} leave at their defaults. */
+    public static Builder builder() {
+        return new Builder();
     }
 
     /**
@@ -144,17 +168,144 @@ public final class RedisStore implements RateLimitStore {
         return config;
     }
 
+    /**
+     * Decides one request. A caller rejected recently (with the same limits and cost) is rejected
+     * again locally until its retry-after has passed, without a round trip: Redis would refuse it
+     * too. Concurrent requests of one caller in this JVM are coalesced: while one script call is in
+     * flight, the requests that arrive wait and are then decided together in one call, in arrival
+     * order, each getting its own exact decision.
+     */
     @Override
     public CompletionStage<Decision> decide(String caller, List<Limit> limits) {
-        String tag = Keys.tag(caller);
-        int n = limits.size();
-        List<Object> keys = new ArrayList<>(n);
-        Object[] args = new Object[1 + ARGS_PER_LIMIT * n];
+        RequestKey key = new RequestKey(Keys.tag(caller), limits);
+        if (rejections != null) {
+            Decision cached = cachedRejection(key);
+            if (cached != null) {
+                return CompletableFuture.completedFuture(cached);
+            }
+        }
+        CompletableFuture<Decision> answer = new CompletableFuture<>();
+        if (!coalescing) {
+            send(key, List.of(answer), null);
+            return answer;
+        }
+        while (true) {
+            Batch current = inFlight.get(key);
+            if (current == null) {
+                Batch mine = new Batch();
+                if (inFlight.putIfAbsent(key, mine) == null) {
+                    send(key, List.of(answer), mine);
+                    return answer;
+                }
+                continue;
+            }
+            synchronized (current) {
+                if (!current.closed) {
+                    current.waiting.add(answer);
+                    return answer;
+                }
+            }
+        }
+    }
+
+    /** One caller's requests with one set of limits: the unit of coalescing and of the local cache. */
+    private record RequestKey(String tag, List<Limit> limits) {
+    }
+
+    /** The requests waiting while a script call for their key is in flight. Guarded by itself. */
+    private static final class Batch {
+        final List<CompletableFuture<Decision>> waiting = new ArrayList<>();
+        boolean closed;
+    }
+
+    /** A rejection remembered until its retry-after, in {@link #clockMicros()} time. */
+    private record Rejection(Decision decision, long decidedAtMicros, long untilMicros) {
+    }
+
+    private void send(RequestKey key, List<CompletableFuture<Decision>> answers, Batch batch) {
+        // A caller that gave up (its limiter timed out) before its turn is not charged.
+        List<CompletableFuture<Decision>> live = new ArrayList<>(answers.size());
+        for (CompletableFuture<Decision> answer : answers) {
+            if (!answer.isDone()) {
+                live.add(answer);
+            }
+        }
+        if (live.isEmpty()) {
+            next(key, batch);
+            return;
+        }
+        long sentAt = clockMicros();
+        int width = 1 + 4 * key.limits.size();
+        call(key, live.size()).whenComplete((reply, failure) -> {
+            for (int r = 0; r < live.size(); r++) {
+                if (failure != null) {
+                    live.get(r).completeExceptionally(unwrap(failure));
+                } else {
+                    Decision decision = toDecision(reply, r * width, key.limits);
+                    remember(key, decision, sentAt);
+                    live.get(r).complete(decision);
+                }
+            }
+            next(key, batch);
+        });
+    }
+
+    private void next(RequestKey key, Batch batch) {
+        if (batch == null) {
+            return;
+        }
+        List<CompletableFuture<Decision>> turn;
+        synchronized (batch) {
+            if (batch.waiting.isEmpty()) {
+                batch.closed = true;
+                inFlight.remove(key, batch);
+                return;
+            }
+            int n = Math.min(MAX_BATCH, batch.waiting.size());
+            turn = new ArrayList<>(batch.waiting.subList(0, n));
+            batch.waiting.subList(0, n).clear();
+        }
+        send(key, turn, batch);
+    }
+
+    private CompletableFuture<List<Object>> call(RequestKey key, int requests) {
+        List<Limit> limits = key.limits;
+        List<Object> keys = new ArrayList<>(limits.size());
+        for (Limit limit : limits) {
+            keys.add(Keys.key(key.tag, limit.policy(), limit.algorithm().keySuffix()));
+        }
+        String[] limitArgs = encode(limits);
+        Object[] args = new Object[2 + limitArgs.length];
         args[0] = testTime == null ? "" : Long.toString(testTime.nowMicros());
-        for (int i = 0; i < n; i++) {
+        args[1] = Integer.toString(requests);
+        System.arraycopy(limitArgs, 0, args, 2, limitArgs.length);
+        String route = (String) keys.get(0);
+        return script.<List<Object>>evalShaAsync(route, RScript.Mode.READ_WRITE, SHA, RScript.ReturnType.LIST, keys, args)
+                .toCompletableFuture()
+                .handle((reply, failure) -> {
+                    if (failure == null) {
+                        return CompletableFuture.completedFuture(reply);
+                    }
+                    if (unwrap(failure) instanceof RedisNoScriptException) {
+                        // NOSCRIPT: the script did not run, so sending it in full charges once.
+                        return script.<List<Object>>evalAsync(route, RScript.Mode.READ_WRITE, SCRIPT,
+                                RScript.ReturnType.LIST, keys, args).toCompletableFuture();
+                    }
+                    return CompletableFuture.<List<Object>>failedFuture(unwrap(failure));
+                })
+                .thenCompose(stage -> stage);
+    }
+
+    /** The script arguments of a set of limits, encoded once per distinct set. */
+    private String[] encode(List<Limit> limits) {
+        String[] args = encoded.get(limits);
+        if (args != null) {
+            return args;
+        }
+        args = new String[ARGS_PER_LIMIT * limits.size()];
+        for (int i = 0; i < limits.size(); i++) {
             Limit limit = limits.get(i);
-            keys.add(Keys.key(tag, limit.policy(), limit.algorithm().keySuffix()));
-            int base = 1 + ARGS_PER_LIMIT * i;
+            int base = ARGS_PER_LIMIT * i;
             args[base] = Integer.toString(limit.algorithm().ordinal() + 1);
             args[base + 1] = Long.toString(limit.count());
             args[base + 2] = Long.toString(limit.periodMicros());
@@ -170,35 +321,62 @@ public final class RedisStore implements RateLimitStore {
             }
             args[base + 6] = Long.toString(limit.cost());
         }
-        String route = (String) keys.get(0);
-        CompletableFuture<List<Object>> sent = script.<List<Object>>evalShaAsync(route, RScript.Mode.READ_WRITE, SHA,
-                RScript.ReturnType.LIST, keys, args).toCompletableFuture();
-        return sent
-                .handle((reply, failure) -> {
-                    if (failure == null) {
-                        return CompletableFuture.completedFuture(reply);
-                    }
-                    if (unwrap(failure) instanceof RedisNoScriptException) {
-                        // NOSCRIPT: the script did not run, so sending it in full charges once.
-                        return script.<List<Object>>evalAsync(route, RScript.Mode.READ_WRITE, SCRIPT,
-                                RScript.ReturnType.LIST, keys, args).toCompletableFuture();
-                    }
-                    return CompletableFuture.<List<Object>>failedFuture(unwrap(failure));
-                })
-                .thenCompose(stage -> stage)
-                .thenApply(reply -> toDecision(reply, limits));
+        if (encoded.size() < 1_024) {
+            encoded.put(List.copyOf(limits), args);
+        }
+        return args;
     }
 
-    private static Throwable unwrap(Throwable failure) {
+    private void remember(RequestKey key, Decision decision, long sentAtMicros) {
+        if (rejections != null && decision.outcome() == Decision.Outcome.REJECTED && !decision.retryAfter().isZero()) {
+            long retry = micros(decision.retryAfter());
+            // Counted from when the call was sent, before Redis decided: the local wait never outlasts Redis's.
+            rejections.put(key, new Rejection(decision, sentAtMicros, sentAtMicros + retry));
+        }
+    }
+
+    private Decision cachedRejection(RequestKey key) {
+        Rejection rejection = rejections.getIfPresent(key);
+        if (rejection == null) {
+            return null;
+        }
+        long now = clockMicros();
+        if (now >= rejection.untilMicros) {
+            return null;
+        }
+        long elapsed = Math.max(0, now - rejection.decidedAtMicros);
+        Decision original = rejection.decision;
+        List<Decision.Quota> quotas = new ArrayList<>(original.quotas().size());
+        for (Decision.Quota quota : original.quotas()) {
+            quotas.add(new Decision.Quota(quota.limit(), quota.allowed(), quota.remaining(),
+                    minus(quota.reset(), elapsed), minus(quota.retryAfter(), elapsed)));
+        }
+        return new Decision(Decision.Outcome.REJECTED, quotas, minus(original.retryAfter(), elapsed));
+    }
+
+    private long clockMicros() {
+        return testTime != null ? testTime.nowMicros() : System.nanoTime() / 1_000;
+    }
+
+    private static long micros(Duration d) {
+        return d.getSeconds() * 1_000_000 + d.getNano() / 1_000;
+    }
+
+    private static Duration minus(Duration d, long micros) {
+        return Duration.of(Math.max(0, micros(d) - micros), ChronoUnit.MICROS);
+    }
+
+    static Throwable unwrap(Throwable failure) {
         return failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
     }
 
-    static Decision toDecision(List<Object> reply, List<Limit> limits) {
-        boolean allowed = number(reply, 0) == 1;
+    /** The decision of request number {@code offset / width} in a script reply. */
+    static Decision toDecision(List<Object> reply, int offset, List<Limit> limits) {
+        boolean allowed = number(reply, offset) == 1;
         List<Decision.Quota> quotas = new ArrayList<>(limits.size());
         Duration retry = Duration.ZERO;
         for (int i = 0; i < limits.size(); i++) {
-            int base = 1 + 4 * i;
+            int base = offset + 1 + 4 * i;
             Duration limitRetry = Duration.of(number(reply, base + 3), ChronoUnit.MICROS);
             quotas.add(new Decision.Quota(limits.get(i), number(reply, base) == 1, number(reply, base + 1),
                     Duration.of(number(reply, base + 2), ChronoUnit.MICROS), limitRetry));
@@ -243,6 +421,65 @@ public final class RedisStore implements RateLimitStore {
             return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-1").digest(text.getBytes(StandardCharsets.UTF_8)));
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException("SHA-1 is required of every Java platform", e);
+        }
+    }
+
+    /** Settings of a {@link RedisStore}. */
+    public static final class Builder {
+        private RedissonClient client;
+        private boolean owned;
+        private TimeSource testTime;
+        private boolean coalescing = true;
+        private int localRejections = DEFAULT_LOCAL_REJECTIONS;
+
+        private Builder() {
+        }
+
+        /** Uses a client the application owns and closes. */
+        public Builder client(RedissonClient client) {
+            this.client = Objects.requireNonNull(client, "client");
+            this.owned = false;
+            return this;
+        }
+
+        /** Creates and owns a client from a {@code store} value; see {@link RedisStore#connect}. */
+        public Builder connect(String store) {
+            this.client = Redisson.create(config(store));
+            this.owned = true;
+            return this;
+        }
+
+        /** Whether concurrent requests of one caller are coalesced into one script call; default on. */
+        public Builder coalescing(boolean coalescing) {
+            this.coalescing = coalescing;
+            return this;
+        }
+
+        /**
+         * How many callers' recent rejections are remembered, to reject them again locally until
+         * their retry-after passes without calling Redis; 0 switches this off. Default
+         * {@value #DEFAULT_LOCAL_REJECTIONS}.
+         */
+        public Builder localRejections(int maximumCallers) {
+            if (maximumCallers < 0) {
+                throw new IllegalArgumentException("'localRejections' must not be negative, got '" + maximumCallers + "'");
+            }
+            this.localRejections = maximumCallers;
+            return this;
+        }
+
+        /** Decides on this clock instead of the Redis server's. For tests only; see {@link RedisStore#forTesting}. */
+        public Builder timeSourceForTesting(TimeSource time) {
+            this.testTime = Objects.requireNonNull(time, "time");
+            return this;
+        }
+
+        /** Builds the store. */
+        public RedisStore build() {
+            if (client == null) {
+                throw new IllegalStateException("a RedisStore needs a client: call client(..) or connect(..)");
+            }
+            return new RedisStore(this);
         }
     }
 }

@@ -4,7 +4,9 @@ Sluice: decide one request against one or more limits, atomically, in one round 
 KEYS[i]   state of limit i, all sharing one hash tag (the caller): sluice:{<caller>}:<policy>:<suffix>
 ARGV[1]   the time in microseconds, or '' to read the Redis server's clock (TIME); production
           always sends '', so application clocks never reach this script
-ARGV[2..] seven values per limit i, at 2 + 7 * (i - 1):
+ARGV[2]   how many identical requests to decide, one after another in arrival order, at the same
+          instant (concurrent requests of one JVM for one caller, coalesced into one call)
+ARGV[3..] seven values per limit i, at 3 + 7 * (i - 1):
             algorithm  1 token-bucket, 2 gcra, 3 sliding-window, 4 fixed-window, 5 sliding-log
             count      units per period
             window     the period, microseconds
@@ -13,9 +15,9 @@ ARGV[2..] seven values per limit i, at 2 + 7 * (i - 1):
             capacity   bucket capacity in units (buckets); count otherwise
             cost       units this request spends, 1 <= cost <= capacity in tokens
 
-Returns   { allowed, then for each limit: fits, remaining, reset_us, retry_us }
-          allowed is 1 only if every limit fits; then each limit's cost has been consumed.
-          Otherwise nothing was written. Times are microseconds from now.
+Returns   for each request: { allowed, then for each limit: fits, remaining, reset_us, retry_us },
+          flattened. allowed is 1 only if every limit fits; then each limit's cost has been
+          consumed. Otherwise that request wrote nothing. Times are microseconds from now.
 
 Invariants
   * All or nothing: the first pass only reads; the second, run only when every limit fits, writes.
@@ -245,9 +247,10 @@ else
   now = tonumber(time[1]) * 1000000 + tonumber(time[2])
 end
 
+local requests = tonumber(ARGV[2])
 local limits = {}
 for i = 1, #KEYS do
-  local base = 2 + 7 * (i - 1)
+  local base = 3 + 7 * (i - 1)
   limits[i] = {
     algorithm = tonumber(ARGV[base]),
     count = tonumber(ARGV[base + 1]),
@@ -259,26 +262,30 @@ for i = 1, #KEYS do
   }
 end
 
-local all = true
-local result = { 0 }
-for i = 1, #KEYS do
-  local fits, remaining, reset, retry = algorithms[limits[i].algorithm](KEYS[i], now, limits[i], false)
-  all = all and fits
-  local f = 0
-  if fits then f = 1 end
-  result[2 + 4 * (i - 1)] = f
-  result[3 + 4 * (i - 1)] = remaining
-  result[4 + 4 * (i - 1)] = reset
-  result[5 + 4 * (i - 1)] = retry
-end
-
-if all then
-  result[1] = 1
+local result = {}
+local width = 1 + 4 * #KEYS
+for r = 0, requests - 1 do
+  local at = r * width
+  local all = true
+  result[at + 1] = 0
   for i = 1, #KEYS do
-    local _, remaining, reset, retry = algorithms[limits[i].algorithm](KEYS[i], now, limits[i], true)
-    result[3 + 4 * (i - 1)] = remaining
-    result[4 + 4 * (i - 1)] = reset
-    result[5 + 4 * (i - 1)] = retry
+    local fits, remaining, reset, retry = algorithms[limits[i].algorithm](KEYS[i], now, limits[i], false)
+    all = all and fits
+    local f = 0
+    if fits then f = 1 end
+    result[at + 2 + 4 * (i - 1)] = f
+    result[at + 3 + 4 * (i - 1)] = remaining
+    result[at + 4 + 4 * (i - 1)] = reset
+    result[at + 5 + 4 * (i - 1)] = retry
+  end
+  if all then
+    result[at + 1] = 1
+    for i = 1, #KEYS do
+      local _, remaining, reset, retry = algorithms[limits[i].algorithm](KEYS[i], now, limits[i], true)
+      result[at + 3 + 4 * (i - 1)] = remaining
+      result[at + 4 + 4 * (i - 1)] = reset
+      result[at + 5 + 4 * (i - 1)] = retry
+    end
   end
 end
 

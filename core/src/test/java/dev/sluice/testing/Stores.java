@@ -6,6 +6,8 @@ import dev.sluice.memory.MemoryStore;
 import dev.sluice.redis.RedisStore;
 import org.redisson.api.RedissonClient;
 
+import java.time.Duration;
+
 /** The two stores, each built on an injected clock, for suites that run against both. */
 public enum Stores {
     MEMORY {
@@ -20,6 +22,12 @@ public enum Stores {
             return RedisStore.forTesting(client(), time);
         }
     };
+
+    /**
+     * The timeout of suites that test decisions rather than deadlines: long enough that a busy
+     * two-core CI machine never turns a slow answer into a failure decision.
+     */
+    public static final Duration PATIENT = Duration.ofSeconds(20);
 
     private static RedissonClient client;
 
