@@ -1,6 +1,7 @@
 package dev.sluice.servlet;
 
 import jakarta.servlet.AsyncContext;
+import jakarta.servlet.DispatcherType;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
@@ -19,7 +20,9 @@ public final class TestServlet extends HttpServlet {
 
     @Override
     protected void service(HttpServletRequest req, HttpServletResponse resp) throws ServletException, IOException {
-        String path = req.getPathInfo() == null ? "" : req.getPathInfo();
+        // An include keeps the including request's paths; the included one is always /target.
+        String path = req.getDispatcherType() == DispatcherType.INCLUDE ? "/target"
+                : req.getPathInfo() == null ? "" : req.getPathInfo();
         if (path.endsWith("/forward")) {
             req.getRequestDispatcher("/target").forward(req, resp);
         } else if (path.endsWith("/include")) {
