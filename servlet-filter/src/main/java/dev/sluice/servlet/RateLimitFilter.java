@@ -25,6 +25,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.Collections;
 import java.util.List;
+import java.util.Locale;
 import java.util.Objects;
 
 /**
@@ -246,7 +247,7 @@ public final class RateLimitFilter implements Filter {
         active = new Active(limiter, new CallerResolver(parsed.key(), parsed.trustedProxies()), parsed.headers(), charged,
                 stores, parsed.store());
         LOG.info("Sluice filter '{}': {}, key {}, store {}, headers {}, trusted proxies {}", name, limiter, parsed.key(),
-                parsed.store(), parsed.headers().name().toLowerCase(java.util.Locale.ROOT), parsed.trustedProxies());
+                parsed.store(), parsed.headers().name().toLowerCase(Locale.ROOT), parsed.trustedProxies());
     }
 
     private static String where(String filterName) {

@@ -54,7 +54,7 @@ class ConfigurationTest {
         }
     }
 
-    @ParameterizedTest
+    @ParameterizedTest(name = "{0}")
     @MethodSource("containers")
     void aMalformedLimitFailsDeploymentNamingFilterParamAndValue(Container container) {
         TestApp app = new TestApp()
@@ -64,7 +64,7 @@ class ConfigurationTest {
                 "filter 'search': init-param 'limit' must look like <count>/<period> (e.g. 100/1m), got '100/minutes'");
     }
 
-    @ParameterizedTest
+    @ParameterizedTest(name = "{0}")
     @MethodSource("containers")
     void anUnknownInitParamFailsDeployment(Container container) {
         TestApp app = new TestApp().filter("search", "/*", "limit", "10/s", "limt", "20/s");
@@ -72,7 +72,7 @@ class ConfigurationTest {
                 .startsWith("filter 'search': init-param 'limt' is not a Sluice parameter; known: ");
     }
 
-    @ParameterizedTest
+    @ParameterizedTest(name = "{0}")
     @MethodSource("containers")
     void otherBadValuesNameTheirParameter(Container container) {
         assertThat(deploymentFailure(container, new TestApp().filter("a", "/*", "key", "ip"))).hasMessage(
@@ -86,7 +86,7 @@ class ConfigurationTest {
                 .hasMessageEndingWith("got '10.0.0.0/33'");
     }
 
-    @ParameterizedTest
+    @ParameterizedTest(name = "{0}")
     @MethodSource("containers")
     void aFilterBuiltInJavaIsRegisteredThroughTheServletContextAndLeavesItsStoreOpen(Container container)
             throws Exception {
@@ -109,7 +109,7 @@ class ConfigurationTest {
         assertThat(limiter.decide("someone-else").outcome()).isEqualTo(Decision.Outcome.ALLOWED);
     }
 
-    @ParameterizedTest
+    @ParameterizedTest(name = "{0}")
     @MethodSource("containers")
     void aFilterBuiltInJavaRefusesInitParams(Container container) {
         RateLimiter limiter = RateLimiter.builder().limit(Limit.of("prog", "2/1m")).build();

@@ -19,7 +19,7 @@ class KeyResolutionTest {
         return get(uri, headers).statusCode();
     }
 
-    @ParameterizedTest
+    @ParameterizedTest(name = "{0}")
     @MethodSource("containers")
     void headerKeyWinsOverIpAndEachKeyHasItsOwnBudget(Container container) throws Exception {
         TestApp app = new TestApp().filter("api", "/*", "limit", "2/1m", "key", "header:X-API-Key,ip");
@@ -38,7 +38,7 @@ class KeyResolutionTest {
         }
     }
 
-    @ParameterizedTest
+    @ParameterizedTest(name = "{0}")
     @MethodSource("containers")
     void paramKeyIsUsedWhenPresent(Container container) throws Exception {
         TestApp app = new TestApp().filter("api", "/*", "limit", "1/1m", "key", "param:api_key,ip");
@@ -51,7 +51,7 @@ class KeyResolutionTest {
         }
     }
 
-    @ParameterizedTest
+    @ParameterizedTest(name = "{0}")
     @MethodSource("containers")
     void forwardingHeadersFromAnUntrustedPeerAreIgnored(Container container) throws Exception {
         TestApp app = new TestApp().filter("api", "/*", "limit", "2/1m");
@@ -65,7 +65,7 @@ class KeyResolutionTest {
         }
     }
 
-    @ParameterizedTest
+    @ParameterizedTest(name = "{0}")
     @MethodSource("containers")
     void behindATrustedProxyEachForwardedClientHasItsOwnBudget(Container container) throws Exception {
         TestApp app = new TestApp().filter("api", "/*", "limit", "2/1m", "trusted-proxies", "127.0.0.1");

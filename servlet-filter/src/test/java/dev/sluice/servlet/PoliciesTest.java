@@ -19,7 +19,7 @@ class PoliciesTest {
         return Container.selected();
     }
 
-    @ParameterizedTest
+    @ParameterizedTest(name = "{0}")
     @MethodSource("containers")
     void policiesOnDifferentRoutesHaveIndependentBudgets(Container container) throws Exception {
         TestApp app = new TestApp()
@@ -41,7 +41,7 @@ class PoliciesTest {
         }
     }
 
-    @ParameterizedTest
+    @ParameterizedTest(name = "{0}")
     @MethodSource("containers")
     void twoFiltersOnOneRouteEachChargeTheirOwnPolicy(Container container) throws Exception {
         TestApp app = new TestApp()
@@ -61,7 +61,7 @@ class PoliciesTest {
         }
     }
 
-    @ParameterizedTest
+    @ParameterizedTest(name = "{0}")
     @MethodSource("containers")
     void policyDefaultsToTheFilterNameMadeValid(Container container) throws Exception {
         TestApp app = new TestApp().filter("Search API (v2)", "/*", "limit", "10/s", "headers", "draft");
@@ -71,7 +71,7 @@ class PoliciesTest {
         }
     }
 
-    @ParameterizedTest
+    @ParameterizedTest(name = "{0}")
     @MethodSource("containers")
     void aRequestIsChargedOnceWhateverItsDispatches(Container container) throws Exception {
         TestApp app = new TestApp().filter("once", List.of("/*"), EnumSet.allOf(DispatcherType.class),

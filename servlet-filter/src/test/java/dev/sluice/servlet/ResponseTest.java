@@ -20,7 +20,7 @@ class ResponseTest {
     private static final String[] RATE_LIMIT_HEADERS = {"RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset",
         "RateLimit-Policy", "RateLimit"};
 
-    @ParameterizedTest
+    @ParameterizedTest(name = "{0}")
     @MethodSource("containers")
     void headerStylesWriteExactValues(Container container) throws Exception {
         TestApp app = new TestApp()
@@ -62,7 +62,7 @@ class ResponseTest {
         }
     }
 
-    @ParameterizedTest
+    @ParameterizedTest(name = "{0}")
     @MethodSource("containers")
     void rejectionIs429WithRetryAfterHeadersAndProblemBody(Container container) throws Exception {
         TestApp app = new TestApp().filter("search", "/search/*", "limit", "1/1m", "headers", "both");
@@ -85,7 +85,7 @@ class ResponseTest {
         }
     }
 
-    @ParameterizedTest
+    @ParameterizedTest(name = "{0}")
     @MethodSource("containers")
     void rejectionReportsRemainingZeroEvenWhenUnitsAreLeft(Container container) throws Exception {
         // 3 per minute, 2 per request: after one request 1 unit is left, too few for the next.
