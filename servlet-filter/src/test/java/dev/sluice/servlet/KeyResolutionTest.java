@@ -3,7 +3,17 @@ package dev.sluice.servlet;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
+import jakarta.servlet.Filter;
+import jakarta.servlet.FilterChain;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.ServletRequest;
+import jakarta.servlet.ServletResponse;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletRequestWrapper;
+
+import java.io.IOException;
 import java.net.URI;
+import java.security.Principal;
 
 import static dev.sluice.servlet.Http.get;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -35,6 +45,37 @@ class KeyResolutionTest {
             assertThat(status(uri)).isEqualTo(200);
             assertThat(status(uri)).isEqualTo(429);
             assertThat(status(uri, "X-API-Key", "beta")).isEqualTo(200);
+        }
+    }
+
+    /** Stands in for the container's authentication: the user named by {@code X-User} is logged in. */
+    static final class LoginFilter implements Filter {
+        @Override
+        public void doFilter(ServletRequest req, ServletResponse res, FilterChain chain) throws IOException, ServletException {
+            HttpServletRequest request = (HttpServletRequest) req;
+            String user = request.getHeader("X-User");
+            chain.doFilter(user == null ? request : new HttpServletRequestWrapper(request) {
+                @Override
+                public Principal getUserPrincipal() {
+                    return () -> user;
+                }
+            }, res);
+        }
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("containers")
+    void principalKeyUsesTheAuthenticatedUser(Container container) throws Exception {
+        TestApp app = new TestApp()
+                .instance("login", new LoginFilter(), "/*")
+                .filter("api", "/*", "limit", "1/1m", "key", "principal,ip");
+        try (var running = container.start(app)) {
+            URI uri = running.uri("/x");
+            assertThat(status(uri, "X-User", "ann")).isEqualTo(200);
+            assertThat(status(uri, "X-User", "ann")).isEqualTo(429);
+            assertThat(status(uri, "X-User", "bob")).isEqualTo(200);
+            assertThat(status(uri)).isEqualTo(200);
+            assertThat(status(uri)).isEqualTo(429);
         }
     }
 
