@@ -34,7 +34,10 @@ class ConfigurationTest {
         } catch (Throwable t) {
             thrown = t;
         }
-        assertThat(thrown).as("deployment should have failed").isNotNull();
+        assertThat(thrown).as("deployment should have failed").isInstanceOf(TestApp.DeploymentFailed.class);
+        TestApp.DeploymentFailed deployment = (TestApp.DeploymentFailed) thrown;
+        assertThat(deployment.contextFailed).as("context failed").isTrue();
+        assertThat(deployment.contextAvailable).as("context available").isFalse();
         List<Throwable> chain = new ArrayList<>();
         collect(thrown, chain);
         Throwable failure = thrown;

@@ -5,8 +5,10 @@ import java.util.List;
 import java.util.Locale;
 
 /**
- * The containers the tests run in. Each surefire execution selects one with the system property
- * {@code sluice.test.ee} (its Servlet API jar must match); without it, both run.
+ * The containers the tests run in. Each surefire execution (see the pom) selects one with the
+ * system property {@code sluice.test.ee} and puts that container's Servlet API jar (6.0 for EE10,
+ * 6.1 for EE11) in place of the 5.0 one the filter compiles against. Without the property both
+ * run, which needs a Servlet 6.x API on the test classpath.
  */
 enum Container {
     EE10 {

@@ -57,8 +57,9 @@ final class Ee10 {
         try {
             server.start();
         } catch (Exception e) {
+            TestApp.DeploymentFailed failed = new TestApp.DeploymentFailed(e, context.isFailed(), context.isAvailable());
             server.stop();
-            throw e;
+            throw failed;
         }
         if (!context.isAvailable() || context.isFailed()) {
             server.stop();

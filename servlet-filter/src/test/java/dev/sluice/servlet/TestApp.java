@@ -54,6 +54,19 @@ final class TestApp {
         return this;
     }
 
+    /** The container refused to start the application; records the context's state at that moment. */
+    static final class DeploymentFailed extends Exception {
+        private static final long serialVersionUID = 1L;
+        final boolean contextFailed;
+        final boolean contextAvailable;
+
+        DeploymentFailed(Exception cause, boolean contextFailed, boolean contextAvailable) {
+            super("deployment failed (context failed: " + contextFailed + ", available: " + contextAvailable + ")", cause);
+            this.contextFailed = contextFailed;
+            this.contextAvailable = contextAvailable;
+        }
+    }
+
     /** A started application; closing it stops the server (and destroys the filters). */
     interface Running extends AutoCloseable {
         URI uri(String path);
