@@ -158,6 +158,8 @@ public final class RateLimitFilter implements Filter {
      * the {@code key} parameter: comma-separated {@code header:NAME}, {@code principal},
      * {@code param:NAME} or {@code ip}, the first present wins (e.g. {@code header:X-API-Key,ip}).
      *
+     * @param sources the key sources, as in the {@code key} parameter
+     * @return a new filter; this one is unchanged
      * @throws IllegalArgumentException naming the value if it is malformed
      * @throws IllegalStateException    if this filter is configured by init-params
      */
@@ -170,6 +172,8 @@ public final class RateLimitFilter implements Filter {
     /**
      * A copy of this filter sending the given rate-limit headers.
      *
+     * @param headers which headers to send, as in the {@code headers} parameter
+     * @return a new filter; this one is unchanged
      * @throws IllegalStateException if this filter is configured by init-params
      */
     public RateLimitFilter withHeaders(HeaderStyle headers) {
@@ -182,6 +186,8 @@ public final class RateLimitFilter implements Filter {
      * {@code cidrs}, in the syntax of the {@code trusted-proxies} parameter (e.g.
      * {@code 10.0.0.0/8, ::1}); an empty string trusts no proxy.
      *
+     * @param cidrs the trusted proxies, as in the {@code trusted-proxies} parameter
+     * @return a new filter; this one is unchanged
      * @throws IllegalArgumentException naming the value if it is malformed
      * @throws IllegalStateException    if this filter is configured by init-params
      */
