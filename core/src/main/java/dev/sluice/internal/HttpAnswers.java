@@ -26,10 +26,10 @@ public final class HttpAnswers {
     private HttpAnswers() {
     }
 
-    /** Whole seconds, rounded up. */
+    /** Whole seconds, rounded up; saturates rather than overflowing for {@link Decision#NEVER}. */
     public static long ceilSeconds(Duration d) {
         long seconds = d.getSeconds();
-        return d.getNano() > 0 ? seconds + 1 : seconds;
+        return d.getNano() > 0 && seconds < Long.MAX_VALUE ? seconds + 1 : seconds;
     }
 
     /** The {@code Retry-After} value: whole seconds, rounded up, at least 1. */
@@ -37,15 +37,20 @@ public final class HttpAnswers {
         return Math.max(1, ceilSeconds(decision.retryAfter()));
     }
 
-    /** Writes the rate-limit headers of a decided request (none when the store failed). */
+    /**
+     * Writes the rate-limit headers of a decided request (none when the store failed). A rejected
+     * request reports remaining 0, as DESIGN.md requires: the binding limit may still hold a few
+     * units when the request cost more than that, but none is available to this request.
+     */
     public static void writeHeaders(Decision decision, HeaderStyle style, BiConsumer<String, String> header) {
         Decision.Quota binding = decision.binding();
         if (binding == null || style == HeaderStyle.NONE) {
             return;
         }
+        long remaining = decision.allowed() ? binding.remaining() : 0;
         if (style.legacy()) {
             header.accept("RateLimit-Limit", Long.toString(binding.limit().count()));
-            header.accept("RateLimit-Remaining", Long.toString(binding.remaining()));
+            header.accept("RateLimit-Remaining", Long.toString(remaining));
             header.accept("RateLimit-Reset", Long.toString(ceilSeconds(binding.reset())));
         }
         if (style.draft()) {
@@ -58,7 +63,7 @@ public final class HttpAnswers {
                         .append(";w=").append(Math.max(1, ceilSeconds(quota.limit().period())));
             }
             header.accept("RateLimit-Policy", policies.toString());
-            header.accept("RateLimit", "\"" + binding.limit().policy() + "\";r=" + binding.remaining() + ";t="
+            header.accept("RateLimit", "\"" + binding.limit().policy() + "\";r=" + remaining + ";t="
                     + ceilSeconds(binding.reset()));
         }
     }

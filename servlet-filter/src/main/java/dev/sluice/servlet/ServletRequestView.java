@@ -1,0 +1,49 @@
+package dev.sluice.servlet;
+
+import dev.sluice.internal.RequestView;
+import jakarta.servlet.http.HttpServletRequest;
+
+import java.security.Principal;
+import java.util.Collections;
+import java.util.Enumeration;
+import java.util.List;
+
+/**
+ * An {@link HttpServletRequest} as key resolution sees it. One short-lived object per request;
+ * each method reads the request lazily, so a key source that is never consulted costs nothing.
+ */
+final class ServletRequestView implements RequestView {
+
+    private final HttpServletRequest request;
+
+    ServletRequestView(HttpServletRequest request) {
+        this.request = request;
+    }
+
+    @Override
+    public String header(String name) {
+        return request.getHeader(name);
+    }
+
+    @Override
+    public List<String> headers(String name) {
+        Enumeration<String> values = request.getHeaders(name);
+        return values == null || !values.hasMoreElements() ? List.of() : Collections.list(values);
+    }
+
+    @Override
+    public String principal() {
+        Principal principal = request.getUserPrincipal();
+        return principal == null ? null : principal.getName();
+    }
+
+    @Override
+    public String param(String name) {
+        return request.getParameter(name);
+    }
+
+    @Override
+    public String remoteAddr() {
+        return request.getRemoteAddr();
+    }
+}

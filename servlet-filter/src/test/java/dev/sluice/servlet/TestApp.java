@@ -1,0 +1,77 @@
+package dev.sluice.servlet;
+
+import jakarta.servlet.DispatcherType;
+import jakarta.servlet.Filter;
+
+import java.net.URI;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * A web application as {@code web.xml} would declare it: filters with init-params and mappings,
+ * in order, in front of {@link TestServlet} on {@code /*}; error 500 shows {@code /target}.
+ * {@link Container} runs it in a real Jetty.
+ */
+final class TestApp {
+
+    /** One {@code <filter>} and its {@code <filter-mapping>}s. */
+    record FilterDecl(String name, Map<String, String> params, Filter instance, boolean viaListener, List<String> patterns,
+                      EnumSet<DispatcherType> dispatches) {
+    }
+
+    final List<FilterDecl> filters = new ArrayList<>();
+
+    /** A {@code <filter-class>dev.sluice.servlet.RateLimitFilter</filter-class>} with init-params {@code k, v, k, v...}. */
+    TestApp filter(String name, String pattern, String... params) {
+        return filter(name, List.of(pattern), EnumSet.of(DispatcherType.REQUEST), params);
+    }
+
+    TestApp filter(String name, List<String> patterns, EnumSet<DispatcherType> dispatches, String... params) {
+        Map<String, String> map = new LinkedHashMap<>();
+        for (int i = 0; i < params.length; i += 2) {
+            map.put(params[i], params[i + 1]);
+        }
+        filters.add(new FilterDecl(name, map, null, false, patterns, dispatches));
+        return this;
+    }
+
+    /** A filter instance added by a listener through {@code ServletContext.addFilter}, as applications do. */
+    TestApp programmatic(String name, Filter instance, String pattern) {
+        filters.add(new FilterDecl(name, Map.of(), instance, true, List.of(pattern), EnumSet.of(DispatcherType.REQUEST)));
+        return this;
+    }
+
+    /** A filter instance with init-params, through the container's own API. */
+    TestApp instance(String name, Filter instance, String pattern, String... params) {
+        Map<String, String> map = new LinkedHashMap<>();
+        for (int i = 0; i < params.length; i += 2) {
+            map.put(params[i], params[i + 1]);
+        }
+        filters.add(new FilterDecl(name, map, instance, false, List.of(pattern), EnumSet.of(DispatcherType.REQUEST)));
+        return this;
+    }
+
+    /** The container refused to start the application; records the context's state at that moment. */
+    static final class DeploymentFailed extends Exception {
+        private static final long serialVersionUID = 1L;
+        final boolean contextFailed;
+        final boolean contextAvailable;
+
+        DeploymentFailed(Exception cause, boolean contextFailed, boolean contextAvailable) {
+            super("deployment failed (context failed: " + contextFailed + ", available: " + contextAvailable + ")", cause);
+            this.contextFailed = contextFailed;
+            this.contextAvailable = contextAvailable;
+        }
+    }
+
+    /** A started application; closing it stops the server (and destroys the filters). */
+    interface Running extends AutoCloseable {
+        URI uri(String path);
+
+        @Override
+        void close();
+    }
+}
