@@ -13,8 +13,12 @@ import jakarta.ws.rs.container.ContainerResponseFilter;
 import jakarta.ws.rs.core.MultivaluedMap;
 import jakarta.ws.rs.core.Response;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
 import java.security.Principal;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * The per-request side of one rate-limited resource method, built once at start-up: resolve the
@@ -29,6 +33,9 @@ final class LimitFilter implements ContainerRequestFilter, ContainerResponseFilt
     static final String REMOTE_ADDR = "dev.sluice.jaxrs.remote-addr";
     /** The client address when the runtime does not tell it (not a servlet container). */
     static final String UNKNOWN_ADDR = "unknown";
+
+    private static final Logger LOG = LoggerFactory.getLogger(LimitFilter.class);
+    private static final AtomicBoolean WARNED_UNKNOWN = new AtomicBoolean();
 
     private final RateLimiter limiter;
     private final CallerResolver resolver;
@@ -106,7 +113,14 @@ final class LimitFilter implements ContainerRequestFilter, ContainerResponseFilt
 
         @Override
         public String remoteAddr() {
-            return request.getProperty(REMOTE_ADDR) instanceof String address ? address : UNKNOWN_ADDR;
+            if (request.getProperty(REMOTE_ADDR) instanceof String address) {
+                return address;
+            }
+            if (WARNED_UNKNOWN.compareAndSet(false, true)) {
+                LOG.warn("This JAX-RS runtime does not tell the client address (not a servlet container): every caller "
+                        + "keyed by 'ip' shares one budget; key such routes by header:NAME or principal");
+            }
+            return UNKNOWN_ADDR;
         }
     }
 }

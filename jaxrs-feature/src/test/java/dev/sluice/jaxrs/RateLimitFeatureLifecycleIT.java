@@ -1,5 +1,9 @@
 package dev.sluice.jaxrs;
 
+import dev.sluice.Decision;
+import dev.sluice.Limit;
+import dev.sluice.RateLimiter;
+import dev.sluice.redis.RedisStore;
 import dev.sluice.testing.TestRedis;
 import org.glassfish.jersey.server.ResourceConfig;
 import org.junit.jupiter.api.Test;
@@ -182,6 +186,22 @@ class RateLimitFeatureLifecycleIT {
         } finally {
             observer.shutdown();
             redis.stop();
+        }
+    }
+
+    @Test
+    void aStoreGivenInJavaIsUsedAndLeftOpen() throws Exception {
+        try (RedisStore store = RedisStore.connect(TestRedis.shared().url())) {
+            String me = client();
+            try (JerseyApp app = JerseyApp.start(new ResourceConfig(Resources.Shared.class)
+                    .register(new RateLimitFeature(store)).property("sluice.timeout", "2s"))) {
+                assertThat(header(app.get("/shared", "X-Client", me), "RateLimit-Remaining")).isEqualTo("2");
+            }
+            // The application is gone; the store is still the caller's, open, and holds what the application spent.
+            Decision after = RateLimiter.builder().limit(Limit.of("shared", "3/1m")).store(store)
+                    .timeout(Duration.ofSeconds(2)).build().decide("key~" + me);
+            assertThat(after.outcome()).isEqualTo(Decision.Outcome.ALLOWED);
+            assertThat(after.remaining()).isEqualTo(1);
         }
     }
 
