@@ -47,10 +47,6 @@ final class LimitFilter implements ContainerRequestFilter, ContainerResponseFilt
         this.headers = headers;
     }
 
-    RateLimiter limiter() {
-        return limiter;
-    }
-
     @Override
     public void filter(ContainerRequestContext request) {
         Decision decision = limiter.decide(resolver.resolve(new View(request)));

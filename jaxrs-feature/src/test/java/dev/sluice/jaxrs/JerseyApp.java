@@ -75,7 +75,11 @@ final class JerseyApp implements AutoCloseable {
     }
 
     @Override
-    public void close() throws Exception {
-        server.stop();
+    public void close() {
+        try {
+            server.stop();
+        } catch (Exception e) {
+            throw new IllegalStateException("could not stop Jetty", e);
+        }
     }
 }
