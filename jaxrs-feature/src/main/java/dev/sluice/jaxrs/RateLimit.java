@@ -1,0 +1,97 @@
+package dev.sluice.jaxrs;
+
+import dev.sluice.Algorithm;
+import dev.sluice.FailureMode;
+
+import java.lang.annotation.Documented;
+import java.lang.annotation.ElementType;
+import java.lang.annotation.Repeatable;
+import java.lang.annotation.Retention;
+import java.lang.annotation.RetentionPolicy;
+import java.lang.annotation.Target;
+
+/**
+ * Rate-limits a JAX-RS resource method, or every resource method of a class, once
+ * {@link RateLimitFeature} is registered. The attributes are the Sluice configuration vocabulary
+ * and are parsed by the same code as {@code web.xml} init-params, so {@code limit = "100/minutes"}
+ * fails application start-up with the same message.
+ *
+ * <pre>{@code
+ * @Path("/search")
+ * public class Search {
+ *     @GET
+ *     @RateLimit(limit = "10/s", burst = 20)                       // decided together with...
+ *     @RateLimit(limit = "1000/1h", algorithm = Algorithm.SLIDING_WINDOW)  // ...this, atomically
+ *     public String search(@QueryParam("q") String q) { ... }
+ *
+ *     @POST
+ *     @RateLimit(limit = "5/1m", key = "principal,ip", failureMode = FailureMode.CLOSED)
+ *     public void reindex() { ... }
+ * }
+ * }</pre>
+ *
+ * <p>How annotations combine:
+ * <ul>
+ *   <li>Annotations on a method replace those on its class; a class's annotations apply to each of
+ *       its methods that has none.
+ *   <li>Repeated annotations on one element are decided together, atomically, in one store round
+ *       trip: a request is admitted only if every limit admits it, and a rejected request consumes
+ *       nothing from any of them. They must therefore name the same {@link #key()}; different ones
+ *       fail start-up, naming both.
+ *   <li>If any of them says {@link FailureMode#CLOSED}, the method fails closed.
+ *   <li>Without {@link #policy()}, each method gets its own budget, named after its class and
+ *       method (with {@code -1}, {@code -2}, ... for repeated annotations). Give several methods
+ *       (or a class annotation) one explicit policy name to share one budget.
+ * </ul>
+ *
+ * <p>On rejection the request is answered {@code 429} with {@code Retry-After}; see
+ * {@link RateLimitFeature} for the HTTP behaviour and the application-wide settings
+ * ({@code sluice.store}, {@code sluice.timeout}, {@code sluice.headers}, {@code sluice.trusted-proxies}).
+ */
+@Documented
+@Retention(RetentionPolicy.RUNTIME)
+@Target({ElementType.TYPE, ElementType.METHOD})
+@Repeatable(RateLimit.List.class)
+public @interface RateLimit {
+
+    /** {@code <count>/<period>}: {@code 10/s}, {@code 100/1m}, {@code 20/500ms}, {@code 5000/1h}, {@code 1000/1d}. */
+    String limit();
+
+    /**
+     * Bucket capacity for {@link Algorithm#TOKEN_BUCKET} and {@link Algorithm#GCRA}, at least 1;
+     * {@code 0} (the default) means the count of {@link #limit()}. Not allowed with the window and
+     * log algorithms.
+     */
+    long burst() default 0;
+
+    /** How requests are counted; default {@link Algorithm#TOKEN_BUCKET}. */
+    Algorithm algorithm() default Algorithm.TOKEN_BUCKET;
+
+    /**
+     * Where the caller's identity comes from, tried in order, first present wins:
+     * {@code header:NAME}, {@code principal}, {@code param:NAME} (query parameter), {@code ip};
+     * default {@code ip}.
+     */
+    String key() default "ip";
+
+    /** Units one request spends, at least 1 and at most the capacity; default 1. */
+    long cost() default 1;
+
+    /**
+     * The limit's name in storage keys and headers, 1 to 64 of {@code A-Z a-z 0-9 . _ ~ -};
+     * default: {@code <SimpleClassName>.<method>} of the resource method.
+     */
+    String policy() default "";
+
+    /** What to do when the store fails or is late: allow ({@code OPEN}, default) or answer 503 ({@code CLOSED}). */
+    FailureMode failureMode() default FailureMode.OPEN;
+
+    /** The container of repeated {@link RateLimit} annotations; write the annotations, not this. */
+    @Documented
+    @Retention(RetentionPolicy.RUNTIME)
+    @Target({ElementType.TYPE, ElementType.METHOD})
+    @interface List {
+        /** The repeated annotations, in source order. */
+        RateLimit[] value();
+    }
+}

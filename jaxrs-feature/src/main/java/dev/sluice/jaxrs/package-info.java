@@ -1,0 +1,10 @@
+/**
+ * Rate limiting for Jakarta REST (JAX-RS) resources: annotate resource methods or classes with
+ * {@link dev.sluice.jaxrs.RateLimit} and register {@link dev.sluice.jaxrs.RateLimitFeature}.
+ *
+ * <p>The public surface is those two types. The annotation's attributes and the application's
+ * {@code sluice.*} properties are Sluice's one configuration vocabulary, parsed by
+ * {@link dev.sluice.SluiceConfig}; the HTTP answers (headers, {@code Retry-After}, problem bodies)
+ * and key resolution are shared with the servlet filter, so both adapters behave alike.
+ */
+package dev.sluice.jaxrs;

@@ -1,0 +1,175 @@
+package dev.sluice.jaxrs;
+
+import dev.sluice.FailureMode;
+import jakarta.annotation.Priority;
+import jakarta.ws.rs.GET;
+import jakarta.ws.rs.Path;
+import jakarta.ws.rs.Priorities;
+import jakarta.ws.rs.container.AsyncResponse;
+import jakarta.ws.rs.container.ContainerRequestContext;
+import jakarta.ws.rs.container.ContainerRequestFilter;
+import jakarta.ws.rs.container.Suspended;
+import jakarta.ws.rs.core.SecurityContext;
+
+import java.security.Principal;
+
+/** The resources the tests deploy. Callers are told apart by {@code X-Client} so that tests sharing one Redis never meet. */
+final class Resources {
+
+    private Resources() {
+    }
+
+    @Path("/m")
+    public static class MethodLimited {
+        @GET
+        @Path("three")
+        @RateLimit(limit = "3/1m", key = "header:X-Client")
+        public String three() {
+            return "three";
+        }
+
+        @GET
+        @Path("free")
+        public String free() {
+            return "free";
+        }
+
+        /** Two limits decided together; the hourly one is shared, by policy name, with {@link #hourly()}. */
+        @GET
+        @Path("two")
+        @RateLimit(limit = "2/1m", policy = "two-minute", key = "header:X-Client")
+        @RateLimit(limit = "5/1h", policy = "two-hourly", key = "header:X-Client")
+        public String two() {
+            return "two";
+        }
+
+        @GET
+        @Path("hourly")
+        @RateLimit(limit = "5/1h", policy = "two-hourly", key = "header:X-Client")
+        public String hourly() {
+            return "hourly";
+        }
+
+        @GET
+        @Path("user")
+        @RateLimit(limit = "2/1m", key = "principal")
+        public String user(@jakarta.ws.rs.core.Context SecurityContext security) {
+            return security.getUserPrincipal().getName();
+        }
+
+        @GET
+        @Path("async")
+        @RateLimit(limit = "2/1m", key = "header:X-Client")
+        public void async(@Suspended AsyncResponse response) {
+            // Resumed from another thread, after the request thread has returned.
+            Thread resumer = new Thread(() -> response.resume("async"));
+            resumer.setDaemon(true);
+            resumer.start();
+        }
+    }
+
+    @Path("/c")
+    @RateLimit(limit = "2/1m", key = "header:X-Client")
+    public static class ClassLimited {
+        @GET
+        @Path("a")
+        public String a() {
+            return "a";
+        }
+
+        @GET
+        @Path("b")
+        @RateLimit(limit = "4/1m", key = "header:X-Client")
+        public String b() {
+            return "b";
+        }
+    }
+
+    @Path("/ip")
+    public static class IpLimited {
+        @GET
+        @RateLimit(limit = "2/1m")
+        public String get() {
+            return "ip";
+        }
+    }
+
+    @Path("/failure")
+    public static class FailureModes {
+        @GET
+        @Path("open")
+        @RateLimit(limit = "2/1m", key = "header:X-Client")
+        public String open() {
+            return "open";
+        }
+
+        @GET
+        @Path("closed")
+        @RateLimit(limit = "100/1m", key = "header:X-Client", failureMode = FailureMode.CLOSED)
+        public String closed() {
+            return "closed";
+        }
+    }
+
+    @Path("/shared")
+    public static class Shared {
+        @GET
+        @RateLimit(limit = "3/1m", policy = "shared", key = "header:X-Client")
+        public String get() {
+            return "shared";
+        }
+    }
+
+    @Path("/bad")
+    public static class BadLimit {
+        @GET
+        @RateLimit(limit = "100/minutes")
+        public String get() {
+            return "never";
+        }
+    }
+
+    @Path("/keys")
+    public static class DifferentKeys {
+        @GET
+        @RateLimit(limit = "1/s", policy = "per-address", key = "ip")
+        @RateLimit(limit = "100/1h", policy = "per-user", key = "principal")
+        public String get() {
+            return "never";
+        }
+    }
+
+    /** Authenticates {@code X-User} as the principal, as a real authentication filter would, at its priority. */
+    @Priority(Priorities.AUTHENTICATION)
+    public static class HeaderAuthentication implements ContainerRequestFilter {
+        @Override
+        public void filter(ContainerRequestContext request) {
+            String user = request.getHeaderString("X-User");
+            if (user == null) {
+                return;
+            }
+            Principal principal = () -> user;
+            request.setSecurityContext(new SecurityContext() {
+                @Override
+                public Principal getUserPrincipal() {
+                    return principal;
+                }
+
+                @Override
+                public boolean isUserInRole(String role) {
+                    return false;
+                }
+
+                @Override
+                public boolean isSecure() {
+                    return false;
+                }
+
+                @Override
+                public String getAuthenticationScheme() {
+                    return "X-User";
+                }
+            });
+        }
+    }
+}
