@@ -10,14 +10,25 @@ import java.util.Map;
 /**
  * The stores of one web application, shared by name: every filter and resource naming the same
  * {@code store} value gets the same store (one Redisson client), created on first use and closed
- * when the last user releases it. Adapters keep one instance per application (a servlet-context
- * attribute, a JAX-RS feature instance).
+ * when the last user releases it.
+ *
+ * <p>There is one registry per class loader ({@link #application()}): Sluice's jars live in the
+ * application's {@code WEB-INF/lib}, so that is one per web application, shared by the servlet
+ * filters and the JAX-RS feature alike, and gone with the application's class loader. Every
+ * {@link #acquire} must be paired with a {@link #release}.
  *
  * <p>Thread-safe. Not API: this package may change in any release.
  */
 public final class SharedStores {
 
+    private static final SharedStores APPLICATION = new SharedStores();
+
     private final Map<String, Entry> stores = new HashMap<>();
+
+    /** The registry of this application (of this class loader). */
+    public static SharedStores application() {
+        return APPLICATION;
+    }
 
     private static final class Entry {
         final RateLimitStore store;
@@ -53,9 +64,8 @@ public final class SharedStores {
         }
     }
 
-    /** Closes every store, whoever still uses it (application shutdown). */
-    public synchronized void closeAll() {
-        stores.values().forEach(entry -> entry.store.close());
-        stores.clear();
+    /** How many stores are open, for tests and monitoring. */
+    public synchronized int openStores() {
+        return stores.size();
     }
 }

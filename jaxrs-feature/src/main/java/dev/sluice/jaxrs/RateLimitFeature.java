@@ -82,8 +82,8 @@ public final class RateLimitFeature implements DynamicFeature {
     private static final boolean SERVLET_API = present("jakarta.servlet.http.HttpServletRequest");
 
     private final RateLimitStore givenStore;
-    private final SharedStores stores = new SharedStores();
     private Settings settings; // parsed on the first annotated method, guarded by this
+    private String acquiredStore; // the sluice.store value this feature holds in SharedStores, guarded by this
 
     /** The application-wide settings, from the {@code sluice.*} properties. */
     private record Settings(RateLimitStore store, Duration timeout, HeaderStyle headers, List<String> trustedProxies) {
@@ -152,7 +152,8 @@ public final class RateLimitFeature implements DynamicFeature {
             RateLimitStore store = givenStore;
             if (store == null) {
                 String name = parse(property, "store", SluiceConfig::parseStore, "memory");
-                store = parse(n -> name, "store", stores::acquire, null);
+                store = parse(n -> name, "store", SharedStores.application()::acquire, null);
+                acquiredStore = name;
             }
             settings = new Settings(store, timeout, headers, trusted);
         }
@@ -174,8 +175,12 @@ public final class RateLimitFeature implements DynamicFeature {
 
     /** Closes the stores this feature opened from {@code sluice.store}; called by the runtime at application shutdown. */
     @PreDestroy
-    void close() {
-        stores.closeAll();
+    synchronized void close() {
+        if (acquiredStore != null) {
+            SharedStores.application().release(acquiredStore);
+            acquiredStore = null;
+            settings = null;
+        }
     }
 
     private static boolean present(String className) {

@@ -12,7 +12,6 @@ import dev.sluice.internal.SharedStores;
 import jakarta.servlet.Filter;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.FilterConfig;
-import jakarta.servlet.ServletContext;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.ServletRequest;
 import jakarta.servlet.ServletResponse;
@@ -103,11 +102,6 @@ import java.util.Objects;
 public final class RateLimitFilter implements Filter {
 
     private static final Logger LOG = LoggerFactory.getLogger(RateLimitFilter.class);
-    /**
-     * The servlet-context attribute holding the application's {@link SharedStores}; any Sluice
-     * adapter in the same application that uses it shares the stores with the filters.
-     */
-    static final String STORES_ATTRIBUTE = SharedStores.class.getName();
     private static final String CHARGED_PREFIX = RateLimitFilter.class.getName() + ".charged:";
     private static final int MAX_POLICY = 64;
     private static final byte[] UNAVAILABLE_BODY = HttpAnswers.serviceUnavailable().getBytes(StandardCharsets.UTF_8);
@@ -237,8 +231,7 @@ public final class RateLimitFilter implements Filter {
             // Core messages start with the quoted parameter name: "'limit' must look like ...".
             throw new ServletException(where(name) + "init-param " + e.getMessage(), e);
         }
-        ServletContext context = config.getServletContext();
-        SharedStores stores = sharedStores(context);
+        SharedStores stores = SharedStores.application();
         RateLimitStore store;
         try {
             store = stores.acquire(parsed.store());
@@ -273,21 +266,6 @@ public final class RateLimitFilter implements Filter {
             policy.append(allowed ? c : '-');
         }
         return policy.toString();
-    }
-
-    /** The application's shared stores, created by the first filter that asks. */
-    private static SharedStores sharedStores(ServletContext context) {
-        // Filters are usually initialised on one thread, but nothing promises it; the context is
-        // the one object every filter (and adapter) of the application can lock.
-        synchronized (context) {
-            Object existing = context.getAttribute(STORES_ATTRIBUTE);
-            if (existing instanceof SharedStores stores) {
-                return stores;
-            }
-            SharedStores stores = new SharedStores();
-            context.setAttribute(STORES_ATTRIBUTE, stores);
-            return stores;
-        }
     }
 
     /**
