@@ -34,6 +34,11 @@ public record Decision(Outcome outcome, List<Quota> quotas, Duration retryAfter)
         ALLOWED,
         /** At least one limit had too little left; nothing was consumed. */
         REJECTED,
+        /**
+         * Shadow mode: the request would have been rejected (or was unsatisfiable) but is let
+         * through; nothing was consumed. Counted and logged so a limit can be tried out safely.
+         */
+        SHADOW_REJECTED,
         /** The cost exceeds what some limit can ever grant; it would never be allowed. */
         UNSATISFIABLE,
         /** The store failed or timed out and the failure mode is {@link FailureMode#OPEN}. */
@@ -74,9 +79,12 @@ public record Decision(Outcome outcome, List<Quota> quotas, Duration retryAfter)
         quotas = List.copyOf(quotas);
     }
 
-    /** Whether the caller may proceed: {@link Outcome#ALLOWED} or {@link Outcome#FAILED_OPEN}. */
+    /**
+     * Whether the caller may proceed: {@link Outcome#ALLOWED}, {@link Outcome#SHADOW_REJECTED} or
+     * {@link Outcome#FAILED_OPEN}.
+     */
     public boolean allowed() {
-        return outcome == Outcome.ALLOWED || outcome == Outcome.FAILED_OPEN;
+        return outcome == Outcome.ALLOWED || outcome == Outcome.SHADOW_REJECTED || outcome == Outcome.FAILED_OPEN;
     }
 
     /** Whether the store failed to decide (either failure mode). */

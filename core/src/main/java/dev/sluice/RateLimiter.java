@@ -53,6 +53,10 @@ public final class RateLimiter {
     private final long smallestCapacity;
     private final LongAdder storeFailures = new LongAdder();
     private final CircuitBreaker breaker;
+    private final boolean shadow;
+    private final DecisionListener listener;
+    private final AtomicLong lastShadowLog = new AtomicLong(System.nanoTime() - LOG_INTERVAL_NANOS);
+    private final LongAdder shadowRejections = new LongAdder();
     private final AtomicLong lastFailureLog = new AtomicLong(System.nanoTime() - LOG_INTERVAL_NANOS);
 
     private RateLimiter(Builder builder) {
@@ -63,6 +67,8 @@ public final class RateLimiter {
         this.timeoutNanos = builder.timeout.toNanos();
         this.smallestCapacity = limits.stream().mapToLong(Limit::capacity).min().orElseThrow();
         this.breaker = new CircuitBreaker("policies " + policies());
+        this.shadow = builder.shadow;
+        this.listener = builder.listener;
     }
 
     /** A builder with the defaults: in-memory store, {@link FailureMode#OPEN}, 100 ms timeout. */
@@ -104,7 +110,8 @@ public final class RateLimiter {
             throw new IllegalArgumentException("'cost' must be at least 1, got '" + cost + "'");
         }
         if (cost > smallestCapacity) {
-            return CompletableFuture.completedFuture(new Decision(Decision.Outcome.UNSATISFIABLE, List.of(), Decision.NEVER));
+            return CompletableFuture.completedFuture(heard(new Decision(Decision.Outcome.UNSATISFIABLE, List.of(),
+                    Decision.NEVER), System.nanoTime()));
         }
         List<Limit> costed = new ArrayList<>(limits.size());
         for (Limit limit : limits) {
@@ -115,30 +122,55 @@ public final class RateLimiter {
 
     private CompletionStage<Decision> ask(String caller, List<Limit> request) {
         Objects.requireNonNull(caller, "caller");
+        long started = listener == null ? 0 : System.nanoTime();
         if (!breaker.tryPass()) {
             storeFailures.increment();
-            return CompletableFuture.completedFuture(failureDecision());
+            return CompletableFuture.completedFuture(heard(failureDecision(), started));
         }
         CompletableFuture<Decision> answer;
         try {
             answer = store.decide(caller, request).toCompletableFuture();
         } catch (RuntimeException e) {
-            return CompletableFuture.completedFuture(failed(e));
+            return CompletableFuture.completedFuture(heard(failed(e), started));
         }
         if (answer.isDone() && !answer.isCompletedExceptionally()) {
             breaker.onSuccess();
-            return answer; // the in-memory fast path: no timer, no extra stage
+            Decision decision = answer.join();
+            return shadow || listener != null ? CompletableFuture.completedFuture(heard(decision, started)) : answer;
         }
         // The store's own future times out, so that a store holding requests back (coalescing) can
         // see that a caller gave up before its turn and not charge it.
         return answer.orTimeout(timeoutNanos, TimeUnit.NANOSECONDS)
                 .handle((decision, failure) -> {
                     if (failure != null) {
-                        return failed(failure);
+                        return heard(failed(failure), started);
                     }
                     breaker.onSuccess();
-                    return decision;
+                    return heard(decision, started);
                 });
+    }
+
+    /** Applies shadow mode and tells the listener. */
+    private Decision heard(Decision decision, long started) {
+        Decision result = decision;
+        if (shadow && (decision.outcome() == Decision.Outcome.REJECTED || decision.outcome() == Decision.Outcome.UNSATISFIABLE)) {
+            result = new Decision(Decision.Outcome.SHADOW_REJECTED, decision.quotas(), decision.retryAfter());
+            shadowRejections.increment();
+            long now = System.nanoTime();
+            long last = lastShadowLog.get();
+            if (now - last >= LOG_INTERVAL_NANOS && lastShadowLog.compareAndSet(last, now)) {
+                LOG.info("Shadow mode: policies {} would have rejected a request ({} so far); it was let through",
+                        policies(), shadowRejections.sum());
+            }
+        }
+        if (listener != null) {
+            try {
+                listener.onDecision(result, System.nanoTime() - started);
+            } catch (RuntimeException e) {
+                LOG.debug("A decision listener failed", e);
+            }
+        }
+        return result;
     }
 
     private Decision failed(Throwable failure) {
@@ -161,6 +193,16 @@ public final class RateLimiter {
 
     private List<String> policies() {
         return limits.stream().map(Limit::policy).toList();
+    }
+
+    /** Whether this limiter only reports rejections ({@link Decision.Outcome#SHADOW_REJECTED}) instead of making them. */
+    public boolean shadowMode() {
+        return shadow;
+    }
+
+    /** How many requests shadow mode let through that would have been rejected. */
+    public long shadowRejections() {
+        return shadowRejections.sum();
     }
 
     /** The limits, in the order their quotas appear in decisions. */
@@ -199,10 +241,15 @@ public final class RateLimiter {
         return storeFailures.sum();
     }
 
+    /** The limiter's policy names joined with {@code +}: how metrics and logs name it. */
+    public String name() {
+        return String.join("+", policies());
+    }
+
     @Override
     public String toString() {
         return "RateLimiter" + limits + " failure-mode " + failureMode.configName() + " timeout "
-                + SluiceConfig.formatDuration(timeout);
+                + SluiceConfig.formatDuration(timeout) + (shadow ? " shadow" : "");
     }
 
     /** Collects the limits and settings of a {@link RateLimiter}; validates in {@link #build()}. */
@@ -211,8 +258,27 @@ public final class RateLimiter {
         private RateLimitStore store;
         private FailureMode failureMode = FailureMode.OPEN;
         private Duration timeout = SluiceConfig.DEFAULT_TIMEOUT;
+        private boolean shadow;
+        private DecisionListener listener;
 
         private Builder() {
+        }
+
+        /**
+         * Shadow mode: decide and count as usual, but let every request through; a rejection that
+         * would have happened becomes {@link Decision.Outcome#SHADOW_REJECTED}, consumes nothing,
+         * and is counted and logged (at most every ten seconds). The way to roll out a limit safely.
+         * Default off.
+         */
+        public Builder shadowMode(boolean shadow) {
+            this.shadow = shadow;
+            return this;
+        }
+
+        /** Hears every decision, e.g. {@link dev.sluice.metrics.MicrometerMetrics}; default none. */
+        public Builder listener(DecisionListener listener) {
+            this.listener = listener;
+            return this;
         }
 
         /** Adds a limit; all limits are decided together. */

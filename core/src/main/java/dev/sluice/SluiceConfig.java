@@ -35,6 +35,8 @@ import java.util.regex.Pattern;
  *   <tr><td>{@code timeout}</td><td>a duration: {@code 50ms}, {@code 1s}</td><td>{@code 100ms}</td></tr>
  *   <tr><td>{@code headers}</td><td>{@code legacy}, {@code draft}, {@code both}, {@code none}</td><td>{@code legacy}</td></tr>
  *   <tr><td>{@code trusted-proxies}</td><td>comma-separated CIDRs or addresses</td><td>none</td></tr>
+ *   <tr><td>{@code mode}</td><td>{@code enforce}, {@code shadow} (decide and report, reject nothing)</td><td>{@code enforce}</td></tr>
+ *   <tr><td>{@code metrics}</td><td>{@code true}, {@code false} (Micrometer, when present)</td><td>{@code true}</td></tr>
  * </table>
  *
  * <p>Errors are {@link IllegalArgumentException}s whose message names the parameter and the raw
@@ -48,13 +50,16 @@ import java.util.regex.Pattern;
  * @param timeout        the longest one decision waits on the store
  * @param headers        which rate-limit response headers to send
  * @param trustedProxies CIDRs whose forwarding headers are believed, normalised
+ * @param shadow         {@code mode=shadow}: decide and report, but reject nothing
+ * @param metrics        {@code metrics=true}: publish to Micrometer when it is on the class path
  */
 public record SluiceConfig(Limit limit, List<KeySource> key, String store, FailureMode failureMode,
-                           Duration timeout, HeaderStyle headers, List<String> trustedProxies) {
+                           Duration timeout, HeaderStyle headers, List<String> trustedProxies, boolean shadow,
+                           boolean metrics) {
 
     /** Every parameter name of the vocabulary. */
     public static final Set<String> NAMES = Set.of("policy", "algorithm", "limit", "burst", "key", "cost", "store",
-            "failure-mode", "timeout", "headers", "trusted-proxies");
+            "failure-mode", "timeout", "headers", "trusted-proxies", "mode", "metrics");
     /** The default {@code timeout}. */
     public static final Duration DEFAULT_TIMEOUT = Duration.ofMillis(100);
 
@@ -169,7 +174,27 @@ public record SluiceConfig(Limit limit, List<KeySource> key, String store, Failu
                 orDefault(lookup, "failure-mode", FailureMode::fromConfigName, FailureMode.OPEN),
                 orDefault(lookup, "timeout", v -> checkTimeout(parseDuration("timeout", v), v), DEFAULT_TIMEOUT),
                 orDefault(lookup, "headers", SluiceConfig::parseHeaders, HeaderStyle.LEGACY),
-                orDefault(lookup, "trusted-proxies", SluiceConfig::parseTrustedProxies, List.of()));
+                orDefault(lookup, "trusted-proxies", SluiceConfig::parseTrustedProxies, List.of()),
+                orDefault(lookup, "mode", SluiceConfig::parseShadowMode, false),
+                orDefault(lookup, "metrics", v -> parseBoolean("metrics", v), true));
+    }
+
+    /** Parses {@code mode}: {@code enforce} (false) or {@code shadow} (true). */
+    public static boolean parseShadowMode(String value) {
+        String normal = value.trim().toLowerCase(Locale.ROOT);
+        if (normal.equals("enforce") || normal.equals("shadow")) {
+            return normal.equals("shadow");
+        }
+        throw new IllegalArgumentException("'mode' must be enforce or shadow, got '" + value + "'");
+    }
+
+    /** Parses {@code true} or {@code false} (any case). */
+    public static boolean parseBoolean(String parameter, String value) {
+        String normal = value.trim().toLowerCase(Locale.ROOT);
+        if (normal.equals("true") || normal.equals("false")) {
+            return normal.equals("true");
+        }
+        throw new IllegalArgumentException("'" + parameter + "' must be true or false, got '" + value + "'");
     }
 
     /**

@@ -49,6 +49,8 @@ class BadConfigurationTest {
             "trusted-proxies|999.1.1.1|'trusted-proxies'",
             "policy|has space|'policy' must be 1 to 64 characters",
             "policy|{tag}|'policy'",
+            "mode|dry-run|'mode' must be enforce or shadow, got 'dry-run'",
+            "metrics|yes|'metrics' must be true or false, got 'yes'",
     })
     void badValuesAreRefusedNamingParameterAndValue(String name, String value, String message) {
         String limit = name.equals("limit") ? value : "10/s";

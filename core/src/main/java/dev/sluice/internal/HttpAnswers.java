@@ -39,15 +39,16 @@ public final class HttpAnswers {
 
     /**
      * Writes the rate-limit headers of a decided request (none when the store failed). A rejected
-     * request reports remaining 0, as DESIGN.md requires: the binding limit may still hold a few
-     * units when the request cost more than that, but none is available to this request.
+     * request, or one let through by shadow mode, reports remaining 0, as DESIGN.md requires: the
+     * binding limit may still hold a few units when the request cost more than that, but none is
+     * available to this request.
      */
     public static void writeHeaders(Decision decision, HeaderStyle style, BiConsumer<String, String> header) {
         Decision.Quota binding = decision.binding();
         if (binding == null || style == HeaderStyle.NONE) {
             return;
         }
-        long remaining = decision.allowed() ? binding.remaining() : 0;
+        long remaining = decision.outcome() == Decision.Outcome.ALLOWED ? binding.remaining() : 0;
         if (style.legacy()) {
             header.accept("RateLimit-Limit", Long.toString(binding.limit().count()));
             header.accept("RateLimit-Remaining", Long.toString(remaining));

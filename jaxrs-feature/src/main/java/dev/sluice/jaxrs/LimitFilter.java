@@ -51,7 +51,7 @@ final class LimitFilter implements ContainerRequestFilter, ContainerResponseFilt
     public void filter(ContainerRequestContext request) {
         Decision decision = limiter.decide(resolver.resolve(new View(request)));
         switch (decision.outcome()) {
-            case ALLOWED -> request.setProperty(DECISION, decision);
+            case ALLOWED, SHADOW_REJECTED -> request.setProperty(DECISION, decision);
             case FAILED_OPEN -> {
                 // Let it through without headers: we know nothing about the caller's budget. The limiter logged it.
             }

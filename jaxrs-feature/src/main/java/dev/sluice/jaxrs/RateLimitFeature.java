@@ -1,10 +1,12 @@
 package dev.sluice.jaxrs;
 
+import dev.sluice.Limit;
 import dev.sluice.RateLimitStore;
 import dev.sluice.RateLimiter;
 import dev.sluice.SluiceConfig;
 import dev.sluice.SluiceConfig.HeaderStyle;
 import dev.sluice.internal.CallerResolver;
+import dev.sluice.internal.OptionalMetrics;
 import dev.sluice.internal.SharedStores;
 import jakarta.annotation.PreDestroy;
 import jakarta.ws.rs.Priorities;
@@ -23,6 +25,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.function.Function;
+import java.util.stream.Collectors;
 
 /**
  * Applies {@link RateLimit} to JAX-RS resource methods. Register it like Jersey's
@@ -78,7 +81,8 @@ public final class RateLimitFeature implements DynamicFeature {
 
     private static final Logger LOG = LoggerFactory.getLogger(RateLimitFeature.class);
     private static final String PREFIX = "sluice.";
-    private static final Set<String> APPLICATION_PROPERTIES = Set.of("store", "timeout", "headers", "trusted-proxies");
+    private static final Set<String> APPLICATION_PROPERTIES = Set.of("store", "timeout", "headers", "trusted-proxies",
+            "mode", "metrics");
     private static final boolean SERVLET_API = present("jakarta.servlet.http.HttpServletRequest");
 
     private final RateLimitStore givenStore;
@@ -86,7 +90,8 @@ public final class RateLimitFeature implements DynamicFeature {
     private String acquiredStore; // the sluice.store value this feature holds in SharedStores, guarded by this
 
     /** The application-wide settings, from the {@code sluice.*} properties. */
-    private record Settings(RateLimitStore store, Duration timeout, HeaderStyle headers, List<String> trustedProxies) {
+    private record Settings(RateLimitStore store, Duration timeout, HeaderStyle headers, List<String> trustedProxies,
+                            boolean shadow, boolean metrics) {
     }
 
     /** A feature taking {@code sluice.store} (default {@code memory}) and the other settings from the application's properties. */
@@ -112,8 +117,10 @@ public final class RateLimitFeature implements DynamicFeature {
             Settings app = settings(context.getConfiguration());
             RateLimiter limiter;
             try {
+                String name = plan.limits().stream().map(Limit::policy).collect(Collectors.joining("+"));
                 limiter = RateLimiter.builder().limits(plan.limits()).store(app.store()).failureMode(plan.failureMode())
-                        .timeout(app.timeout()).build();
+                        .timeout(app.timeout()).shadowMode(app.shadow()).listener(OptionalMetrics.listener(app.metrics(), name))
+                        .build();
             } catch (IllegalArgumentException e) {
                 throw new IllegalArgumentException(Routes.where(resourceInfo.getResourceClass(),
                         resourceInfo.getResourceMethod()) + ": " + e.getMessage(), e);
@@ -137,8 +144,8 @@ public final class RateLimitFeature implements DynamicFeature {
             for (String name : configuration.getPropertyNames()) {
                 if (name.startsWith(PREFIX) && !APPLICATION_PROPERTIES.contains(name.substring(PREFIX.length()))) {
                     throw new IllegalArgumentException("JAX-RS property '" + name + "' is not a Sluice application "
-                            + "property; known: sluice.store, sluice.timeout, sluice.headers, sluice.trusted-proxies "
-                            + "(the others are @RateLimit attributes)");
+                            + "property; known: sluice.store, sluice.timeout, sluice.headers, sluice.trusted-proxies, "
+                            + "sluice.mode, sluice.metrics (the others are @RateLimit attributes)");
                 }
             }
             Function<String, String> property = name -> {
@@ -149,13 +156,15 @@ public final class RateLimitFeature implements DynamicFeature {
                     v -> SluiceConfig.checkTimeout(SluiceConfig.parseDuration("timeout", v)), SluiceConfig.DEFAULT_TIMEOUT);
             HeaderStyle headers = parse(property, "headers", SluiceConfig::parseHeaders, HeaderStyle.LEGACY);
             List<String> trusted = parse(property, "trusted-proxies", SluiceConfig::parseTrustedProxies, List.of());
+            boolean shadow = parse(property, "mode", SluiceConfig::parseShadowMode, false);
+            boolean metrics = parse(property, "metrics", v -> SluiceConfig.parseBoolean("metrics", v), true);
             RateLimitStore store = givenStore;
             if (store == null) {
                 String name = parse(property, "store", SluiceConfig::parseStore, "memory");
                 store = parse(n -> name, "store", SharedStores.application()::acquire, null);
                 acquiredStore = name;
             }
-            settings = new Settings(store, timeout, headers, trusted);
+            settings = new Settings(store, timeout, headers, trusted, shadow, metrics);
         }
         return settings;
     }

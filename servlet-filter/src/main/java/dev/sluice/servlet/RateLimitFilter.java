@@ -8,6 +8,7 @@ import dev.sluice.SluiceConfig.HeaderStyle;
 import dev.sluice.SluiceConfig.KeySource;
 import dev.sluice.internal.CallerResolver;
 import dev.sluice.internal.HttpAnswers;
+import dev.sluice.internal.OptionalMetrics;
 import dev.sluice.internal.SharedStores;
 import jakarta.servlet.Filter;
 import jakarta.servlet.FilterChain;
@@ -242,7 +243,8 @@ public final class RateLimitFilter implements Filter {
                     + parsed.store() + "'", e);
         }
         RateLimiter limiter = RateLimiter.builder().limit(parsed.limit()).store(store).failureMode(parsed.failureMode())
-                .timeout(parsed.timeout()).build();
+                .timeout(parsed.timeout()).shadowMode(parsed.shadow())
+                .listener(OptionalMetrics.listener(parsed.metrics(), parsed.limit().policy())).build();
         active = new Active(limiter, new CallerResolver(parsed.key(), parsed.trustedProxies()), parsed.headers(), charged,
                 stores, parsed.store());
         LOG.info("Sluice filter '{}': {}, key {}, store {}, headers {}, trusted proxies {}", name, limiter, parsed.key(),
@@ -288,7 +290,7 @@ public final class RateLimitFilter implements Filter {
         request.setAttribute(a.chargedAttribute, Boolean.TRUE);
         Decision decision = a.limiter.decide(a.resolver.resolve(new ServletRequestView(request)));
         switch (decision.outcome()) {
-            case ALLOWED -> {
+            case ALLOWED, SHADOW_REJECTED -> {
                 // Before the chain: once the application writes, the response may be committed.
                 HttpAnswers.writeHeaders(decision, a.headers, response::setHeader);
                 chain.doFilter(request, response);

@@ -1,0 +1,24 @@
+package dev.sluice;
+
+/**
+ * Hears every decision a {@link RateLimiter} makes, for metrics. Called on the deciding thread
+ * (or the store's completion thread) after the decision, so it must be fast and must not throw;
+ * an exception it throws is swallowed.
+ *
+ * <pre>{@code
+ * RateLimiter.builder().limit(limit).listener(MicrometerMetrics.of(registry, "search")).build();
+ * }</pre>
+ *
+ * @see dev.sluice.metrics.MicrometerMetrics
+ */
+@FunctionalInterface
+public interface DecisionListener {
+
+    /**
+     * One decision.
+     *
+     * @param decision     what was decided
+     * @param elapsedNanos how long deciding took, including any wait on the store
+     */
+    void onDecision(Decision decision, long elapsedNanos);
+}

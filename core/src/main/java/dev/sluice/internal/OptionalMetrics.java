@@ -1,0 +1,44 @@
+package dev.sluice.internal;
+
+import dev.sluice.DecisionListener;
+import dev.sluice.metrics.MicrometerMetrics;
+
+/**
+ * Metrics for the adapters' {@code metrics=true}: Micrometer's global registry when Micrometer is
+ * on the class path, nothing otherwise. The reference to {@link MicrometerMetrics} sits in a
+ * holder class that is only loaded when Micrometer is present.
+ *
+ * <p>Not API: this package may change in any release.
+ */
+public final class OptionalMetrics {
+
+    private static final boolean MICROMETER = present("io.micrometer.core.instrument.MeterRegistry");
+
+    private OptionalMetrics() {
+    }
+
+    /** Whether Micrometer is on the class path. */
+    public static boolean available() {
+        return MICROMETER;
+    }
+
+    /** A listener publishing to Micrometer's global registry, or {@code null} if disabled or absent. */
+    public static DecisionListener listener(boolean enabled, String policy) {
+        return enabled && MICROMETER ? Holder.global(policy) : null;
+    }
+
+    private static boolean present(String className) {
+        try {
+            Class.forName(className, false, OptionalMetrics.class.getClassLoader());
+            return true;
+        } catch (ClassNotFoundException | LinkageError e) {
+            return false;
+        }
+    }
+
+    private static final class Holder {
+        static DecisionListener global(String policy) {
+            return MicrometerMetrics.global(policy);
+        }
+    }
+}

@@ -1,0 +1,71 @@
+package dev.sluice.metrics;
+
+import dev.sluice.Decision;
+import dev.sluice.DecisionListener;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Metrics;
+import io.micrometer.core.instrument.Timer;
+
+import java.util.Locale;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Publishes a limiter's decisions to Micrometer, per policy:
+ *
+ * <ul>
+ *   <li>{@code sluice.decisions} (counter), tagged {@code policy} and {@code outcome}:
+ *       {@code allowed}, {@code rejected}, {@code shadow_rejected}, {@code unsatisfiable},
+ *       {@code failed_open} (allowed without the store) and {@code failed_closed};
+ *   <li>{@code sluice.store.errors} (counter), tagged {@code policy}: decisions the store could not
+ *       make, whatever the failure mode;
+ *   <li>{@code sluice.decision.latency} (timer), tagged {@code policy}.
+ * </ul>
+ *
+ * <p>Micrometer is an optional dependency of Sluice: this class is only loaded when the
+ * application has {@code micrometer-core} on its class path. The meters are created once, so a
+ * decision costs a few atomic increments. Thread-safe.
+ */
+public final class MicrometerMetrics implements DecisionListener {
+
+    private final Counter[] decisions = new Counter[Decision.Outcome.values().length];
+    private final Counter storeErrors;
+    private final Timer latency;
+
+    private MicrometerMetrics(MeterRegistry registry, String policy) {
+        for (Decision.Outcome outcome : Decision.Outcome.values()) {
+            decisions[outcome.ordinal()] = Counter.builder("sluice.decisions")
+                    .description("Rate-limit decisions")
+                    .tag("policy", policy)
+                    .tag("outcome", outcome.name().toLowerCase(Locale.ROOT))
+                    .register(registry);
+        }
+        storeErrors = Counter.builder("sluice.store.errors").description("Decisions the store failed to make")
+                .tag("policy", policy).register(registry);
+        latency = Timer.builder("sluice.decision.latency").description("Time to decide, including the store")
+                .tag("policy", policy).register(registry);
+    }
+
+    /**
+     * Metrics of one limiter in {@code registry}.
+     *
+     * @param policy the {@code policy} tag: the limiter's policy names, joined with {@code +}
+     */
+    public static MicrometerMetrics of(MeterRegistry registry, String policy) {
+        return new MicrometerMetrics(registry, policy);
+    }
+
+    /** Metrics of one limiter in Micrometer's global registry ({@link Metrics#globalRegistry}). */
+    public static MicrometerMetrics global(String policy) {
+        return of(Metrics.globalRegistry, policy);
+    }
+
+    @Override
+    public void onDecision(Decision decision, long elapsedNanos) {
+        decisions[decision.outcome().ordinal()].increment();
+        if (decision.storeFailed()) {
+            storeErrors.increment();
+        }
+        latency.record(elapsedNanos, TimeUnit.NANOSECONDS);
+    }
+}
