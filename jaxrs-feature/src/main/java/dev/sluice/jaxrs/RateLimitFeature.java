@@ -16,6 +16,7 @@ import jakarta.ws.rs.container.DynamicFeature;
 import jakarta.ws.rs.container.ResourceInfo;
 import jakarta.ws.rs.core.Configuration;
 import jakarta.ws.rs.core.FeatureContext;
+import jakarta.ws.rs.ext.Provider;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -69,11 +70,16 @@ import java.util.stream.Collectors;
  * {@code "unknown"}, so all callers keyed by {@code ip} share one budget there: key such routes by
  * {@code header:NAME} or {@code principal} instead.
  *
+ * <p>Annotated {@link Provider}, so a runtime that scans for providers (e.g. Jersey's
+ * {@code jersey.config.server.provider.packages} naming {@code dev.sluice.jaxrs}) registers it by
+ * itself, as a class.
+ *
  * <p>Stores named by {@code sluice.store} are opened once per application (one client for every
  * method) and closed at application shutdown, in the {@link PreDestroy} callback the runtime calls
  * on providers it manages: register the feature <em>class</em> (or let CDI create it) for that. A
  * store given to the constructor belongs to the caller and is never closed here.
  */
+@Provider
 public final class RateLimitFeature implements DynamicFeature {
 
     /** The priority of the rate-limit filter: after authentication, before authorization. */
