@@ -15,7 +15,7 @@ import jakarta.ws.rs.core.MediaType;
  * client address without one. The numbers are small so that a few curl calls reach them.
  */
 @Path("/")
-@Produces(MediaType.TEXT_PLAIN)
+@Produces(MediaType.TEXT_PLAIN + ";charset=UTF-8")
 public class Examples {
 
     /** The caller identity of every example: the API key, else the client address. */

@@ -41,7 +41,9 @@ public final class DemoServer {
         System.out.printf("%nSluice demo on http://localhost:%d/ (%s, store: %s). Ctrl-C stops it.%n"
                         + "  curl -i -H 'X-API-Key: demo' http://localhost:%d/hello%n"
                         + "  curl -i -H 'X-API-Key: demo' http://localhost:%d/api/bucket%n%n",
-                port, jetty, store == null || store.isBlank() ? "memory" : "SLUICE_STORE", port, port);
+                port, jetty, store == null || store.isBlank() ? "memory"
+                        // Never print a password from redis://user:password@host
+                        : store.trim().replaceFirst("//[^/@]*@", "//***@") + " from SLUICE_STORE", port, port);
         jetty.join(); // Jetty's shutdown hook stops it on Ctrl-C
     }
 }
