@@ -8,6 +8,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
 
@@ -62,11 +63,11 @@ final class Http {
     }
 
     /** The packaged examples WAR, passed by the build. */
-    static java.nio.file.Path war() {
+    static Path war() {
         String war = System.getProperty("sluice.examples.war");
         if (war == null) {
             throw new IllegalStateException("system property sluice.examples.war is not set; run through Maven (verify)");
         }
-        return java.nio.file.Path.of(war);
+        return Path.of(war);
     }
 }
