@@ -107,10 +107,13 @@ public record Decision(Outcome outcome, List<Quota> quotas, Duration retryAfter)
         return binding;
     }
 
-    /** The binding limit's count per period, or 0 when the store failed. */
+    /**
+     * The most the binding limit can grant at once ({@link Limit#capacity()}: the burst of a bucket,
+     * the count of a window), which {@link #remaining()} counts down from; 0 when the store failed.
+     */
     public long limit() {
         Quota binding = binding();
-        return binding == null ? 0 : binding.limit().count();
+        return binding == null ? 0 : binding.limit().capacity();
     }
 
     /** Units left under the binding limit, or 0 when the store failed. */

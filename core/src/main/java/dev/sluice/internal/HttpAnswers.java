@@ -10,7 +10,8 @@ import java.util.function.BiConsumer;
  * The HTTP side of a decision, shared by the servlet filter and the JAX-RS feature: the
  * rate-limit headers, {@code Retry-After}, and the RFC 9457 problem bodies of 429 and 503.
  *
- * <p>{@code legacy} headers are {@code RateLimit-Limit}, {@code RateLimit-Remaining} and
+ * <p>{@code legacy} headers are {@code RateLimit-Limit} (the most the binding limit can grant at
+ * once: its burst for a bucket, its count for a window), {@code RateLimit-Remaining} and
  * {@code RateLimit-Reset} (seconds, rounded up) of the binding limit. {@code draft} headers follow
  * the IETF httpapi RateLimit draft: {@code RateLimit-Policy: "name";q=100;w=60, ...} for every
  * limit and {@code RateLimit: "name";r=7;t=12} for the binding one. Nothing from the request is
@@ -50,7 +51,7 @@ public final class HttpAnswers {
         }
         long remaining = decision.outcome() == Decision.Outcome.ALLOWED ? binding.remaining() : 0;
         if (style.legacy()) {
-            header.accept("RateLimit-Limit", Long.toString(binding.limit().count()));
+            header.accept("RateLimit-Limit", Long.toString(binding.limit().capacity()));
             header.accept("RateLimit-Remaining", Long.toString(remaining));
             header.accept("RateLimit-Reset", Long.toString(ceilSeconds(binding.reset())));
         }
@@ -60,13 +61,24 @@ public final class HttpAnswers {
                 if (policies.length() > 0) {
                     policies.append(", ");
                 }
-                policies.append('"').append(quota.limit().policy()).append("\";q=").append(quota.limit().count())
-                        .append(";w=").append(Math.max(1, ceilSeconds(quota.limit().period())));
+                policies.append('"').append(quota.limit().policy()).append("\";q=").append(quota.limit().capacity())
+                        .append(";w=").append(windowSeconds(quota.limit()));
             }
             header.accept("RateLimit-Policy", policies.toString());
             header.accept("RateLimit", "\"" + binding.limit().policy() + "\";r=" + remaining + ";t="
                     + ceilSeconds(binding.reset()));
         }
+    }
+
+    /**
+     * The draft's window for a quota of {@link dev.sluice.Limit#capacity()} units: the period, or
+     * for a bucket whose burst differs from its count, the time the rate takes to grant the whole
+     * burst ({@code 1/s burst 5} is {@code q=5;w=5}), so that {@code r} never exceeds {@code q}.
+     */
+    static long windowSeconds(dev.sluice.Limit limit) {
+        long micros = limit.capacity() == limit.count() ? limit.periodMicros()
+                : (long) Math.ceil((double) limit.capacity() * limit.periodMicros() / limit.count());
+        return Math.max(1, (micros + 999_999) / 1_000_000);
     }
 
     /** The 429 body. */

@@ -16,6 +16,8 @@ import org.redisson.api.options.OptionalOptions;
 import org.redisson.client.RedisNoScriptException;
 import org.redisson.client.codec.StringCodec;
 import org.redisson.config.Config;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.io.File;
 import java.io.IOException;
@@ -35,6 +37,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * Keeps counting state in Redis, shared by every application node, through Redisson.
@@ -54,12 +57,14 @@ import java.util.concurrent.ConcurrentHashMap;
  * }</pre>
  *
  * <p>A store made by {@link #connect} owns its client and shuts it down on {@link #close()}; one
- * made by {@link #of} leaves the client to its owner. A store connects lazily: an application
- * whose Redis is down still starts, and its decisions follow the failure mode until Redis answers.
+ * made by {@link #of} leaves the client to its owner. A store made by {@link #connect} connects on
+ * a thread of its own, waiting up to two seconds for it: an application whose Redis is down still
+ * starts, and its decisions follow the failure mode, at once, until Redis answers.
  * Thread-safe.
  */
 public final class RedisStore implements RateLimitStore {
 
+    private static final Logger LOG = LoggerFactory.getLogger(RedisStore.class);
     static final String SCRIPT = loadScript();
     static final String SHA = sha1(SCRIPT);
     private static final int ARGS_PER_LIMIT = 7;
@@ -76,6 +81,9 @@ public final class RedisStore implements RateLimitStore {
     private final ConcurrentHashMap<RequestKey, Batch> inFlight = new ConcurrentHashMap<>();
     private final Cache<RequestKey, Rejection> rejections;
     private final ConcurrentHashMap<List<Limit>, String[]> encoded = new ConcurrentHashMap<>();
+    private final AtomicBoolean connecting = new AtomicBoolean();
+    private volatile boolean ready;
+    private volatile boolean closed;
 
     private RedisStore(Builder builder) {
         this.client = builder.client;
@@ -83,6 +91,16 @@ public final class RedisStore implements RateLimitStore {
         this.testTime = builder.testTime;
         this.coalescing = builder.coalescing;
         this.script = client.getScript(OptionalOptions.defaults().codec(StringCodec.INSTANCE).retryAttempts(0));
+        if (owned) {
+            // Our client connects lazily, and Redisson makes the first connection on the calling
+            // thread: a request must never pay for that (or wait out a connect timeout). Connect and
+            // preload the script on a thread of our own; wait for it briefly, so that a store whose
+            // Redis is up is ready at once; until it is, decisions fail fast (the failure mode).
+            connectInBackground();
+            awaitReady(builder.startupWait);
+        } else {
+            ready = true; // the application's client: connected (or connecting) as it chose
+        }
         this.rejections = builder.localRejections == 0 ? null : Caffeine.newBuilder()
                 .maximumSize(builder.localRejections)
                 .ticker(() -> clockMicros() * 1_000)
@@ -177,6 +195,10 @@ public final class RedisStore implements RateLimitStore {
      */
     @Override
     public CompletionStage<Decision> decide(String caller, List<Limit> limits) {
+        if (!ready) {
+            connectInBackground();
+            return CompletableFuture.failedFuture(new IllegalStateException("not connected to Redis yet"));
+        }
         RequestKey key = new RequestKey(Keys.tag(caller), limits);
         if (rejections != null) {
             Decision cached = cachedRejection(key);
@@ -206,6 +228,49 @@ public final class RedisStore implements RateLimitStore {
                 }
             }
         }
+    }
+
+    /** Starts connecting (and loading the script) on a daemon thread, unless already ready or trying. */
+    private void connectInBackground() {
+        if (ready || closed || !connecting.compareAndSet(false, true)) {
+            return;
+        }
+        Thread connector = new Thread(() -> {
+            try {
+                while (!ready && !closed) {
+                    try {
+                        script.scriptLoad(SCRIPT);
+                        ready = true;
+                    } catch (RuntimeException e) {
+                        LOG.debug("Redis is not reachable yet; retrying in 500 ms: {}", e.toString());
+                        Thread.sleep(500);
+                    }
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } finally {
+                connecting.set(false);
+            }
+        }, "sluice-redis-connect");
+        connector.setDaemon(true);
+        connector.start();
+    }
+
+    private void awaitReady(Duration wait) {
+        long deadline = System.nanoTime() + wait.toNanos();
+        while (!ready && System.nanoTime() < deadline) {
+            try {
+                Thread.sleep(10);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+        }
+    }
+
+    /** Whether the store has connected to Redis at least once (decisions before that fail fast). */
+    public boolean ready() {
+        return ready;
     }
 
     /** One caller's requests with one set of limits: the unit of coalescing and of the local cache. */
@@ -400,6 +465,7 @@ public final class RedisStore implements RateLimitStore {
     /** Shuts the client down if this store created it; a borrowed client is left alone. */
     @Override
     public void close() {
+        closed = true;
         if (owned) {
             client.shutdown();
         }
@@ -431,8 +497,19 @@ public final class RedisStore implements RateLimitStore {
         private TimeSource testTime;
         private boolean coalescing = true;
         private int localRejections = DEFAULT_LOCAL_REJECTIONS;
+        private Duration startupWait = Duration.ofSeconds(2);
 
         private Builder() {
+        }
+
+        /**
+         * How long {@link #build()} waits for a client it created to connect, so that the first
+         * decisions find it ready; default 2 s. A Redis that is down is not an error: the store is
+         * built anyway and keeps connecting in the background.
+         */
+        public Builder startupWait(Duration wait) {
+            this.startupWait = Objects.requireNonNull(wait, "wait");
+            return this;
         }
 
         /** Uses a client the application owns and closes. */

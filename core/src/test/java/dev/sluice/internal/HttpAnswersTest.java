@@ -44,6 +44,18 @@ class HttpAnswersTest {
     }
 
     @Test
+    void aBucketReportsItsSizeAsTheLimitAndTheTimeToGrantItAsTheWindow() {
+        Limit bucket = Limit.of("bucket", "1/s").withBurst(5);
+        Decision allowed = new Decision(Decision.Outcome.ALLOWED, List.of(
+                new Decision.Quota(bucket, true, 4, Duration.ofSeconds(1), Duration.ZERO)), Duration.ZERO);
+        assertThat(headers(allowed, HeaderStyle.BOTH)).containsEntry("RateLimit-Limit", "5")
+                .containsEntry("RateLimit-Remaining", "4")
+                .containsEntry("RateLimit-Policy", "\"bucket\";q=5;w=5")
+                .containsEntry("RateLimit", "\"bucket\";r=4;t=1");
+        assertThat(allowed.limit()).isEqualTo(5);
+    }
+
+    @Test
     void failedDecisionsCarryNoRateLimitHeaders() {
         Decision failed = new Decision(Decision.Outcome.FAILED_OPEN, List.of(), Duration.ZERO);
         assertThat(headers(failed, HeaderStyle.BOTH)).isEmpty();

@@ -109,9 +109,11 @@ class StoreFaultsTest {
             RedissonClient direct = client(redis.url(), 3_000, 0);
             try {
                 String caller = "once-" + UUID.randomUUID();
-                RateLimiter through = limiter(RedisStore.of(slow), "charge", FailureMode.OPEN, 100);
-                RateLimiter check = limiter(RedisStore.of(direct), "charge", FailureMode.CLOSED, 3_000);
-                assertThat(through.decide(caller).outcome()).isEqualTo(Decision.Outcome.ALLOWED); // connects
+                RedisStore slowStore = RedisStore.builder().client(slow).localRejections(0).build();
+                RateLimiter warmUp = limiter(slowStore, "charge", FailureMode.CLOSED, 20_000);
+                RateLimiter through = limiter(slowStore, "charge", FailureMode.OPEN, 100);
+                RateLimiter check = limiter(RedisStore.of(direct), "charge", FailureMode.CLOSED, 20_000);
+                assertThat(warmUp.decide(caller).outcome()).isEqualTo(Decision.Outcome.ALLOWED); // connects
                 proxy.delayReplies(1_000);
                 assertThat(through.decide(caller).outcome()).isEqualTo(Decision.Outcome.FAILED_OPEN);
                 Thread.sleep(2_500); // longer than Redisson's timeout plus all its retry intervals
