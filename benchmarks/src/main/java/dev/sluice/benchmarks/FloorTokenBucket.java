@@ -9,6 +9,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
@@ -31,14 +32,14 @@ public final class FloorTokenBucket {
     private final String capacity;
     private final String ttlMillis;
 
-    /** A bucket of {@code capacity} tokens refilled at {@code perSecond} tokens per second. */
-    public FloorTokenBucket(RedissonClient client, long perSecond, long capacity) {
+    /** A bucket of {@code capacity} tokens, refilled with {@code capacity} tokens every {@code period}. */
+    public FloorTokenBucket(RedissonClient client, long capacity, Duration period) {
         this.script = client.getScript(OptionalOptions.defaults().codec(StringCodec.INSTANCE).retryAttempts(0));
         this.sha = script.scriptLoad(SCRIPT);
-        this.rate = Long.toString(perSecond);
+        this.rate = Double.toString(capacity * 1e9 / period.toNanos());
         this.capacity = Long.toString(capacity);
-        // The time an empty bucket needs to fill, as Sluice's TTL: an expired key equals a full bucket.
-        this.ttlMillis = Long.toString(Math.max(1, capacity * 1000 / perSecond));
+        // The time an empty bucket needs to fill: after it, an expired key equals a full bucket.
+        this.ttlMillis = Long.toString(Math.max(1, period.toMillis()));
     }
 
     /** Takes one token from {@code key}'s bucket if it has one. */

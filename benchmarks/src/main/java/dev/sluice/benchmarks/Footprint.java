@@ -9,6 +9,7 @@ import java.io.UncheckedIOException;
 import java.net.Socket;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -28,9 +29,12 @@ import java.util.concurrent.TimeUnit;
  *   <li><b>round trips per decision</b>: commands the client sent, counted with {@code MONITOR}
  *       (which marks commands a Lua script ran as {@code [0 lua]}), and every command Redis ran,
  *       from {@code INFO commandstats} before and after (this includes those inside scripts), over
- *       {@value #DECISIONS} fresh keys and over {@value #DECISIONS} decisions on one warm key.</li>
+ *       {@value #DECISIONS} allowed decisions on fresh keys, on one warm key, and {@value #DECISIONS}
+ *       rejected decisions on an exhausted key.</li>
  * </ul>
  *
+ * Every contender gets 100 per hour (burst 100), so keys outlive the count (Sluice's TTL is the
+ * time until the state equals an absent key, a few microseconds at the benchmarks' huge limit).
  * Runs single-threaded, one decision at a time, so batching has nothing to merge here.
  */
 public final class Footprint {
@@ -43,8 +47,16 @@ public final class Footprint {
 
     /** One contender's counts. */
     public record Row(String contender, long bytesAfterOne, long bytesAfterHundred, double usedMemoryPerKey,
-                      double tripsFresh, double tripsWarm, double commandsFresh, double commandsWarm,
-                      String commandsWarmByName) {
+                      double tripsFresh, double tripsWarm, double tripsRejected,
+                      double commandsFresh, double commandsWarm, double commandsRejected,
+                      String warmByName, String rejectedByName) {
+    }
+
+    private static String byName(Counts counts) {
+        StringBuilder byName = new StringBuilder();
+        counts.all.forEach((command, calls) -> byName.append(byName.length() == 0 ? "" : ", ").append(command)
+                .append(' ').append(format(calls / (double) DECISIONS)));
+        return byName.toString();
     }
 
     /** Runs the counts for every contender in {@code names}, against {@code redis}. */
@@ -63,7 +75,8 @@ public final class Footprint {
         for (int i = 0; i < keys.length; i++) {
             keys[i] = "fp-" + name + "-" + i;
         }
-        try (RedisContender subject = RedisContender.create(name, client, keys)) {
+        // A slow limit, so that keys live (TTLs of seconds to an hour) while they are counted.
+        try (RedisContender subject = RedisContender.create(name, client, keys, 100, Duration.ofHours(1))) {
             subject.decide(keys.length - 1); // load the script, open the connection
             // Bytes: one fresh key after one decision; then the same key after 99 more.
             subject.decide(0);
@@ -78,23 +91,30 @@ public final class Footprint {
             }
             double perKey = (usedMemory(redis) - before) / (double) (KEYS);
 
-            // Round trips: fresh keys, then one warm key (key 0, written above).
-            Counts fresh = count(redis, () -> {
-                for (int i = 0; i < DECISIONS; i++) {
-                    subject.decide(KEYS + 1 + i);
-                }
-            });
-            Counts warm = count(redis, () -> {
+            // Rejected: key 0 has spent its 100 per hour above.
+            Counts rejected = count(redis, () -> {
                 for (int i = 0; i < DECISIONS; i++) {
                     subject.decide(0);
                 }
             });
-            StringBuilder byName = new StringBuilder();
-            warm.all.forEach((command, calls) -> byName.append(byName.length() == 0 ? "" : ", ").append(command)
-                    .append(' ').append(format(calls / (double) DECISIONS)));
-            return new Row(name, afterOne, afterHundred, perKey,
-                    fresh.sent / (double) DECISIONS, warm.sent / (double) DECISIONS,
-                    fresh.total() / (double) DECISIONS, warm.total() / (double) DECISIONS, byName.toString());
+            // Allowed, on fresh keys and on one warm key: a limit that never runs out here.
+            try (RedisContender roomy = RedisContender.create(name, client, keys, 1_000_000, Duration.ofHours(1))) {
+                roomy.decide(keys.length - 1);
+                Counts fresh = count(redis, () -> {
+                    for (int i = 0; i < DECISIONS; i++) {
+                        roomy.decide(KEYS + 1 + i);
+                    }
+                });
+                Counts warm = count(redis, () -> {
+                    for (int i = 0; i < DECISIONS; i++) {
+                        roomy.decide(KEYS + 1);
+                    }
+                });
+                return new Row(name, afterOne, afterHundred, perKey,
+                        fresh.sent / (double) DECISIONS, warm.sent / (double) DECISIONS, rejected.sent / (double) DECISIONS,
+                        fresh.total() / (double) DECISIONS, warm.total() / (double) DECISIONS,
+                        rejected.total() / (double) DECISIONS, byName(warm), byName(rejected));
+            }
         } finally {
             client.shutdown();
         }

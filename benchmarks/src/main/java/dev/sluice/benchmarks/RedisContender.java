@@ -69,16 +69,21 @@ public abstract class RedisContender implements AutoCloseable {
      * @throws IllegalArgumentException for an unknown name
      */
     public static RedisContender create(String name, RedissonClient client, String[] keys) {
+        return create(name, client, keys, RATE, Duration.ofSeconds(1));
+    }
+
+    /** As {@link #create(String, RedissonClient, String[])}, with a limit of {@code count} per {@code period}. */
+    public static RedisContender create(String name, RedissonClient client, String[] keys, long count, Duration period) {
         if (name.startsWith("sluice-")) {
-            return new Sluice(Algorithm.fromConfigName(name.substring("sluice-".length())), client, keys);
+            return new Sluice(Algorithm.fromConfigName(name.substring("sluice-".length())), client, keys, count, period);
         }
         switch (name) {
             case "floor":
-                return new Floor(client, keys);
+                return new Floor(client, keys, count, period);
             case "bucket4j":
-                return new Bucket4j(client, keys, false);
+                return new Bucket4j(client, keys, false, count, period);
             case "bucket4j-batching":
-                return new Bucket4j(client, keys, true);
+                return new Bucket4j(client, keys, true, count, period);
             default:
                 throw new IllegalArgumentException("contender must be one of " + String.join(", ", NAMES)
                         + ", got '" + name + "'");
@@ -90,14 +95,12 @@ public abstract class RedisContender implements AutoCloseable {
         private final RateLimiter limiter;
         private final Limit limit;
 
-        Sluice(Algorithm algorithm, RedissonClient client, String[] keys) {
+        Sluice(Algorithm algorithm, RedissonClient client, String[] keys, long count, Duration period) {
             super(keys);
-            Limit base = Limit.of("bench", RATE, Duration.ofSeconds(1));
-            this.limit = algorithm == Algorithm.SLIDING_LOG
-                    // A sliding log keeps one entry per admitted unit and allows at most 100,000;
-                    // 100,000 per 100 ms is the same rate within its bound.
-                    ? Limit.of("bench", Limit.MAX_SLIDING_LOG_COUNT, Duration.ofMillis(100)).withAlgorithm(algorithm)
-                    : base.withAlgorithm(algorithm);
+            long scale = algorithm == Algorithm.SLIDING_LOG ? Math.max(1, count / Limit.MAX_SLIDING_LOG_COUNT) : 1;
+            // A sliding log keeps one entry per admitted unit and allows at most 100,000 per
+            // period: 1,000,000/s becomes 100,000 per 100 ms, the same rate within its bound.
+            this.limit = Limit.of("bench", count / scale, period.dividedBy(scale)).withAlgorithm(algorithm);
             // The 1 s timeout equals the Redisson response timeout: under 64 threads on 2 cores a
             // 100 ms default could turn slow answers into fast FAILED_OPEN decisions and flatter us.
             this.limiter = RateLimiter.builder().limit(limit).store(RedisStore.of(client))
@@ -131,9 +134,9 @@ public abstract class RedisContender implements AutoCloseable {
         private final FloorTokenBucket bucket;
         private final String[] redisKeys;
 
-        Floor(RedissonClient client, String[] keys) {
+        Floor(RedissonClient client, String[] keys, long count, Duration period) {
             super(keys);
-            this.bucket = new FloorTokenBucket(client, RATE, RATE);
+            this.bucket = new FloorTokenBucket(client, count, period);
             this.redisKeys = new String[keys.length];
             for (int i = 0; i < keys.length; i++) {
                 redisKeys[i] = "floor:" + keys[i];
@@ -167,14 +170,14 @@ public abstract class RedisContender implements AutoCloseable {
         private final AsyncBucketProxy[] asyncProxies;
         private final String[] redisKeys;
 
-        Bucket4j(RedissonClient client, String[] keys, boolean batching) {
+        Bucket4j(RedissonClient client, String[] keys, boolean batching, long count, Duration period) {
             super(keys);
             ProxyManager<String> manager = Bucket4jRedisson.casBasedBuilder(((Redisson) client).getCommandExecutor())
                     // Keys expire once the bucket would be full again, as Sluice's and the floor's do.
                     .expirationAfterWrite(ExpirationAfterWriteStrategy.basedOnTimeForRefillingBucketUpToMax(Duration.ofSeconds(1)))
                     .build();
             BucketConfiguration configuration = BucketConfiguration.builder()
-                    .addLimit(limit -> limit.capacity(RATE).refillGreedy(RATE, Duration.ofSeconds(1)))
+                    .addLimit(limit -> limit.capacity(count).refillGreedy(count, period))
                     .build();
             proxies = new BucketProxy[keys.length];
             asyncProxies = new AsyncBucketProxy[keys.length];

@@ -131,18 +131,21 @@ final class Report {
 
     String footprintTable() {
         StringBuilder md = new StringBuilder();
-        md.append("| contender | MEMORY USAGE after 1 decision (B) | after 100 on one key (B) | used_memory per key, ")
-                .append(Footprint.KEYS).append(" keys (B) | client commands per decision, fresh / warm key | ")
-                .append("Redis commands per decision incl. inside scripts, fresh / warm | warm key, per decision |\n");
-        md.append("|---|---:|---:|---:|---:|---:|---|\n");
+        md.append("| contender | MEMORY USAGE after 1 decision (B) | after 100 on one key (B) | used_memory growth per key over ")
+                .append(Footprint.KEYS).append(" keys (B) | commands the client sent per decision: allowed fresh / allowed warm / rejected | ")
+                .append("commands Redis ran per decision, incl. inside scripts: allowed fresh / warm / rejected | allowed warm, by command | rejected, by command |\n");
+        md.append("|---|---:|---:|---:|---:|---:|---|---|\n");
         for (Footprint.Row row : footprint) {
             md.append("| ").append(row.contender())
                     .append(" | ").append(row.bytesAfterOne())
                     .append(" | ").append(row.bytesAfterHundred())
                     .append(" | ").append(String.format("%.0f", row.usedMemoryPerKey()))
                     .append(" | ").append(Footprint.format(row.tripsFresh())).append(" / ").append(Footprint.format(row.tripsWarm()))
+                    .append(" / ").append(Footprint.format(row.tripsRejected()))
                     .append(" | ").append(Footprint.format(row.commandsFresh())).append(" / ").append(Footprint.format(row.commandsWarm()))
-                    .append(" | ").append(row.commandsWarmByName())
+                    .append(" / ").append(Footprint.format(row.commandsRejected()))
+                    .append(" | ").append(row.warmByName())
+                    .append(" | ").append(row.rejectedByName())
                     .append(" |\n");
         }
         return md.toString();
