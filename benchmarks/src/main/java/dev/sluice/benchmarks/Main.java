@@ -40,6 +40,10 @@ public final class Main {
     }
 
     public static void main(String[] args) throws IOException, RunnerException {
+        if (System.getProperty("org.slf4j.simpleLogger.defaultLogLevel") == null) {
+            // Redisson's connection chatter would bury JMH's progress lines.
+            System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
+        }
         boolean quick = false;
         List<String> only = List.of("footprint", "redis", "memory");
         int[] redisThreads = {1, 16, 64};
