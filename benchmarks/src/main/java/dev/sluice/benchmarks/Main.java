@@ -17,6 +17,7 @@ import java.time.ZonedDateTime;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collection;
 import java.util.List;
 
 /**
@@ -95,15 +96,26 @@ public final class Main {
         Files.createDirectories(json);
         List<RunResult> results = new ArrayList<>();
         if (only.contains("redis")) {
+            List<String> contenders = new ArrayList<>(jmh.getParameter("contender").orElse(List.of()));
+            if (contenders.isEmpty()) {
+                contenders = quick ? List.of("sluice-token-bucket", "floor", "bucket4j", "bucket4j-batching")
+                        : Arrays.asList(RedisContender.NAMES);
+            }
             for (int threads : redisThreads) {
-                ChainedOptionsBuilder options = options(jmh, quick, redis)
-                        .include(RedisBenchmark.class.getName() + "\\.")
-                        .threads(threads)
-                        .result(json.resolve("redis-t" + threads + ".json").toString());
-                if (quick && jmh.getParameter("contender").orElse(List.of()).isEmpty()) {
-                    options.param("contender", "sluice-token-bucket", "floor", "bucket4j", "bucket4j-batching");
+                // One JMH run per contender, so a Redis that dies under one (it was once killed
+                // from outside on a shared machine) is noticed, restarted and named in the report.
+                for (String contender : contenders) {
+                    if (!redis.ensureAlive()) {
+                        report.warn("Redis was down before " + contender + " at " + threads
+                                + " threads and was restarted; earlier trials may have failed");
+                    }
+                    ChainedOptionsBuilder options = options(jmh, quick, redis)
+                            .include(RedisBenchmark.class.getName() + "\\.")
+                            .threads(threads)
+                            .param("contender", contender)
+                            .result(json.resolve("redis-t" + threads + "-" + contender + ".json").toString());
+                    results.addAll(run(options, report, contender + " at " + threads + " threads"));
                 }
-                results.addAll(new Runner(options.build()).run());
             }
         }
         if (only.contains("memory")) {
@@ -112,7 +124,7 @@ public final class Main {
                         .include(MemoryBenchmark.class.getName() + "\\.")
                         .threads(threads)
                         .result(json.resolve("memory-t" + threads + ".json").toString());
-                results.addAll(new Runner(options.build()).run());
+                results.addAll(run(options, report, "in memory at " + threads + " threads"));
             }
         }
         report.results(results);
@@ -124,10 +136,21 @@ public final class Main {
         redis.stop();
     }
 
+    /** Runs JMH; a failed trial is left out of the tables and named in the report, not fatal. */
+    private static Collection<RunResult> run(ChainedOptionsBuilder options, Report report, String what) {
+        try {
+            Collection<RunResult> results = new Runner(options.build()).run();
+            return results;
+        } catch (RunnerException e) {
+            report.warn("JMH failed for " + what + ": " + e.getMessage());
+            return List.of();
+        }
+    }
+
     private static ChainedOptionsBuilder options(CommandLineOptions jmh, boolean quick, BenchRedis redis) {
         ChainedOptionsBuilder options = new OptionsBuilder().parent(jmh)
                 .resultFormat(ResultFormatType.JSON)
-                .shouldFailOnError(true)
+                .shouldFailOnError(false)
                 // Every fork meets the Redis this launcher started or found.
                 .jvmArgsAppend("-D" + BenchRedis.URL_PROPERTY + "=" + redis.url(),
                         "-D" + BenchRedis.OWNED_PROPERTY + "=" + redis.owned(),

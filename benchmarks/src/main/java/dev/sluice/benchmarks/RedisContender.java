@@ -101,10 +101,10 @@ public abstract class RedisContender implements AutoCloseable {
             // A sliding log keeps one entry per admitted unit and allows at most 100,000 per
             // period: 1,000,000/s becomes 100,000 per 100 ms, the same rate within its bound.
             this.limit = Limit.of("bench", count / scale, period.dividedBy(scale)).withAlgorithm(algorithm);
-            // The 1 s timeout equals the Redisson response timeout: under 64 threads on 2 cores a
+            // The 5 s timeout equals the client's response timeout: under 64 threads on 2 cores a
             // 100 ms default could turn slow answers into fast FAILED_OPEN decisions and flatter us.
             this.limiter = RateLimiter.builder().limit(limit).store(RedisStore.of(client))
-                    .timeout(Duration.ofSeconds(1)).build();
+                    .timeout(Duration.ofSeconds(5)).build();
         }
 
         @Override

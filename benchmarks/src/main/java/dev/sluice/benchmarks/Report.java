@@ -40,6 +40,11 @@ final class Report {
         this.args = args;
     }
 
+    void warn(String warning) {
+        System.err.println("WARNING: " + warning);
+        warnings.add(warning);
+    }
+
     String redisVersion() {
         return redisVersion;
     }
@@ -169,6 +174,9 @@ final class Report {
                     .append(p.getWarmup().getCount()).append(" x ").append(time(p.getWarmup().getTime()))
                     .append(", measurement ").append(p.getMeasurement().getCount()).append(" x ")
                     .append(time(p.getMeasurement().getTime())).append('\n');
+        }
+        for (String warning : warnings) {
+            md.append("- WARNING: ").append(warning).append('\n');
         }
         md.append('\n');
         if (!footprint.isEmpty()) {
