@@ -98,8 +98,8 @@ public final class BenchRedis {
     }
 
     /**
-     * Whether the server answers PING; if this run started it and it is gone (killed from
-     * outside, as happened once on a shared machine), starts it again on the same port, empty.
+     * Whether the server answers PING; if this run started it and it is gone (it died once
+     * mid-run on a shared machine; the cause was not found), starts it again on the same port, empty.
      *
      * @return false if it was down (and was restarted, when owned)
      */

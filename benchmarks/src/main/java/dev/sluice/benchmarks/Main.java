@@ -102,8 +102,8 @@ public final class Main {
                         : Arrays.asList(RedisContender.NAMES);
             }
             for (int threads : redisThreads) {
-                // One JMH run per contender, so a Redis that dies under one (it was once killed
-                // from outside on a shared machine) is noticed, restarted and named in the report.
+                // One JMH run per contender, so a Redis that dies under one (it once died mid-run
+                // on a shared machine, cause not found) is noticed, restarted and named in the report.
                 for (String contender : contenders) {
                     if (!redis.ensureAlive()) {
                         report.warn("Redis was down before " + contender + " at " + threads
