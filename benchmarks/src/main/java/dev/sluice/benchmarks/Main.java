@@ -1,0 +1,172 @@
+package dev.sluice.benchmarks;
+
+import org.openjdk.jmh.results.RunResult;
+import org.openjdk.jmh.results.format.ResultFormatType;
+import org.openjdk.jmh.runner.Runner;
+import org.openjdk.jmh.runner.RunnerException;
+import org.openjdk.jmh.runner.options.ChainedOptionsBuilder;
+import org.openjdk.jmh.runner.options.CommandLineOptionException;
+import org.openjdk.jmh.runner.options.CommandLineOptions;
+import org.openjdk.jmh.runner.options.OptionsBuilder;
+import org.openjdk.jmh.runner.options.TimeValue;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.ZonedDateTime;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collection;
+import java.util.List;
+
+/**
+ * The one entry point: starts (or finds) the Redis, counts bytes and round trips
+ * ({@link Footprint}), runs the JMH benchmarks ({@link RedisBenchmark} at each Redis thread count,
+ * {@link MemoryBenchmark} at each in-memory thread count) with every forked JVM pointed at that
+ * same Redis, and writes the tables of raw results and Sluice/peer ratios to a Markdown file.
+ *
+ * <pre>
+ * java -jar benchmarks/target/benchmarks.jar [--quick] [--only=footprint,redis,memory]
+ *      [--redis-threads=1,16,64] [--memory-threads=1,2] [--out=FILE] [JMH options...]
+ * </pre>
+ *
+ * JMH options after ours (for example {@code -wi 1 -w 1s -i 2 -r 1s} or
+ * {@code -p contender=floor,sluice-gcra}) refine the run; {@code --quick} is a smoke run of a
+ * few minutes: a subset of contenders, threads 1 and 16, one 1-second iteration.
+ */
+public final class Main {
+
+    private Main() {
+    }
+
+    public static void main(String[] args) throws IOException, RunnerException {
+        if (System.getProperty("org.slf4j.simpleLogger.defaultLogLevel") == null) {
+            // Redisson's connection chatter would bury JMH's progress lines.
+            System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
+        }
+        boolean quick = false;
+        List<String> only = List.of("footprint", "redis", "memory");
+        int[] redisThreads = {1, 16, 64};
+        int[] memoryThreads = {1, 2};
+        Path out = Files.isDirectory(Path.of("benchmarks")) ? Path.of("benchmarks/target/results.md") : Path.of("results.md");
+        List<String> jmhArgs = new ArrayList<>();
+        for (String arg : args) {
+            if (arg.equals("--quick")) {
+                quick = true;
+            } else if (arg.startsWith("--only=")) {
+                only = Arrays.asList(value(arg).split(","));
+            } else if (arg.startsWith("--redis-threads=")) {
+                redisThreads = ints(value(arg));
+            } else if (arg.startsWith("--memory-threads=")) {
+                memoryThreads = ints(value(arg));
+            } else if (arg.startsWith("--out=")) {
+                out = Path.of(value(arg));
+            } else if (arg.equals("--help") || arg.equals("-h")) {
+                System.out.println("usage: java -jar benchmarks.jar [--quick] [--only=footprint,redis,memory] "
+                        + "[--redis-threads=1,16,64] [--memory-threads=1,2] [--out=FILE] [JMH options]");
+                return;
+            } else {
+                jmhArgs.add(arg);
+            }
+        }
+        if (quick && Arrays.equals(redisThreads, new int[] {1, 16, 64})) {
+            redisThreads = new int[] {1, 16};
+        }
+        CommandLineOptions jmh;
+        try {
+            jmh = new CommandLineOptions(jmhArgs.toArray(String[]::new));
+        } catch (CommandLineOptionException e) {
+            throw new IllegalArgumentException("bad JMH option: " + e.getMessage(), e);
+        }
+
+        BenchRedis redis = BenchRedis.get();
+        String started = ZonedDateTime.now().format(DateTimeFormatter.ISO_OFFSET_DATE_TIME);
+        Report report = new Report(started, redis, Footprint.info(redis, "server").getOrDefault("redis_version", "?"),
+                quick, String.join(" ", args));
+        System.out.println("Redis " + report.redisVersion() + " at " + redis.url() + (redis.owned() ? " (started by this run)" : ""));
+
+        if (only.contains("footprint")) {
+            List<String> names = quick ? List.of("sluice-token-bucket", "sluice-gcra", "floor", "bucket4j")
+                    : Arrays.asList(RedisContender.NAMES);
+            report.footprint(Footprint.measure(redis, names));
+            System.out.println(report.footprintTable());
+        }
+        Path json = out.toAbsolutePath().getParent().resolve("jmh");
+        Files.createDirectories(json);
+        List<RunResult> results = new ArrayList<>();
+        if (only.contains("redis")) {
+            List<String> contenders = new ArrayList<>(jmh.getParameter("contender").orElse(List.of()));
+            if (contenders.isEmpty()) {
+                contenders = quick ? List.of("sluice-token-bucket", "floor", "bucket4j", "bucket4j-batching")
+                        : Arrays.asList(RedisContender.NAMES);
+            }
+            for (int threads : redisThreads) {
+                // One JMH run per contender, so a Redis that dies under one (it once died mid-run
+                // on a shared machine, cause not found) is noticed, restarted and named in the report.
+                for (String contender : contenders) {
+                    if (!redis.ensureAlive()) {
+                        report.warn("Redis was down before " + contender + " at " + threads
+                                + " threads and was restarted; earlier trials may have failed");
+                    }
+                    ChainedOptionsBuilder options = options(jmh, quick, redis)
+                            .include(RedisBenchmark.class.getName() + "\\.")
+                            .threads(threads)
+                            .param("contender", contender)
+                            .result(json.resolve("redis-t" + threads + "-" + contender + ".json").toString());
+                    results.addAll(run(options, report, contender + " at " + threads + " threads"));
+                }
+            }
+        }
+        if (only.contains("memory")) {
+            for (int threads : quick ? new int[] {1} : memoryThreads) {
+                ChainedOptionsBuilder options = options(jmh, quick, redis)
+                        .include(MemoryBenchmark.class.getName() + "\\.")
+                        .threads(threads)
+                        .result(json.resolve("memory-t" + threads + ".json").toString());
+                results.addAll(run(options, report, "in memory at " + threads + " threads"));
+            }
+        }
+        report.results(results);
+        Files.createDirectories(out.toAbsolutePath().getParent());
+        Files.writeString(out, report.markdown());
+        System.out.println();
+        System.out.println(report.markdown());
+        System.out.println("Written to " + out.toAbsolutePath() + " (JMH JSON in " + json + ")");
+        redis.stop();
+    }
+
+    /** Runs JMH; a failed trial is left out of the tables and named in the report, not fatal. */
+    private static Collection<RunResult> run(ChainedOptionsBuilder options, Report report, String what) {
+        try {
+            Collection<RunResult> results = new Runner(options.build()).run();
+            return results;
+        } catch (RunnerException e) {
+            report.warn("JMH failed for " + what + ": " + e.getMessage());
+            return List.of();
+        }
+    }
+
+    private static ChainedOptionsBuilder options(CommandLineOptions jmh, boolean quick, BenchRedis redis) {
+        ChainedOptionsBuilder options = new OptionsBuilder().parent(jmh)
+                .resultFormat(ResultFormatType.JSON)
+                .shouldFailOnError(false)
+                // Every fork meets the Redis this launcher started or found.
+                .jvmArgsAppend("-D" + BenchRedis.URL_PROPERTY + "=" + redis.url(),
+                        "-D" + BenchRedis.OWNED_PROPERTY + "=" + redis.owned(),
+                        "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn");
+        if (quick) {
+            options.forks(1).warmupIterations(1).warmupTime(TimeValue.seconds(1))
+                    .measurementIterations(1).measurementTime(TimeValue.seconds(1));
+        }
+        return options;
+    }
+
+    private static String value(String arg) {
+        return arg.substring(arg.indexOf('=') + 1);
+    }
+
+    private static int[] ints(String list) {
+        return Arrays.stream(list.split(",")).map(String::trim).mapToInt(Integer::parseInt).toArray();
+    }
+}

@@ -1,0 +1,129 @@
+package dev.sluice.benchmarks;
+
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OperationsPerInvocation;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Warmup;
+import org.redisson.api.RedissonClient;
+
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Decisions on Redis: Sluice's {@code RedisStore} with each algorithm, the hand-written
+ * one-EVALSHA floor ({@link FloorTokenBucket}) and Bucket4j's Redisson proxy manager, plain and
+ * batching, all on the same Redis and the same Redisson client settings, in one run.
+ *
+ * <ul>
+ *   <li>{@code keys = 1}: one hot key, every thread on it: the contention case (Redis serialises
+ *       scripts on one key; Bucket4j's compare-and-swap retries; batching merges).</li>
+ *   <li>{@code keys = 100000}: distinct keys, each thread walking them from its own offset: the
+ *       many-callers case, where state is mostly absent or cold.</li>
+ *   <li>{@link #sync}: one blocking decision per call, as a servlet filter makes it. Measured as
+ *       decisions/s and as sampled latency (p50, p99).</li>
+ *   <li>{@link #async}: {@value #IN_FLIGHT} decisions in flight per thread, then wait for all, as a
+ *       non-blocking gateway would issue them: decisions/s only, since one sample covers a batch.</li>
+ * </ul>
+ *
+ * The number of threads (1, 16, 64) is set by the launcher ({@link Main}), not here. Every
+ * contender's limit is high enough that the allowed path is measured ({@link RedisContender#RATE}).
+ */
+@State(Scope.Benchmark)
+@Fork(1)
+@Warmup(iterations = 1, time = 2)
+@Measurement(iterations = 3, time = 2)
+@OutputTimeUnit(TimeUnit.SECONDS)
+public class RedisBenchmark {
+
+    /** Async decisions in flight per thread. */
+    public static final int IN_FLIGHT = 16;
+
+    @Param({"sluice-token-bucket", "sluice-gcra", "sluice-sliding-window", "sluice-fixed-window",
+            "sluice-sliding-log", "floor", "bucket4j", "bucket4j-batching"})
+    public String contender;
+
+    @Param({"1", "100000"})
+    public int keys;
+
+    private RedissonClient client;
+    private RedisContender subject;
+
+    @Setup(Level.Trial)
+    public void setUp() {
+        BenchRedis redis = BenchRedis.get();
+        redis.flushIfOwned(); // each trial starts from an empty server when it is ours
+        client = redis.newClient();
+        String[] names = new String[keys];
+        for (int i = 0; i < keys; i++) {
+            // Shaped like what a filter would pass: an API key or an address.
+            names[i] = keys == 1 ? "hot-caller" : "caller-" + i;
+        }
+        subject = RedisContender.create(contender, client, names);
+        // Warm the script cache and the connection pool outside the measurement.
+        subject.decide(0);
+    }
+
+    @TearDown(Level.Trial)
+    public void tearDown() {
+        if (subject.failures() > 0) {
+            System.err.println("WARNING: " + contender + " had " + subject.failures()
+                    + " store failures (timeouts or errors); its numbers include fail-open decisions");
+        }
+        subject.close();
+        client.shutdown();
+    }
+
+    /** Each thread walks the keys from its own random offset, so threads rarely meet on one key. */
+    @State(Scope.Thread)
+    public static class Cursor {
+        int next;
+
+        @Setup(Level.Trial)
+        public void setUp() {
+            next = ThreadLocalRandom.current().nextInt(1 << 20);
+        }
+
+        int next(int bound) {
+            int i = next++ % bound;
+            if (next == Integer.MAX_VALUE) {
+                next = 0;
+            }
+            return i;
+        }
+    }
+
+    @Benchmark
+    @BenchmarkMode({Mode.Throughput, Mode.SampleTime})
+    public boolean sync(Cursor cursor) {
+        return subject.decide(cursor.next(keys));
+    }
+
+    @Benchmark
+    @BenchmarkMode(Mode.Throughput)
+    @OperationsPerInvocation(IN_FLIGHT)
+    public int async(Cursor cursor) {
+        CompletableFuture<?>[] pending = new CompletableFuture<?>[IN_FLIGHT];
+        for (int j = 0; j < IN_FLIGHT; j++) {
+            pending[j] = subject.decideAsync(cursor.next(keys));
+        }
+        CompletableFuture.allOf(pending).join();
+        int allowed = 0;
+        for (CompletableFuture<?> future : pending) {
+            if (Boolean.TRUE.equals(future.join())) {
+                allowed++;
+            }
+        }
+        return allowed;
+    }
+}

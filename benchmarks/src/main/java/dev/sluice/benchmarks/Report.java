@@ -1,0 +1,332 @@
+package dev.sluice.benchmarks;
+
+import org.openjdk.jmh.results.Result;
+import org.openjdk.jmh.results.RunResult;
+import org.openjdk.jmh.runner.options.TimeValue;
+
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeSet;
+
+/**
+ * Turns one run's footprint rows and JMH results into Markdown: the machine, raw tables, and
+ * Sluice/peer ratios computed only from results of this same run.
+ */
+final class Report {
+
+    private static final String TB = "sluice-token-bucket";
+
+    private final String started;
+    private final BenchRedis redis;
+    private final String redisVersion;
+    private final boolean quick;
+    private final String args;
+    private List<Footprint.Row> footprint = List.of();
+    private final Map<String, RunResult> byKey = new HashMap<>();
+    private final TreeSet<Integer> redisThreads = new TreeSet<>();
+    private final TreeSet<Integer> memoryThreads = new TreeSet<>();
+    private final List<String> redisContenders = new ArrayList<>();
+    private final List<String> memoryContenders = new ArrayList<>();
+    private final List<String> warnings = new ArrayList<>();
+
+    Report(String started, BenchRedis redis, String redisVersion, boolean quick, String args) {
+        this.started = started;
+        this.redis = redis;
+        this.redisVersion = redisVersion;
+        this.quick = quick;
+        this.args = args;
+    }
+
+    void warn(String warning) {
+        System.err.println("WARNING: " + warning);
+        warnings.add(warning);
+    }
+
+    String redisVersion() {
+        return redisVersion;
+    }
+
+    void footprint(List<Footprint.Row> rows) {
+        this.footprint = rows;
+    }
+
+    void results(Collection<RunResult> results) {
+        for (RunResult result : results) {
+            var params = result.getParams();
+            String method = params.getBenchmark().substring(params.getBenchmark().lastIndexOf('.') + 1);
+            String contender = params.getParam("contender");
+            boolean memory = params.getBenchmark().contains("MemoryBenchmark");
+            String shape = memory ? params.getParam("path") : params.getParam("keys");
+            byKey.put(key(method, params.getMode().shortLabel(), contender, shape, params.getThreads()), result);
+            (memory ? memoryThreads : redisThreads).add(params.getThreads());
+            List<String> seen = memory ? memoryContenders : redisContenders;
+            if (!seen.contains(contender)) {
+                seen.add(contender);
+            }
+            if (params.getWarmup().getCount() < 1) {
+                warnings.add("no warm-up for " + contender);
+            }
+        }
+        order(redisContenders, RedisContender.NAMES);
+        order(memoryContenders, MemoryBenchmark.NAMES);
+    }
+
+    private static void order(List<String> seen, String[] canonical) {
+        List<String> sorted = new ArrayList<>();
+        for (String name : canonical) {
+            if (seen.contains(name)) {
+                sorted.add(name);
+            }
+        }
+        seen.clear();
+        seen.addAll(sorted);
+    }
+
+    private static String key(String method, String mode, String contender, String shape, int threads) {
+        return method + "|" + mode + "|" + contender + "|" + shape + "|" + threads;
+    }
+
+    private Result<?> primary(String method, String mode, String contender, String shape, int threads) {
+        RunResult result = byKey.get(key(method, mode, contender, shape, threads));
+        return result == null ? null : result.getPrimaryResult();
+    }
+
+    /** Decisions per second, whatever unit JMH reported in. */
+    private Double perSecond(String method, String contender, String shape, int threads) {
+        Result<?> result = primary(method, "thrpt", contender, shape, threads);
+        return result == null ? null : result.getScore() * perSecondFactor(result.getScoreUnit());
+    }
+
+    private Double errorPercent(String method, String contender, String shape, int threads) {
+        Result<?> result = primary(method, "thrpt", contender, shape, threads);
+        if (result == null || Double.isNaN(result.getScoreError()) || result.getScore() == 0) {
+            return null;
+        }
+        return 100 * result.getScoreError() / result.getScore();
+    }
+
+    /** A percentile of the sampled latency, in microseconds. */
+    private Double percentileMicros(String method, String contender, String shape, int threads, double percentile) {
+        Result<?> result = primary(method, "sample", contender, shape, threads);
+        return result == null ? null : result.getStatistics().getPercentile(percentile) * microsFactor(result.getScoreUnit());
+    }
+
+    private static double perSecondFactor(String unit) {
+        return switch (unit) {
+            case "ops/s" -> 1;
+            case "ops/ms" -> 1e3;
+            case "ops/us" -> 1e6;
+            case "ops/ns" -> 1e9;
+            default -> throw new IllegalStateException("unexpected unit " + unit);
+        };
+    }
+
+    private static double microsFactor(String unit) {
+        return switch (unit) {
+            case "s/op" -> 1e6;
+            case "ms/op" -> 1e3;
+            case "us/op" -> 1;
+            case "ns/op" -> 1e-3;
+            default -> throw new IllegalStateException("unexpected unit " + unit);
+        };
+    }
+
+    String footprintTable() {
+        StringBuilder md = new StringBuilder();
+        md.append("| contender | MEMORY USAGE after 1 decision (B) | after 100 on one key (B) | used_memory growth per key over ")
+                .append(Footprint.KEYS).append(" keys (B) | commands the client sent per decision: allowed fresh / allowed warm / rejected | ")
+                .append("commands Redis ran per decision, incl. inside scripts: allowed fresh / warm / rejected | allowed warm, by command | rejected, by command |\n");
+        md.append("|---|---:|---:|---:|---:|---:|---|---|\n");
+        for (Footprint.Row row : footprint) {
+            md.append("| ").append(row.contender())
+                    .append(" | ").append(row.bytesAfterOne())
+                    .append(" | ").append(row.bytesAfterHundred())
+                    .append(" | ").append(String.format("%.0f", row.usedMemoryPerKey()))
+                    .append(" | ").append(Footprint.format(row.tripsFresh())).append(" / ").append(Footprint.format(row.tripsWarm()))
+                    .append(" / ").append(Footprint.format(row.tripsRejected()))
+                    .append(" | ").append(Footprint.format(row.commandsFresh())).append(" / ").append(Footprint.format(row.commandsWarm()))
+                    .append(" / ").append(Footprint.format(row.commandsRejected()))
+                    .append(" | ").append(row.warmByName())
+                    .append(" | ").append(row.rejectedByName())
+                    .append(" |\n");
+        }
+        return md.toString();
+    }
+
+    String markdown() {
+        StringBuilder md = new StringBuilder();
+        md.append("## Run of ").append(started).append(quick ? " (QUICK: smoke run, not for conclusions)" : "").append("\n\n");
+        md.append("- arguments: `").append(args.isEmpty() ? "(none)" : args).append("`\n");
+        md.append("- machine: ").append(Runtime.getRuntime().availableProcessors()).append(" CPUs (availableProcessors), ")
+                .append(System.getProperty("os.name")).append(' ').append(System.getProperty("os.version")).append(' ')
+                .append(System.getProperty("os.arch")).append('\n');
+        md.append("- Java: ").append(System.getProperty("java.vm.name")).append(' ').append(System.getProperty("java.runtime.version"))
+                .append(" (").append(System.getProperty("java.vendor")).append(")\n");
+        md.append("- Redis: ").append(redisVersion).append(redis.owned() ? ", embedded-redis binary started by the run" : ", from REDIS_URL")
+                .append(", loopback\n");
+        if (!byKey.isEmpty()) {
+            RunResult any = byKey.values().iterator().next();
+            var p = any.getParams();
+            md.append("- JMH ").append(p.getJmhVersion()).append(": ").append(p.getForks()).append(" fork, warm-up ")
+                    .append(p.getWarmup().getCount()).append(" x ").append(time(p.getWarmup().getTime()))
+                    .append(", measurement ").append(p.getMeasurement().getCount()).append(" x ")
+                    .append(time(p.getMeasurement().getTime())).append('\n');
+        }
+        for (String warning : warnings) {
+            md.append("- WARNING: ").append(warning).append('\n');
+        }
+        md.append('\n');
+        if (!footprint.isEmpty()) {
+            md.append("### Redis bytes and round trips per decision\n\n").append(footprintTable()).append('\n');
+        }
+        if (!redisContenders.isEmpty()) {
+            redisTables(md);
+        }
+        if (!memoryContenders.isEmpty()) {
+            memoryTables(md);
+        }
+        return md.toString();
+    }
+
+    private static String time(TimeValue value) {
+        return value.toString().replace(" ", "");
+    }
+
+    private void redisTables(StringBuilder md) {
+        List<String> shapes = List.of("1", "100000");
+        md.append("### Redis: decisions per second (Throughput; ± is JMH's 99.9% error as % of the score)\n\n");
+        md.append("| keys | threads | api |");
+        redisContenders.forEach(c -> md.append(' ').append(c).append(" |"));
+        md.append('\n').append("|---|---:|---|").append("---:|".repeat(redisContenders.size())).append('\n');
+        for (String api : List.of("sync", "async")) {
+            for (String shape : shapes) {
+                for (int threads : redisThreads) {
+                    md.append("| ").append(keysLabel(shape)).append(" | ").append(threads).append(" | ").append(api).append(" |");
+                    for (String c : redisContenders) {
+                        md.append(' ').append(rate(perSecond(api, c, shape, threads), errorPercent(api, c, shape, threads))).append(" |");
+                    }
+                    md.append('\n');
+                }
+            }
+        }
+        md.append("\n### Redis: sync latency, p50 / p99 in µs (SampleTime)\n\n");
+        md.append("| keys | threads |");
+        redisContenders.forEach(c -> md.append(' ').append(c).append(" |"));
+        md.append('\n').append("|---|---:|").append("---:|".repeat(redisContenders.size())).append('\n');
+        for (String shape : shapes) {
+            for (int threads : redisThreads) {
+                md.append("| ").append(keysLabel(shape)).append(" | ").append(threads).append(" |");
+                for (String c : redisContenders) {
+                    Double p50 = percentileMicros("sync", c, shape, threads, 50);
+                    Double p99 = percentileMicros("sync", c, shape, threads, 99);
+                    md.append(' ').append(p50 == null ? "–" : String.format("%.0f / %.0f", p50, p99)).append(" |");
+                }
+                md.append('\n');
+            }
+        }
+
+        List<String[]> pairs = new ArrayList<>();
+        for (String c : redisContenders) {
+            if (c.startsWith("sluice-") && redisContenders.contains("floor")) {
+                pairs.add(new String[] {c, "floor"});
+            }
+        }
+        for (String peer : List.of("bucket4j", "bucket4j-batching")) {
+            for (String sluice : List.of(TB, "sluice-gcra")) {
+                if (redisContenders.contains(sluice) && redisContenders.contains(peer)) {
+                    pairs.add(new String[] {sluice, peer});
+                }
+            }
+        }
+        if (pairs.isEmpty()) {
+            return;
+        }
+        md.append("\n### Redis: ratios Sluice ÷ peer, same run\n\n");
+        md.append("Throughput ratio: above 1 means Sluice decides more per second. Latency ratio (p99): below 1 means Sluice answers sooner.\n\n");
+        md.append("| keys | threads | api |");
+        pairs.forEach(p -> md.append(' ').append(shortName(p[0])).append(" ÷ ").append(p[1]).append(" |"));
+        md.append('\n').append("|---|---:|---|").append("---:|".repeat(pairs.size())).append('\n');
+        for (String api : List.of("sync", "async")) {
+            for (String shape : shapes) {
+                for (int threads : redisThreads) {
+                    md.append("| ").append(keysLabel(shape)).append(" | ").append(threads).append(" | ").append(api).append(" thrpt |");
+                    for (String[] p : pairs) {
+                        md.append(' ').append(ratio(perSecond(api, p[0], shape, threads), perSecond(api, p[1], shape, threads))).append(" |");
+                    }
+                    md.append('\n');
+                }
+            }
+        }
+        for (String shape : shapes) {
+            for (int threads : redisThreads) {
+                md.append("| ").append(keysLabel(shape)).append(" | ").append(threads).append(" | sync p99 |");
+                for (String[] p : pairs) {
+                    md.append(' ').append(ratio(percentileMicros("sync", p[0], shape, threads, 99),
+                            percentileMicros("sync", p[1], shape, threads, 99))).append(" |");
+                }
+                md.append('\n');
+            }
+        }
+        md.append('\n');
+    }
+
+    private void memoryTables(StringBuilder md) {
+        md.append("### In memory: millions of decisions per second (Throughput), and p50 / p99 in ns (SampleTime)\n\n");
+        md.append("| path | threads |");
+        memoryContenders.forEach(c -> md.append(' ').append(c).append(" |"));
+        md.append('\n').append("|---|---:|").append("---:|".repeat(memoryContenders.size())).append('\n');
+        for (String path : List.of("allowed", "rejected")) {
+            for (int threads : memoryThreads) {
+                md.append("| ").append(path).append(" | ").append(threads).append(" |");
+                for (String c : memoryContenders) {
+                    Double rate = perSecond("decide", c, path, threads);
+                    Double p50 = percentileMicros("decide", c, path, threads, 50);
+                    Double p99 = percentileMicros("decide", c, path, threads, 99);
+                    md.append(' ').append(rate == null ? "–" : String.format("%.1f M/s", rate / 1e6))
+                            .append(p50 == null ? "" : String.format(" (%.0f / %.0f ns)", p50 * 1e3, p99 * 1e3)).append(" |");
+                }
+                md.append('\n');
+            }
+        }
+        if (memoryContenders.contains("sluice-memory") && memoryContenders.size() > 1) {
+            md.append("\nThroughput ratio sluice-memory ÷ peer, same run (above 1: Sluice faster):\n\n");
+            md.append("| path | threads |");
+            List<String> peers = memoryContenders.stream().filter(c -> !c.equals("sluice-memory")).toList();
+            peers.forEach(c -> md.append(" ÷ ").append(c).append(" |"));
+            md.append('\n').append("|---|---:|").append("---:|".repeat(peers.size())).append('\n');
+            for (String path : List.of("allowed", "rejected")) {
+                for (int threads : memoryThreads) {
+                    md.append("| ").append(path).append(" | ").append(threads).append(" |");
+                    for (String peer : peers) {
+                        md.append(' ').append(ratio(perSecond("decide", "sluice-memory", path, threads),
+                                perSecond("decide", peer, path, threads))).append(" |");
+                    }
+                    md.append('\n');
+                }
+            }
+        }
+        md.append('\n');
+    }
+
+    private static String shortName(String contender) {
+        return contender.replace("sluice-", "sluice ");
+    }
+
+    private static String keysLabel(String shape) {
+        return "1".equals(shape) ? "1 hot" : String.format("%,d", Integer.parseInt(shape));
+    }
+
+    private static String rate(Double perSecond, Double errorPercent) {
+        if (perSecond == null) {
+            return "–";
+        }
+        return String.format("%,.0f", perSecond) + (errorPercent == null ? "" : String.format(" ±%.0f%%", errorPercent));
+    }
+
+    private static String ratio(Double a, Double b) {
+        return a == null || b == null || b == 0 ? "–" : String.format("%.2f", a / b);
+    }
+}

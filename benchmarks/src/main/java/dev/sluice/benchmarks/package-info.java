@@ -1,0 +1,10 @@
+/**
+ * JMH benchmarks of Sluice beside its peers, measured in one run against one Redis.
+ *
+ * <p>{@link dev.sluice.benchmarks.Main} is the entry point of {@code benchmarks.jar}: it starts a
+ * Redis (or uses {@code REDIS_URL}), counts bytes and round trips per decision
+ * ({@link dev.sluice.benchmarks.Footprint}), runs {@link dev.sluice.benchmarks.RedisBenchmark} and
+ * {@link dev.sluice.benchmarks.MemoryBenchmark}, and writes Markdown tables of raw results and
+ * Sluice/peer ratios. Nothing here runs during {@code mvn verify}; see {@code docs/benchmarks.md}.
+ */
+package dev.sluice.benchmarks;
