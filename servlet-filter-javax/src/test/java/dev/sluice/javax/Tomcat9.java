@@ -8,6 +8,7 @@ import org.apache.catalina.core.StandardContext;
 import org.apache.catalina.startup.Tomcat;
 import org.apache.tomcat.util.scan.StandardJarScanner;
 
+import javax.servlet.ServletContainerInitializer;
 import java.net.URI;
 import java.nio.file.Path;
 import java.util.List;
@@ -30,6 +31,11 @@ final class Tomcat9 {
     }
 
     static Running deploy(WebApp app, Path baseDir) throws Exception {
+        return deploy(app, baseDir, null);
+    }
+
+    /** As {@link #deploy(WebApp, Path)}, with a {@code ServletContainerInitializer} run before the filters start. */
+    static Running deploy(WebApp app, Path baseDir, ServletContainerInitializer initializer) throws Exception {
         Tomcat tomcat = new Tomcat();
         tomcat.setBaseDir(baseDir.toString());
         Connector connector = new Connector();
@@ -40,6 +46,9 @@ final class Tomcat9 {
         tomcat.setAddDefaultWebXmlToWebapp(false);
         Context context = tomcat.addWebapp("", app.docBase().toString());
         ((StandardJarScanner) context.getJarScanner()).setScanClassPath(false);
+        if (initializer != null) {
+            context.addServletContainerInitializer(initializer, null);
+        }
         // The test JVM runs without the --add-opens these leak checks want; they only log warnings.
         StandardContext standard = (StandardContext) context;
         standard.setClearReferencesObjectStreamClassCaches(false);
