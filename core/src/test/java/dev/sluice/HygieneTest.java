@@ -44,6 +44,11 @@ class HygieneTest {
         for (String key : keys) {
             assertThat(key.getBytes(StandardCharsets.UTF_8).length).as(key).isLessThanOrEqualTo(256);
             long ttl = client.getBucket(key).remainTimeToLive();
+            if (ttl == -2) {
+                // Gone since the SCAN: a key of an earlier test in this JVM whose short TTL ran out
+                // meanwhile (seen on a loaded machine). A key without a TTL answers -1 and fails.
+                continue;
+            }
             assertThat(ttl).as("TTL of " + key).isPositive();
         }
         Map<String, Long> periodMillis = Map.of("tb", 1_000L, "gcra", 60_000L, "sw", 3_600_000L, "fw", 86_400_000L,
