@@ -12,7 +12,8 @@ import dev.sluice.metrics.MicrometerMetrics;
  */
 public final class OptionalMetrics {
 
-    private static final boolean MICROMETER = present("io.micrometer.core.instrument.MeterRegistry");
+    private static final boolean MICROMETER = Classes.present("io.micrometer.core.instrument.MeterRegistry",
+            OptionalMetrics.class.getClassLoader());
 
     private OptionalMetrics() {
     }
@@ -25,15 +26,6 @@ public final class OptionalMetrics {
     /** A listener publishing to Micrometer's global registry, or {@code null} if disabled or absent. */
     public static DecisionListener listener(boolean enabled, String policy) {
         return enabled && MICROMETER ? Holder.global(policy) : null;
-    }
-
-    private static boolean present(String className) {
-        try {
-            Class.forName(className, false, OptionalMetrics.class.getClassLoader());
-            return true;
-        } catch (ClassNotFoundException | LinkageError e) {
-            return false;
-        }
     }
 
     private static final class Holder {

@@ -6,6 +6,7 @@ import dev.sluice.RateLimiter;
 import dev.sluice.SluiceConfig;
 import dev.sluice.SluiceConfig.HeaderStyle;
 import dev.sluice.internal.CallerResolver;
+import dev.sluice.internal.Classes;
 import dev.sluice.internal.OptionalMetrics;
 import dev.sluice.internal.SharedStores;
 import jakarta.annotation.PreDestroy;
@@ -89,7 +90,8 @@ public final class RateLimitFeature implements DynamicFeature {
     private static final String PREFIX = "sluice.";
     private static final Set<String> APPLICATION_PROPERTIES = Set.of("store", "timeout", "headers", "trusted-proxies",
             "mode", "metrics");
-    private static final boolean SERVLET_API = present("jakarta.servlet.http.HttpServletRequest");
+    private static final boolean SERVLET_API = Classes.present("jakarta.servlet.http.HttpServletRequest",
+            RateLimitFeature.class.getClassLoader());
 
     private final RateLimitStore givenStore;
     private Settings settings; // parsed on the first annotated method, guarded by this
@@ -195,15 +197,6 @@ public final class RateLimitFeature implements DynamicFeature {
             SharedStores.application().release(acquiredStore);
             acquiredStore = null;
             settings = null;
-        }
-    }
-
-    private static boolean present(String className) {
-        try {
-            Class.forName(className, false, RateLimitFeature.class.getClassLoader());
-            return true;
-        } catch (ClassNotFoundException | LinkageError e) {
-            return false;
         }
     }
 
