@@ -11,8 +11,12 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 
@@ -78,15 +82,16 @@ public final class RateLimiter {
 
     /**
      * Decides one request of {@code caller}, spending each limit's configured {@link Limit#cost()}.
-     * Waits at most the timeout.
+     * Waits at most the timeout, on this thread: no timer, no shared scheduler.
      */
     public Decision decide(String caller) {
-        return decideAsync(caller).toCompletableFuture().join();
+        return await(caller, limits);
     }
 
     /** Decides one request of {@code caller} that spends {@code cost} units of every limit. */
     public Decision decide(String caller, long cost) {
-        return decideAsync(caller, cost).toCompletableFuture().join();
+        List<Limit> request = costed(cost);
+        return request == null ? unsatisfiable() : await(caller, request);
     }
 
     /**
@@ -106,37 +111,60 @@ public final class RateLimiter {
      * @throws IllegalArgumentException if {@code cost} is below 1
      */
     public CompletionStage<Decision> decideAsync(String caller, long cost) {
+        List<Limit> request = costed(cost);
+        return request == null ? CompletableFuture.completedFuture(unsatisfiable()) : ask(caller, request);
+    }
+
+    /** The limits with {@code cost}, or {@code null} if some limit can never grant it. */
+    private List<Limit> costed(long cost) {
         if (cost < 1) {
             throw new IllegalArgumentException("'cost' must be at least 1, got '" + cost + "'");
         }
         if (cost > smallestCapacity) {
-            return CompletableFuture.completedFuture(heard(new Decision(Decision.Outcome.UNSATISFIABLE, List.of(),
-                    Decision.NEVER), System.nanoTime()));
+            return null;
         }
         List<Limit> costed = new ArrayList<>(limits.size());
         for (Limit limit : limits) {
             costed.add(limit.cost() == cost ? limit : limit.withCost(cost));
         }
-        return ask(caller, costed);
+        return costed;
+    }
+
+    private Decision unsatisfiable() {
+        return heard(new Decision(Decision.Outcome.UNSATISFIABLE, List.of(), Decision.NEVER), System.nanoTime());
+    }
+
+    private Decision await(String caller, List<Limit> request) {
+        long started = listener == null ? 0 : System.nanoTime();
+        CompletableFuture<Decision> answer = send(caller, request);
+        if (answer == null) {
+            return heard(circuitOpen(), started);
+        }
+        try {
+            Decision decision = answer.isDone() ? answer.join() : answer.get(timeoutNanos, TimeUnit.NANOSECONDS);
+            breaker.onSuccess();
+            return heard(decision, started);
+        } catch (TimeoutException e) {
+            // Completing the store's future tells a store holding the request back (coalescing)
+            // that this caller gave up, so that it is not charged.
+            answer.completeExceptionally(e);
+            return heard(failed(e), started);
+        } catch (ExecutionException | CompletionException | CancellationException e) {
+            return heard(failed(e.getCause() != null ? e.getCause() : e), started);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return heard(failed(e), started);
+        }
     }
 
     private CompletionStage<Decision> ask(String caller, List<Limit> request) {
-        Objects.requireNonNull(caller, "caller");
         long started = listener == null ? 0 : System.nanoTime();
-        if (!breaker.tryPass()) {
-            storeFailures.increment();
-            return CompletableFuture.completedFuture(heard(failureDecision(), started));
+        CompletableFuture<Decision> answer = send(caller, request);
+        if (answer == null) {
+            return CompletableFuture.completedFuture(heard(circuitOpen(), started));
         }
-        CompletableFuture<Decision> answer;
-        try {
-            answer = store.decide(caller, request).toCompletableFuture();
-        } catch (RuntimeException e) {
-            return CompletableFuture.completedFuture(heard(failed(e), started));
-        }
-        if (answer.isDone() && !answer.isCompletedExceptionally()) {
-            breaker.onSuccess();
-            Decision decision = answer.join();
-            return shadow || listener != null ? CompletableFuture.completedFuture(heard(decision, started)) : answer;
+        if (answer.isDone()) {
+            return CompletableFuture.completedFuture(await(answer, started));
         }
         // The store's own future times out, so that a store holding requests back (coalescing) can
         // see that a caller gave up before its turn and not charge it.
@@ -148,6 +176,35 @@ public final class RateLimiter {
                     breaker.onSuccess();
                     return heard(decision, started);
                 });
+    }
+
+    /** A completed answer as a decision. */
+    private Decision await(CompletableFuture<Decision> done, long started) {
+        try {
+            Decision decision = done.join();
+            breaker.onSuccess();
+            return heard(decision, started);
+        } catch (CompletionException | CancellationException e) {
+            return heard(failed(e.getCause() != null ? e.getCause() : e), started);
+        }
+    }
+
+    /** The store's answer; a failed future if the store threw; {@code null} while the circuit is open. */
+    private CompletableFuture<Decision> send(String caller, List<Limit> request) {
+        Objects.requireNonNull(caller, "caller");
+        if (!breaker.tryPass()) {
+            return null;
+        }
+        try {
+            return store.decide(caller, request).toCompletableFuture();
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    private Decision circuitOpen() {
+        storeFailures.increment();
+        return failureDecision();
     }
 
     /** Applies shadow mode and tells the listener. */

@@ -110,6 +110,11 @@ public final class TestRedis {
 
     /** A new Redisson client of this server; the caller shuts it down. */
     public RedissonClient newClient() {
+        return client(url);
+    }
+
+    /** A new Redisson client of the Redis at {@code url}; the caller shuts it down. */
+    public static RedissonClient client(String url) {
         Config config = new Config();
         config.useSingleServer().setAddress(url).setConnectionMinimumIdleSize(2).setConnectionPoolSize(16)
                 .setSubscriptionConnectionMinimumIdleSize(0).setSubscriptionConnectionPoolSize(1);
