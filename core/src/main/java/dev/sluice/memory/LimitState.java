@@ -30,6 +30,21 @@ abstract class LimitState {
     }
 
     /**
+     * The longest time a state of this limit can stay different from an absent one: a bucket's
+     * time to refill from empty, a sliding window's two windows, a window's or log's period.
+     */
+    static long longestTtlMicros(Limit limit) {
+        return switch (limit.algorithm()) {
+            case TOKEN_BUCKET, GCRA -> {
+                Units units = Units.of(limit);
+                yield ceilDiv(units.capacityUnits(), units.unitsPerMicro()) + 1;
+            }
+            case SLIDING_WINDOW -> 2 * limit.periodMicros();
+            case FIXED_WINDOW, SLIDING_LOG -> limit.periodMicros();
+        };
+    }
+
+    /**
      * Decides {@code cost} units at {@code now}; with {@code commit} and a fit, consumes them.
      * Writes the outcome, after any consumption, to {@code out}.
      */

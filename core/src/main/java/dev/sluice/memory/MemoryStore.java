@@ -3,6 +3,7 @@ package dev.sluice.memory;
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.Expiry;
+import com.github.benmanes.caffeine.cache.Ticker;
 import dev.sluice.Decision;
 import dev.sluice.Limit;
 import dev.sluice.RateLimitStore;
@@ -11,20 +12,20 @@ import dev.sluice.internal.Keys;
 
 import java.time.Duration;
 import java.time.temporal.ChronoUnit;
-import java.util.ArrayList;
-import java.util.HashMap;
+import java.util.Arrays;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Keeps counting state in this JVM: the embedded default, for a single node.
  *
- * <p>State is grouped per caller in a bounded Caffeine cache: each caller's decision runs inside
- * the cache's per-key atomic {@code compute}, so decisions for one caller are serialised, all of
- * its limits are decided together, and no lock is shared between callers. A caller's entry
- * expires once every limit has fully restored its budget (so expiry never changes a decision),
+ * <p>State is grouped per caller in a bounded Caffeine cache: each caller's decision runs under
+ * that caller's own lock, so decisions for one caller are serialised, all of its limits are
+ * decided together, and no lock is shared between callers. A caller's entry expires once it has
+ * been idle for longer than its limits can need to restore their budget (so expiry never changes
+ * a decision),
  * and at most {@link Builder#maximumCallers(long) maximumCallers} entries are kept: a flood of
  * distinct callers evicts the least valuable entries instead of exhausting the heap (an evicted
  * caller starts again with a full budget).
@@ -47,21 +48,28 @@ public final class MemoryStore implements RateLimitStore {
         this.time = builder.time;
         this.callers = Caffeine.newBuilder()
                 .maximumSize(builder.maximumCallers)
-                .ticker(() -> saturatedNanos(time.nowMicros()))
+                // Expiry needs durations only: the JVM's cheap monotonic clock serves unless a clock is injected.
+                .ticker(time == TimeSource.SYSTEM ? Ticker.systemTicker() : () -> saturatedNanos(time.nowMicros()))
+                // Maintenance runs on the deciding thread: no pool threads to start (or to pin an
+                // application's class loader), and eviction keeps pace with a flood of callers.
+                .executor(Runnable::run)
+                // A caller idle for longer than its longest possible TTL holds only states equal to
+                // absent ones, so expiring it then never changes a decision. Reads refresh it, so a
+                // decision is a cheap read, not a write, for the cache.
                 .expireAfter(new Expiry<String, Caller>() {
                     @Override
                     public long expireAfterCreate(String key, Caller caller, long currentTime) {
-                        return caller.ttlNanos;
+                        return caller.idleNanos;
                     }
 
                     @Override
                     public long expireAfterUpdate(String key, Caller caller, long currentTime, long currentDuration) {
-                        return caller.ttlNanos;
+                        return caller.idleNanos;
                     }
 
                     @Override
                     public long expireAfterRead(String key, Caller caller, long currentTime, long currentDuration) {
-                        return currentDuration;
+                        return caller.idleNanos;
                     }
                 })
                 .build();
@@ -79,13 +87,20 @@ public final class MemoryStore implements RateLimitStore {
 
     @Override
     public CompletionStage<Decision> decide(String caller, List<Limit> limits) {
-        Decision[] answer = new Decision[1];
-        callers.asMap().compute(Keys.tag(caller), (tag, state) -> {
-            Caller current = state != null ? state : new Caller();
-            answer[0] = current.decide(time.nowMicros(), limits);
-            return current.states.isEmpty() ? null : current;
-        });
-        return CompletableFuture.completedFuture(answer[0]);
+        String tag = Keys.tag(caller);
+        Caller state = callers.get(tag, key -> new Caller(limits));
+        Decision decision;
+        boolean longer;
+        // One lock per caller: decisions for one caller are serialised, others never wait.
+        synchronized (state) {
+            longer = state.lengthenIdle(limits);
+            decision = state.decide(time.nowMicros(), limits);
+        }
+        if (longer) {
+            // A limiter with a longer memory now uses this caller: keep it at least that long.
+            callers.policy().expireVariably().ifPresent(p -> p.setExpiresAfter(tag, state.idleNanos, TimeUnit.NANOSECONDS));
+        }
+        return CompletableFuture.completedFuture(decision);
     }
 
     /** The number of callers currently held (approximate, for tests and monitoring). */
@@ -108,57 +123,92 @@ public final class MemoryStore implements RateLimitStore {
         return Duration.of(value, ChronoUnit.MICROS);
     }
 
-    /** One caller's states, keyed {@code policy:suffix} like the Redis keys; guarded by compute. */
+    /**
+     * One caller's states, one per (policy, algorithm) like the Redis keys. Guarded by its own
+     * monitor; {@link #idleNanos} is read by the cache without it.
+     */
     private static final class Caller {
-        final Map<String, LimitState> states = new HashMap<>(4);
-        long ttlNanos;
+        private Limit[] keys = new Limit[2];
+        private LimitState[] states = new LimitState[2];
+        private Verdict[] verdicts = {new Verdict(), new Verdict()};
+        private int size;
+        volatile long idleNanos;
+
+        Caller(List<Limit> limits) {
+            lengthenIdle(limits);
+        }
+
+        /** Raises {@link #idleNanos} to the longest TTL these limits can need; whether it rose. */
+        boolean lengthenIdle(List<Limit> limits) {
+            long longest = idleNanos;
+            for (int i = 0; i < limits.size(); i++) {
+                longest = Math.max(longest, saturatedNanos(LimitState.longestTtlMicros(limits.get(i))));
+            }
+            if (longest > idleNanos) {
+                idleNanos = longest;
+                return true;
+            }
+            return false;
+        }
+
+        /** The state of a limit's (policy, algorithm), the same instance as last time found first. */
+        private LimitState state(Limit limit, long now) {
+            int found = -1;
+            for (int i = 0; i < size && found < 0; i++) {
+                if (keys[i] == limit) {
+                    found = i;
+                }
+            }
+            for (int i = 0; i < size && found < 0; i++) {
+                if (keys[i].algorithm() == limit.algorithm() && keys[i].policy().equals(limit.policy())) {
+                    keys[i] = limit;
+                    found = i;
+                }
+            }
+            if (found < 0) {
+                if (size == keys.length) {
+                    keys = Arrays.copyOf(keys, size * 2);
+                    states = Arrays.copyOf(states, size * 2);
+                }
+                found = size++;
+                keys[found] = limit;
+                states[found] = LimitState.absent(limit);
+            } else if (!states[found].isAbsent() && states[found].expiresAtMicros <= now) {
+                states[found] = LimitState.absent(limit); // an expired state is an absent key
+            }
+            return states[found];
+        }
 
         Decision decide(long now, List<Limit> limits) {
             int n = limits.size();
+            if (verdicts.length < n) {
+                verdicts = new Verdict[n];
+                for (int i = 0; i < n; i++) {
+                    verdicts[i] = new Verdict();
+                }
+            }
             LimitState[] chosen = new LimitState[n];
-            Verdict[] verdicts = new Verdict[n];
             boolean all = true;
             for (int i = 0; i < n; i++) {
-                Limit limit = limits.get(i);
-                String name = limit.policy() + ":" + limit.algorithm().keySuffix();
-                LimitState state = states.get(name);
-                if (state == null || state.expiresAtMicros <= now) {
-                    state = LimitState.absent(limit); // an expired state is an absent key
-                    states.put(name, state);
-                }
-                chosen[i] = state;
-                verdicts[i] = new Verdict();
-                state.evaluate(now, limit.cost(), false, verdicts[i]);
+                chosen[i] = state(limits.get(i), now);
+                chosen[i].evaluate(now, limits.get(i).cost(), false, verdicts[i]);
                 all &= verdicts[i].fits;
             }
-            List<Decision.Quota> quotas = new ArrayList<>(n);
+            Decision.Quota[] quotas = new Decision.Quota[n];
+            long retry = 0;
             for (int i = 0; i < n; i++) {
                 Verdict v = verdicts[i];
                 if (all) {
                     chosen[i].evaluate(now, limits.get(i).cost(), true, v);
                     chosen[i].expiresAtMicros = now + v.ttlMicros;
                 }
-                quotas.add(new Decision.Quota(limits.get(i), v.fits, v.remaining, micros(v.resetMicros),
-                        micros(v.retryMicros)));
+                quotas[i] = new Decision.Quota(limits.get(i), v.fits, v.remaining, micros(v.resetMicros),
+                        micros(v.retryMicros));
+                retry = Math.max(retry, v.retryMicros);
             }
-            long latest = now;
-            var it = states.values().iterator();
-            while (it.hasNext()) {
-                LimitState state = it.next();
-                if (state.isAbsent() || state.expiresAtMicros <= now) {
-                    it.remove();
-                } else {
-                    latest = Math.max(latest, state.expiresAtMicros);
-                }
-            }
-            ttlNanos = saturatedNanos(latest - now);
-            Duration retry = Duration.ZERO;
-            if (!all) {
-                for (Decision.Quota quota : quotas) {
-                    retry = quota.retryAfter().compareTo(retry) > 0 ? quota.retryAfter() : retry;
-                }
-            }
-            return new Decision(all ? Decision.Outcome.ALLOWED : Decision.Outcome.REJECTED, quotas, retry);
+            return all
+                    ? new Decision(Decision.Outcome.ALLOWED, List.of(quotas), Duration.ZERO)
+                    : new Decision(Decision.Outcome.REJECTED, List.of(quotas), micros(retry));
         }
     }
 
