@@ -85,6 +85,28 @@ abstract class WarContract {
     }
 
     @Test
+    void theMetricsPageCountsTheDecisionsMade() {
+        long allowed = metric("sluice.decisions{outcome=allowed,policy=hello}");
+        long rejected = metric("sluice.decisions{outcome=rejected,policy=hello}");
+        String key = "metrics-" + java.util.UUID.randomUUID();
+        List<HttpResponse<String>> six = times(6, () -> get(app, "hello", key));
+        assertThat(six).extracting(HttpResponse::statusCode).containsExactly(200, 200, 200, 200, 200, 429);
+        assertThat(metric("sluice.decisions{outcome=allowed,policy=hello}") - allowed).isEqualTo(5);
+        assertThat(metric("sluice.decisions{outcome=rejected,policy=hello}") - rejected).isEqualTo(1);
+        assertThat(get(app, "metrics", "reader").body()).contains("sluice.decision.latency{policy=hello}");
+    }
+
+    /** A counter's value on the {@code /metrics} page, 0 if it is not there yet. */
+    private long metric(String name) {
+        for (String line : get(app, "metrics", "reader").body().split("\n")) {
+            if (line.startsWith(name + " ")) {
+                return Long.parseLong(line.substring(name.length() + 1).trim());
+            }
+        }
+        return 0;
+    }
+
+    @Test
     void tokenBucketAdmitsABurstOfFiveThen429() {
         List<HttpResponse<String>> burst = times(5, () -> get(app, "api/bucket", "bucket"));
         assertThat(burst).extracting(HttpResponse::statusCode).containsOnly(200);

@@ -1,0 +1,67 @@
+package dev.sluice.examples;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Meter;
+import io.micrometer.core.instrument.Metrics;
+import io.micrometer.core.instrument.Tag;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import jakarta.servlet.ServletContextEvent;
+import jakarta.servlet.ServletContextListener;
+import jakarta.servlet.http.HttpServlet;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.util.Comparator;
+import java.util.List;
+import java.util.stream.Collectors;
+
+/**
+ * {@code GET /metrics}: Sluice's Micrometer meters as plain text, one line each, e.g.
+ * {@code sluice.decisions{outcome=allowed,policy=hello} 5}. Sluice publishes to Micrometer's
+ * global registry whenever Micrometer is on the class path ({@code metrics=true}, the default);
+ * the {@link Registry} listener gives that registry somewhere to keep counts in this example.
+ */
+public class MetricsServlet extends HttpServlet {
+
+    private static final long serialVersionUID = 1L;
+
+    @Override
+    protected void doGet(HttpServletRequest request, HttpServletResponse response) throws IOException {
+        response.setContentType("text/plain;charset=UTF-8");
+        PrintWriter out = response.getWriter();
+        List<Meter> meters = Metrics.globalRegistry.getMeters().stream()
+                .filter(m -> m.getId().getName().startsWith("sluice."))
+                .sorted(Comparator.comparing((Meter m) -> m.getId().getName()).thenComparing(m -> m.getId().getTags().toString()))
+                .toList();
+        for (Meter meter : meters) {
+            String tags = meter.getId().getTags().stream().map(t -> t.getKey() + "=" + t.getValue())
+                    .collect(Collectors.joining(",", "{", "}"));
+            String value = meter instanceof Counter counter ? Long.toString((long) counter.count())
+                    : meter instanceof Timer timer ? timer.count() + " in " + (long) timer.totalTime(java.util.concurrent.TimeUnit.MICROSECONDS) + " us"
+                    : "";
+            out.println(meter.getId().getName() + tags + " " + value);
+        }
+    }
+
+    /**
+     * Adds a registry that keeps counts to Micrometer's global one for the application's lifetime
+     * (an application would add its Prometheus or other registry here instead).
+     */
+    public static class Registry implements ServletContextListener {
+        private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
+
+        @Override
+        public void contextInitialized(ServletContextEvent event) {
+            Metrics.addRegistry(registry);
+        }
+
+        @Override
+        public void contextDestroyed(ServletContextEvent event) {
+            Metrics.removeRegistry(registry);
+            registry.close();
+        }
+    }
+}
