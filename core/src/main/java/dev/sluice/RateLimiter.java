@@ -1,5 +1,6 @@
 package dev.sluice;
 
+import dev.sluice.internal.Timeouts;
 import dev.sluice.memory.MemoryStore;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -139,8 +140,9 @@ public final class RateLimiter {
             return shadow || listener != null ? CompletableFuture.completedFuture(heard(decision, started)) : answer;
         }
         // The store's own future times out, so that a store holding requests back (coalescing) can
-        // see that a caller gave up before its turn and not charge it.
-        return answer.orTimeout(timeoutNanos, TimeUnit.NANOSECONDS)
+        // see that a caller gave up before its turn and not charge it. Sluice's timer, not the
+        // JDK's orTimeout, whose JVM-global thread would pin the first web application (see Timeouts).
+        return Timeouts.orTimeout(answer, timeoutNanos)
                 .handle((decision, failure) -> {
                     if (failure != null) {
                         return heard(failed(failure), started);
