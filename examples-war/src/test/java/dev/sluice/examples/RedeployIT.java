@@ -64,7 +64,15 @@ import static org.assertj.core.api.Assertions.assertThat;
  *       ({@link #forgetTheLastLinkedRecord()}), which replaces those slots and nothing else.
  * </ul>
  * Neither can hold more than the last deployment, and neither is counted away: every class loader
- * must be collected. {@code -Dredeploy.heapdump=FILE.hprof} writes a heap dump when some are not.
+ * must be collected.
+ *
+ * <p>Each undeploy waits until no request is running, as a graceful shutdown does. Without that,
+ * the client could have its answer while Jersey was still closing the request on the server's
+ * thread; stopping the application then left Jersey's request scope
+ * ({@code Hk2RequestScope$Instance}) in that thread's thread-local, pinning that deployment (and,
+ * through the connection it names, another) for the thread's life (seen once, on the memory store).
+ *
+ * <p>{@code -Dredeploy.heapdump=FILE.hprof} writes a heap dump when loaders remain.
  */
 class RedeployIT {
 
