@@ -38,6 +38,11 @@ import java.util.concurrent.atomic.LongAdder;
  * ten seconds. After five failures in a row a circuit breaker stops waiting on the store
  * altogether and probes it again after a short pause. Instances are thread-safe; closing the
  * store is the owner's business.
+ *
+ * <p>A decision that waits on its store is timed out by one daemon thread, {@code sluice-timeouts},
+ * shared by the limiters of Sluice's class loader; it ends after two seconds without pending
+ * decisions, so a web application leaves no thread behind (it is not the JDK's JVM-global
+ * {@code CompletableFuture.orTimeout} thread, which would keep the first application's class loader).
  */
 public final class RateLimiter {
 
