@@ -1,5 +1,6 @@
 package dev.sluice;
 
+import dev.sluice.internal.Timeouts;
 import dev.sluice.memory.MemoryStore;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -41,6 +42,11 @@ import java.util.concurrent.atomic.LongAdder;
  * ten seconds. After five failures in a row a circuit breaker stops waiting on the store
  * altogether and probes it again after a short pause. Instances are thread-safe; closing the
  * store is the owner's business.
+ *
+ * <p>A decision that waits on its store is timed out by one daemon thread, {@code sluice-timeouts},
+ * shared by the limiters of Sluice's class loader; it ends after two seconds without pending
+ * decisions, so a web application leaves no thread behind (it is not the JDK's JVM-global
+ * {@code CompletableFuture.orTimeout} thread, which would keep the first application's class loader).
  */
 public final class RateLimiter {
 
@@ -167,8 +173,9 @@ public final class RateLimiter {
             return CompletableFuture.completedFuture(await(answer, started));
         }
         // The store's own future times out, so that a store holding requests back (coalescing) can
-        // see that a caller gave up before its turn and not charge it.
-        return answer.orTimeout(timeoutNanos, TimeUnit.NANOSECONDS)
+        // see that a caller gave up before its turn and not charge it. Sluice's timer, not the
+        // JDK's orTimeout, whose JVM-global thread would pin the first web application (see Timeouts).
+        return Timeouts.orTimeout(answer, timeoutNanos)
                 .handle((decision, failure) -> {
                     if (failure != null) {
                         return heard(failed(failure), started);

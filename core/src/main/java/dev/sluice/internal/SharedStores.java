@@ -55,12 +55,19 @@ public final class SharedStores {
         return entry.store;
     }
 
-    /** Releases one use of a store; closes it when nobody uses it any more. */
+    /**
+     * Releases one use of a store; closes it when nobody uses it any more. When the last store of
+     * the application closes, the application is stopping: the limiters' timer thread
+     * ({@link Timeouts}) ends too, rather than outliving it by its idle time.
+     */
     public synchronized void release(String store) {
         Entry entry = stores.get(store);
         if (entry != null && --entry.users == 0) {
             stores.remove(store);
             entry.store.close();
+            if (stores.isEmpty()) {
+                Timeouts.shutdown();
+            }
         }
     }
 

@@ -471,6 +471,46 @@ public final class RedisStore implements RateLimitStore {
         }
     }
 
+    /**
+     * {@code Redisson.create}, on a short-lived thread of our own. Creating a client leaves netty's
+     * {@code InternalThreadLocalMap} (a class of the client's loader) in a plain {@code ThreadLocal}
+     * of the calling thread. In a servlet container that thread is the container's deployment
+     * thread, which outlives the application: it would keep every undeployed application's class
+     * loader reachable. Our thread ends here, and its thread-locals with it.
+     */
+    static RedissonClient createOffThread(Config config) {
+        RedissonClient[] created = new RedissonClient[1];
+        Throwable[] failed = new Throwable[1];
+        Thread creator = new Thread(() -> {
+            try {
+                created[0] = Redisson.create(config);
+            } catch (RuntimeException | Error e) {
+                failed[0] = e;
+            }
+        }, "sluice-redis-create");
+        creator.setDaemon(true);
+        creator.start();
+        boolean interrupted = false;
+        while (true) {
+            try {
+                creator.join();
+                break;
+            } catch (InterruptedException e) {
+                interrupted = true; // the client must not be left behind half-made: finish, then re-assert
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+        if (failed[0] instanceof RuntimeException e) {
+            throw e;
+        }
+        if (failed[0] instanceof Error e) {
+            throw e;
+        }
+        return created[0];
+    }
+
     private static String loadScript() {
         try (InputStream in = RedisStore.class.getResourceAsStream("decide.lua")) {
             if (in == null) {
@@ -521,7 +561,7 @@ public final class RedisStore implements RateLimitStore {
 
         /** Creates and owns a client from a {@code store} value; see {@link RedisStore#connect}. */
         public Builder connect(String store) {
-            this.client = Redisson.create(config(store));
+            this.client = createOffThread(config(store));
             this.owned = true;
             return this;
         }

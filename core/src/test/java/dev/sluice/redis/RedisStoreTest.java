@@ -28,6 +28,24 @@ class RedisStoreTest {
     private final RedissonClient client = Stores.client();
 
     @Test
+    void connectingLeavesNoNettyStateOnTheCallingThread() throws Exception {
+        // netty keeps a map in a plain ThreadLocal of any thread that creates a client: on a
+        // container's deployment thread it would pin the application's class loader (RedeployIT).
+        Object[] seen = {"not run"};
+        Thread deployer = new Thread(() -> {
+            RedisStore store = RedisStore.connect(TestRedis.shared().url());
+            try {
+                seen[0] = io.netty.util.internal.InternalThreadLocalMap.getIfSet();
+            } finally {
+                store.close();
+            }
+        });
+        deployer.start();
+        deployer.join();
+        assertThat(seen[0]).isNull();
+    }
+
+    @Test
     void aFlushedScriptCacheIsReloadedWithoutAFailure() {
         RateLimiter limiter = RateLimiter.builder().limit(Limit.of("flush", "10/1m")).store(RedisStore.of(client))
                 .failureMode(FailureMode.CLOSED).timeout(Duration.ofSeconds(5)).build();

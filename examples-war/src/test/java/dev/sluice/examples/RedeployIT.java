@@ -1,0 +1,232 @@
+package dev.sluice.examples;
+
+import dev.sluice.testing.TestRedis;
+import org.eclipse.jetty.ee11.webapp.WebAppContext;
+import org.eclipse.jetty.io.EndPoint;
+import org.eclipse.jetty.server.Handler;
+import org.eclipse.jetty.server.Server;
+import org.eclipse.jetty.server.ServerConnector;
+import org.eclipse.jetty.server.handler.StatisticsHandler;
+import org.junit.jupiter.api.Test;
+
+import java.lang.invoke.CallSite;
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
+import java.lang.management.ManagementFactory;
+import java.lang.runtime.ObjectMethods;
+import java.lang.ref.WeakReference;
+import java.net.URI;
+import java.net.http.HttpResponse;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.stream.Collectors;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Redeploy hygiene: the examples WAR, deployed and undeployed repeatedly in one running Jetty,
+ * leaves no thread of its own and not one of its class loaders behind, on Redis and on the
+ * in-memory store. The filters' and the feature's Redisson client is created by the application,
+ * so it must be shut down with it, and nothing Sluice does may leave a reference to the
+ * application in a thread or registry that outlives it.
+ *
+ * <p>What used to keep every class loader reachable (found in a heap dump of this test, shortest
+ * paths from the GC roots), and what was done about it:
+ * <ul>
+ *   <li>All of them, on Redis: {@code Thread "main" (the deploying thread) -> threadLocals ->
+ *       io.netty.util.internal.InternalThreadLocalMap -> its class -> WebAppClassLoader}. netty
+ *       keeps its thread-local map in a plain {@code ThreadLocal} of any thread that is not its
+ *       own, and {@code Redisson.create} puts one there. Sluice now creates its clients on a
+ *       short-lived thread of its own ({@code RedisStore.createOffThread}). Request threads held
+ *       none: with the client connected, sending a script does not touch netty's thread-locals.
+ *   <li>The first one, on Redis: {@code Thread "CompletableFutureDelayScheduler" ->
+ *       contextClassLoader} (and {@code inheritedAccessControlContext -> ProtectionDomain ->
+ *       classloader}): the JVM-global thread behind {@code CompletableFuture.orTimeout}, created
+ *       by the first request that needed it. The limiter now times out on a timer of its own
+ *       ({@code dev.sluice.internal.Timeouts}), whose thread ends with the application.
+ * </ul>
+ *
+ * <p>Two more held the last deployment only, and are not Sluice's; the test clears them, as
+ * a real server's further traffic would, before it counts:
+ * <ul>
+ *   <li>Jetty: {@code ServerConnector -> SocketChannelEndPoint -> HttpConnection ->
+ *       HttpChannelState._cache -> ServletChannel -> WebAppContext}. An idle keep-alive connection
+ *       remembers the servlet channel of its last request until it is closed or reused; the test
+ *       closes the connections.
+ *   <li>JDK 17: {@code java.lang.runtime.ObjectMethods.OBJECT_EQ -> MethodHandle.asTypeCache ->
+ *       MethodType -> class SluiceConfig$KeySource}. The generated {@code equals} of a record
+ *       caches the record's type in a static method handle's single-slot {@code asType} cache,
+ *       strongly on JDK 17 (later JDKs cache a type from another loader softly), until any other
+ *       record's {@code equals} is linked; {@code hashCode} and {@code toString} do the same for
+ *       the types of the components. The test links a record of its own
+ *       ({@link #forgetTheLastLinkedRecord()}), which replaces those slots and nothing else.
+ * </ul>
+ * Neither can hold more than the last deployment, and neither is counted away: every class loader
+ * must be collected.
+ *
+ * <p>Each undeploy waits until no request is running, as a graceful shutdown does. Without that,
+ * the client could have its answer while Jersey was still closing the request on the server's
+ * thread; stopping the application then left Jersey's request scope
+ * ({@code Hk2RequestScope$Instance}) in that thread's thread-local, pinning that deployment (and,
+ * through the connection it names, another) for the thread's life (seen once, on the memory store).
+ *
+ * <p>{@code -Dredeploy.heapdump=FILE.hprof} writes a heap dump when loaders remain.
+ */
+class RedeployIT {
+
+    private static final int REDIS_CYCLES = 20;
+    private static final int MEMORY_CYCLES = 10;
+
+    @Test
+    void redeploysOnRedisLeaveNoThreadsOrClassLoadersBehind() throws Throwable {
+        redeploy(TestRedis.shared().url(), REDIS_CYCLES);
+    }
+
+    @Test
+    void redeploysOnTheMemoryStoreLeaveNoThreadsOrClassLoadersBehind() throws Throwable {
+        redeploy("memory", MEMORY_CYCLES);
+    }
+
+    private static void redeploy(String store, int cycles) throws Throwable {
+        Server server = new Server();
+        ServerConnector connector = new ServerConnector(server);
+        connector.setHost("127.0.0.1");
+        connector.setPort(0);
+        server.addConnector(connector);
+        Handler.Sequence contexts = new Handler.Sequence();
+        StatisticsHandler requests = new StatisticsHandler(contexts);
+        server.setHandler(requests);
+        server.start();
+        Set<Long> before = threadIds();
+        List<WeakReference<ClassLoader>> loaders = new ArrayList<>();
+        try {
+            URI base = URI.create("http://127.0.0.1:" + connector.getLocalPort() + "/");
+            Deployed running = new Deployed() {
+                @Override
+                public URI base() {
+                    return base;
+                }
+
+                @Override
+                public void close() {
+                    // the loop undeploys; the server stops in finally
+                }
+            };
+            for (int cycle = 0; cycle < cycles; cycle++) {
+                WebAppContext webapp = new WebAppContext();
+                webapp.setContextPath("/");
+                webapp.setWar(Http.war().toAbsolutePath().toString());
+                webapp.setInitParameter(StoreSetting.CONTEXT_PARAM, store);
+                webapp.setThrowUnavailableOnStartupException(true);
+                contexts.addHandler(webapp);
+                webapp.start();
+                HttpResponse<String> hello = Http.get(running, "hello", "redeploy-" + cycle);
+                assertThat(hello.statusCode()).isEqualTo(200);
+                assertThat(Http.header(hello, "RateLimit-Limit")).as("decided by the store").isEqualTo("5");
+                assertThat(Http.get(running, "api/window", "redeploy-" + cycle).statusCode()).isEqualTo(200);
+                loaders.add(new WeakReference<>(webapp.getClassLoader()));
+                awaitNoActiveRequests(requests);
+                webapp.stop();
+                contexts.removeHandler(webapp);
+                webapp.destroy();
+            }
+
+            assertThat(awaitNoNewThreads(before)).as("threads started by the application and still alive").isEmpty();
+            // Jetty: an idle keep-alive connection caches the servlet channel, so the context, of
+            // its last request (see the class comment).
+            connector.getConnectedEndPoints().forEach(EndPoint::close);
+            forgetTheLastLinkedRecord();
+            long alive = awaitCollected(loaders);
+            if (alive > 0 && System.getProperty("redeploy.heapdump") != null) {
+                ManagementFactory.getPlatformMXBean(com.sun.management.HotSpotDiagnosticMXBean.class)
+                        .dumpHeap(System.getProperty("redeploy.heapdump"), true);
+            }
+            assertThat(alive).as("web-application class loaders (of " + cycles + ") still reachable").isZero();
+        } finally {
+            server.stop();
+        }
+    }
+
+    /** A record with a component of a type of this test. */
+    private record Relinked(Marker marker) {
+    }
+
+    private static final class Marker {
+    }
+
+    /**
+     * JDK 17 remembers the record type whose {@code equals} (and the component types whose
+     * {@code hashCode} and {@code toString}) were linked last, in static single-slot caches
+     * (see the class comment). Linking this test's record takes those slots, as any later
+     * application's records would. Linked through the bootstrap method itself, not by calling
+     * {@code equals}, because a call site is linked only once and both tests need it.
+     */
+    private static void forgetTheLastLinkedRecord() throws Throwable {
+        MethodHandles.Lookup lookup = MethodHandles.lookup();
+        MethodHandle getter = lookup.findGetter(Relinked.class, "marker", Marker.class);
+        Marker marker = new Marker();
+        Relinked one = new Relinked(marker);
+        Object equal = link(lookup, "equals", MethodType.methodType(boolean.class, Relinked.class, Object.class), getter)
+                .invoke(one, new Relinked(marker));
+        assertThat(equal).isEqualTo(true);
+        link(lookup, "hashCode", MethodType.methodType(int.class, Relinked.class), getter).invoke(one);
+        link(lookup, "toString", MethodType.methodType(String.class, Relinked.class), getter).invoke(one);
+    }
+
+    private static MethodHandle link(MethodHandles.Lookup lookup, String method, MethodType type, MethodHandle getter)
+            throws Throwable {
+        return ((CallSite) ObjectMethods.bootstrap(lookup, method, type, Relinked.class, "marker", getter)).dynamicInvoker();
+    }
+
+    /**
+     * The client has its answer when the response is written, a little before the request thread
+     * is done with the request; undeploying in between (which a graceful shutdown never does)
+     * makes the application fail on that thread, leaving its state behind (Jersey's request scope
+     * in a thread-local).
+     */
+    private static void awaitNoActiveRequests(StatisticsHandler requests) throws InterruptedException {
+        for (int i = 0; i < 500 && requests.getRequestsActive() > 0; i++) {
+            Thread.sleep(10);
+        }
+        assertThat(requests.getRequestsActive()).as("requests still running").isZero();
+    }
+
+    private static Set<Long> threadIds() {
+        return Thread.getAllStackTraces().keySet().stream().map(Thread::getId).collect(Collectors.toSet());
+    }
+
+    /** Threads not present before the deployments and still alive after up to 20 s. */
+    private static List<String> awaitNoNewThreads(Set<Long> before) throws InterruptedException {
+        List<String> extra = List.of();
+        for (int i = 0; i < 200; i++) {
+            extra = Thread.getAllStackTraces().keySet().stream()
+                    .filter(t -> t.isAlive() && !before.contains(t.getId()))
+                    // Threads of the server, the JDK and the test itself, one per JVM, not per deployment
+                    // (whether one pins an application's class loader is the class-loader check's business):
+                    .filter(t -> !t.getName().startsWith("qtp") && !t.getName().startsWith("Scheduler-"))
+                    .filter(t -> !t.getName().startsWith("HttpClient") && !t.getName().startsWith("process reaper"))
+                    .filter(t -> !t.getName().equals("CompletableFutureDelayScheduler"))
+                    .filter(t -> !t.getName().startsWith("ForkJoinPool.commonPool"))
+                    .map(t -> t.getName() + " (" + t.getClass().getName() + ")")
+                    .toList();
+            if (extra.isEmpty()) {
+                break;
+            }
+            Thread.sleep(100);
+        }
+        return extra;
+    }
+
+    /** How many of the class loaders are still reachable after garbage collection (up to ~20 s). */
+    private static long awaitCollected(List<WeakReference<ClassLoader>> loaders) throws InterruptedException {
+        long alive = loaders.size();
+        for (int i = 0; i < 40 && alive > 0; i++) {
+            System.gc();
+            Thread.sleep(500);
+            alive = loaders.stream().filter(ref -> ref.get() != null).count();
+        }
+        return alive;
+    }
+}
