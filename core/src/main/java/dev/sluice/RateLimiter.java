@@ -43,7 +43,8 @@ import java.util.concurrent.atomic.LongAdder;
  * altogether and probes it again after a short pause. Instances are thread-safe; closing the
  * store is the owner's business.
  *
- * <p>A decision that waits on its store is timed out by one daemon thread, {@code sluice-timeouts},
+ * <p>A blocking {@link #decide} waits on its own thread, bounded by the timeout. An asynchronous
+ * decision that waits on its store is timed out by one daemon thread, {@code sluice-timeouts},
  * shared by the limiters of Sluice's class loader; it ends after two seconds without pending
  * decisions, so a web application leaves no thread behind (it is not the JDK's JVM-global
  * {@code CompletableFuture.orTimeout} thread, which would keep the first application's class loader).
@@ -170,7 +171,7 @@ public final class RateLimiter {
             return CompletableFuture.completedFuture(heard(circuitOpen(), started));
         }
         if (answer.isDone()) {
-            return CompletableFuture.completedFuture(await(answer, started));
+            return CompletableFuture.completedFuture(completed(answer, started));
         }
         // The store's own future times out, so that a store holding requests back (coalescing) can
         // see that a caller gave up before its turn and not charge it. Sluice's timer, not the
@@ -185,8 +186,8 @@ public final class RateLimiter {
                 });
     }
 
-    /** A completed answer as a decision. */
-    private Decision await(CompletableFuture<Decision> done, long started) {
+    /** An answer that is already complete, as a decision. */
+    private Decision completed(CompletableFuture<Decision> done, long started) {
         try {
             Decision decision = done.join();
             breaker.onSuccess();
