@@ -1,22 +1,15 @@
 package dev.sluice.examples;
 
+import dev.sluice.testing.HttpCalls;
 import org.eclipse.jetty.util.ajax.JSON;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.Map;
 
 /** Real HTTP/1.1 calls over loopback, as curl makes them. */
 final class Http {
-
-    private static final HttpClient CLIENT = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
-            .connectTimeout(Duration.ofSeconds(5)).build();
 
     private Http() {
     }
@@ -32,24 +25,13 @@ final class Http {
     }
 
     private static HttpResponse<String> send(Deployed app, String method, String path, String key) {
-        HttpRequest.Builder request = HttpRequest.newBuilder(app.base().resolve(path)).timeout(Duration.ofSeconds(10))
-                .method(method, HttpRequest.BodyPublishers.noBody());
-        if (key != null) {
-            request.header("X-API-Key", key);
-        }
-        try {
-            return CLIENT.send(request.build(), HttpResponse.BodyHandlers.ofString());
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException(e);
-        }
+        URI uri = app.base().resolve(path);
+        return key == null ? HttpCalls.send(method, uri) : HttpCalls.send(method, uri, "X-API-Key", key);
     }
 
     /** A response header, or {@code null}. */
     static String header(HttpResponse<?> response, String name) {
-        return response.headers().firstValue(name).orElse(null);
+        return HttpCalls.header(response, name);
     }
 
     /** The body parsed as a JSON object; fails the test if it is not one. */

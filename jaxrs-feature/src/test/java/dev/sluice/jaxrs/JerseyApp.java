@@ -1,5 +1,6 @@
 package dev.sluice.jaxrs;
 
+import dev.sluice.testing.HttpCalls;
 import org.eclipse.jetty.ee11.servlet.ServletContextHandler;
 import org.eclipse.jetty.ee11.servlet.ServletHolder;
 import org.eclipse.jetty.server.Server;
@@ -7,13 +8,8 @@ import org.eclipse.jetty.server.ServerConnector;
 import org.glassfish.jersey.server.ResourceConfig;
 import org.glassfish.jersey.servlet.ServletContainer;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.time.Duration;
 
 /**
  * One JAX-RS application: Jersey's servlet container in a Jetty 12 EE11 context, on 127.0.0.1 and
@@ -21,9 +17,6 @@ import java.time.Duration;
  * error fails {@link #start}, as it fails a deployment.
  */
 final class JerseyApp implements AutoCloseable {
-
-    private static final HttpClient CLIENT = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
-            .connectTimeout(Duration.ofSeconds(5)).build();
 
     private final Server server;
     private final URI base;
@@ -60,18 +53,7 @@ final class JerseyApp implements AutoCloseable {
     }
 
     HttpResponse<String> get(String path, String... headers) {
-        HttpRequest.Builder request = HttpRequest.newBuilder(base.resolve(path)).timeout(Duration.ofSeconds(10)).GET();
-        for (int i = 0; i < headers.length; i += 2) {
-            request.header(headers[i], headers[i + 1]);
-        }
-        try {
-            return CLIENT.send(request.build(), HttpResponse.BodyHandlers.ofString());
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException(e);
-        }
+        return HttpCalls.send("GET", base.resolve(path), headers);
     }
 
     @Override
