@@ -172,7 +172,7 @@ public record SluiceConfig(Limit limit, List<KeySource> key, String store, Failu
                 orDefault(lookup, "key", SluiceConfig::parseKeySources, List.of(new KeySource(KeySource.Kind.IP, ""))),
                 orDefault(lookup, "store", SluiceConfig::parseStore, "memory"),
                 orDefault(lookup, "failure-mode", FailureMode::fromConfigName, FailureMode.OPEN),
-                orDefault(lookup, "timeout", v -> checkTimeout(parseDuration("timeout", v), v), DEFAULT_TIMEOUT),
+                orDefault(lookup, "timeout", SluiceConfig::parseTimeout, DEFAULT_TIMEOUT),
                 orDefault(lookup, "headers", SluiceConfig::parseHeaders, HeaderStyle.LEGACY),
                 orDefault(lookup, "trusted-proxies", SluiceConfig::parseTrustedProxies, List.of()),
                 orDefault(lookup, "mode", SluiceConfig::parseShadowMode, false),
@@ -276,6 +276,11 @@ public record SluiceConfig(Limit limit, List<KeySource> key, String store, Failu
     /** Throws unless {@code timeout} is between 1 ms and 1 minute. */
     public static Duration checkTimeout(Duration timeout) {
         return checkTimeout(timeout, timeout == null ? null : formatDuration(timeout));
+    }
+
+    /** Parses a {@code timeout}: a duration from 1 ms to 1 minute, such as {@code 50ms}. */
+    public static Duration parseTimeout(String value) {
+        return checkTimeout(parseDuration("timeout", value), value);
     }
 
     private static Duration checkTimeout(Duration timeout, String raw) {

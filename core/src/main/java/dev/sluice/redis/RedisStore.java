@@ -274,7 +274,27 @@ public final class RedisStore implements RateLimitStore {
     }
 
     /** One caller's requests with one set of limits: the unit of coalescing and of the local cache. */
-    private record RequestKey(String tag, List<Limit> limits) {
+    private static final class RequestKey {
+        final String tag;
+        final List<Limit> limits;
+        // Looked up in two maps per decision; the limits' hash is worth computing once.
+        private final int hash;
+
+        RequestKey(String tag, List<Limit> limits) {
+            this.tag = tag;
+            this.limits = limits;
+            this.hash = 31 * tag.hashCode() + limits.hashCode();
+        }
+
+        @Override
+        public boolean equals(Object other) {
+            return other instanceof RequestKey key && hash == key.hash && tag.equals(key.tag) && limits.equals(key.limits);
+        }
+
+        @Override
+        public int hashCode() {
+            return hash;
+        }
     }
 
     /** The requests waiting while a script call for their key is in flight. Guarded by itself. */

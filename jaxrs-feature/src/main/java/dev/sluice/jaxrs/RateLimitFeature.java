@@ -161,7 +161,7 @@ public final class RateLimitFeature implements DynamicFeature {
                 return value == null || value.toString().isBlank() ? null : value.toString().trim();
             };
             Duration timeout = parse(property, "timeout",
-                    v -> SluiceConfig.checkTimeout(SluiceConfig.parseDuration("timeout", v)), SluiceConfig.DEFAULT_TIMEOUT);
+                    SluiceConfig::parseTimeout, SluiceConfig.DEFAULT_TIMEOUT);
             HeaderStyle headers = parse(property, "headers", SluiceConfig::parseHeaders, HeaderStyle.LEGACY);
             List<String> trusted = parse(property, "trusted-proxies", SluiceConfig::parseTrustedProxies, List.of());
             boolean shadow = parse(property, "mode", SluiceConfig::parseShadowMode, false);
