@@ -339,6 +339,7 @@ public record SluiceConfig(Limit limit, List<KeySource> key, String store, Failu
             return trimmed;
         }
         if (trimmed.matches("rediss?://([^@/\\s]*@)?[^:/\\s]+(:\\d{1,5})?(/\\d{1,2})?/?")) {
+            dev.sluice.redis.RedisStore.config(trimmed); // the port's and the database's ranges
             return trimmed;
         }
         throw new IllegalArgumentException("'store' must be memory, redis://host:port[/db], rediss://host:port[/db] "

@@ -103,6 +103,18 @@ public final class MemoryStore implements RateLimitStore {
         return CompletableFuture.completedFuture(decision);
     }
 
+    /** Forgets the caller's state under these limits: its next request finds them absent. */
+    @Override
+    public CompletionStage<Void> reset(String caller, List<Limit> limits) {
+        Caller state = callers.getIfPresent(Keys.tag(caller));
+        if (state != null) {
+            synchronized (state) {
+                state.forget(limits);
+            }
+        }
+        return CompletableFuture.completedFuture(null);
+    }
+
     /** The number of callers currently held (approximate, for tests and monitoring). */
     public long callerCount() {
         callers.cleanUp();
@@ -177,6 +189,17 @@ public final class MemoryStore implements RateLimitStore {
                 states[found] = LimitState.absent(limit); // an expired state is an absent key
             }
             return states[found];
+        }
+
+        /** Makes the states of these limits' (policy, algorithm) absent. */
+        void forget(List<Limit> limits) {
+            for (Limit limit : limits) {
+                for (int i = 0; i < size; i++) {
+                    if (keys[i].algorithm() == limit.algorithm() && keys[i].policy().equals(limit.policy())) {
+                        states[i] = LimitState.absent(limit);
+                    }
+                }
+            }
         }
 
         Decision decide(long now, List<Limit> limits) {

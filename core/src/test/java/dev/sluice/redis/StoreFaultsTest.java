@@ -83,7 +83,11 @@ class StoreFaultsTest {
                 } finally {
                     pool.shutdownNow();
                 }
-                assertThat(closed.storeCircuitOpen()).as("eight failures in a row open the circuit").isTrue();
+                assertThat(closed.storeCircuitOpen()).as("eight requests failing together are one failure").isFalse();
+                for (int i = 0; i < 4; i++) {
+                    assertThat(closed.decide(caller).outcome()).isEqualTo(Decision.Outcome.FAILED_CLOSED);
+                }
+                assertThat(closed.storeCircuitOpen()).as("five failures in a row open the circuit").isTrue();
                 long started = System.nanoTime();
                 for (int i = 0; i < 50; i++) {
                     assertThat(closed.decide(caller).outcome()).isEqualTo(Decision.Outcome.FAILED_CLOSED);
