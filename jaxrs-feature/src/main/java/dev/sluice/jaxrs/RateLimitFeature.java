@@ -4,6 +4,7 @@ import dev.sluice.Limit;
 import dev.sluice.RateLimitStore;
 import dev.sluice.RateLimiter;
 import dev.sluice.SluiceConfig;
+import dev.sluice.SluiceConfig.ForwardedHeader;
 import dev.sluice.SluiceConfig.HeaderStyle;
 import dev.sluice.internal.CallerResolver;
 import dev.sluice.internal.Classes;
@@ -89,7 +90,7 @@ public final class RateLimitFeature implements DynamicFeature {
     private static final Logger LOG = LoggerFactory.getLogger(RateLimitFeature.class);
     private static final String PREFIX = "sluice.";
     private static final Set<String> APPLICATION_PROPERTIES = Set.of("store", "timeout", "headers", "trusted-proxies",
-            "mode", "metrics");
+            "forwarded-header", "ipv6-prefix", "mode", "metrics");
     private static final boolean SERVLET_API = Classes.present("jakarta.servlet.http.HttpServletRequest",
             RateLimitFeature.class.getClassLoader());
 
@@ -99,7 +100,7 @@ public final class RateLimitFeature implements DynamicFeature {
 
     /** The application-wide settings, from the {@code sluice.*} properties. */
     private record Settings(RateLimitStore store, Duration timeout, HeaderStyle headers, List<String> trustedProxies,
-                            boolean shadow, boolean metrics) {
+                            ForwardedHeader forwardedHeader, int ipv6Prefix, boolean shadow, boolean metrics) {
     }
 
     /** A feature taking {@code sluice.store} (default {@code memory}) and the other settings from the application's properties. */
@@ -133,7 +134,8 @@ public final class RateLimitFeature implements DynamicFeature {
                 throw new IllegalArgumentException(Routes.where(resourceInfo.getResourceClass(),
                         resourceInfo.getResourceMethod()) + ": " + e.getMessage(), e);
             }
-            LimitFilter filter = new LimitFilter(limiter, new CallerResolver(plan.key(), app.trustedProxies()), app.headers());
+            LimitFilter filter = new LimitFilter(limiter, new CallerResolver(plan.key(), app.trustedProxies(),
+                    app.forwardedHeader(), app.ipv6Prefix()), app.headers());
             context.register(filter, Map.of(ContainerRequestFilter.class, PRIORITY, ContainerResponseFilter.class, PRIORITY));
             if (SERVLET_API) {
                 ServletAddressRegistration.register(context, PRIORITY - 1);
@@ -153,7 +155,8 @@ public final class RateLimitFeature implements DynamicFeature {
                 if (name.startsWith(PREFIX) && !APPLICATION_PROPERTIES.contains(name.substring(PREFIX.length()))) {
                     throw new IllegalArgumentException("JAX-RS property '" + name + "' is not a Sluice application "
                             + "property; known: sluice.store, sluice.timeout, sluice.headers, sluice.trusted-proxies, "
-                            + "sluice.mode, sluice.metrics (the others are @RateLimit attributes)");
+                            + "sluice.forwarded-header, sluice.ipv6-prefix, sluice.mode, sluice.metrics "
+                            + "(the others are @RateLimit attributes)");
                 }
             }
             Function<String, String> property = name -> {
@@ -164,6 +167,9 @@ public final class RateLimitFeature implements DynamicFeature {
                     SluiceConfig::parseTimeout, SluiceConfig.DEFAULT_TIMEOUT);
             HeaderStyle headers = parse(property, "headers", SluiceConfig::parseHeaders, HeaderStyle.LEGACY);
             List<String> trusted = parse(property, "trusted-proxies", SluiceConfig::parseTrustedProxies, List.of());
+            ForwardedHeader forwardedHeader = parse(property, "forwarded-header", SluiceConfig::parseForwardedHeader,
+                    ForwardedHeader.X_FORWARDED_FOR);
+            int ipv6Prefix = parse(property, "ipv6-prefix", SluiceConfig::parseIpv6Prefix, SluiceConfig.DEFAULT_IPV6_PREFIX);
             boolean shadow = parse(property, "mode", SluiceConfig::parseShadowMode, false);
             boolean metrics = parse(property, "metrics", v -> SluiceConfig.parseBoolean("metrics", v), true);
             RateLimitStore store = givenStore;
@@ -172,7 +178,7 @@ public final class RateLimitFeature implements DynamicFeature {
                 store = parse(n -> name, "store", SharedStores.application()::acquire, null);
                 acquiredStore = name;
             }
-            settings = new Settings(store, timeout, headers, trusted, shadow, metrics);
+            settings = new Settings(store, timeout, headers, trusted, forwardedHeader, ipv6Prefix, shadow, metrics);
         }
         return settings;
     }
