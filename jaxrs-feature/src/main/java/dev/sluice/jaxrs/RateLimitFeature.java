@@ -40,7 +40,9 @@ import java.util.stream.Collectors;
  *         .property("sluice.store", "redis://127.0.0.1:6379")        // default: memory
  *         .property("sluice.timeout", "50ms")                        // default: 100ms
  *         .property("sluice.headers", "both")                        // default: legacy
- *         .property("sluice.trusted-proxies", "10.0.0.0/8");         // default: none
+ *         .property("sluice.trusted-proxies", "10.0.0.0/8")          // default: none
+ *         .property("sluice.forwarded-header", "forwarded")          // default: x-forwarded-for
+ *         .property("sluice.ipv6-prefix", "64");                     // default: 64
  * // or, with a store you own (the feature never closes it):
  * app.register(new RateLimitFeature(RedisStore.of(redisson)));
  * }</pre>
@@ -66,8 +68,13 @@ import java.util.stream.Collectors;
  *       {@code 503} with {@code Retry-After} and a problem body.
  * </ul>
  *
- * <p>The key source {@code ip} is the socket peer, or the client behind
- * {@code sluice.trusted-proxies}. JAX-RS has no portable remote address: on a servlet container the
+ * <p>The key source {@code ip} is the socket peer, or, when the peer is in
+ * {@code sluice.trusted-proxies}, the client named by the one header of
+ * {@code sluice.forwarded-header} ({@code x-forwarded-for}, the default, or {@code forwarded}: the
+ * other header is never read), walked from the right; an {@code unknown} or obfuscated hop makes
+ * the proxy that wrote it the caller. Addresses are normalised (ports, IPv4-mapped IPv6, case,
+ * compression, zone ids) and an IPv6 client is keyed by its {@code sluice.ipv6-prefix} network
+ * (default {@code /64}), an IPv4 client by its address. JAX-RS has no portable remote address: on a servlet container the
  * feature reads it from the injected {@code HttpServletRequest}; on any other runtime it is
  * {@code "unknown"}, so all callers keyed by {@code ip} share one budget there: key such routes by
  * {@code header:NAME} or {@code principal} instead.

@@ -44,6 +44,8 @@ import java.util.Objects;
  *   <init-param><param-name>key</param-name><param-value>header:X-API-Key,ip</param-value></init-param>
  *   <init-param><param-name>store</param-name><param-value>redis://redis:6379</param-value></init-param>
  * </filter>
+ * <!-- header:X-API-Key is what the client sends: every invented key is a fresh budget. Validate
+ *      keys in a filter mapped before this one, or add a second filter keyed by ip alone. -->
  * <filter-mapping>
  *   <filter-name>search</filter-name>
  *   <url-pattern>/search/*</url-pattern>
@@ -53,8 +55,11 @@ import java.util.Objects;
  * <p>The init-params are Sluice's one configuration vocabulary, parsed by {@link SluiceConfig}:
  * {@code policy} (default: the filter name, with characters outside {@code A-Z a-z 0-9 . _ ~ -}
  * replaced by {@code -}), {@code algorithm}, {@code limit} (required), {@code burst}, {@code key},
- * {@code cost}, {@code store}, {@code failure-mode}, {@code timeout}, {@code headers} and
- * {@code trusted-proxies}. They are parsed once, in {@link #init}. An unknown init-param or a bad
+ * {@code cost}, {@code store}, {@code failure-mode}, {@code timeout}, {@code headers},
+ * {@code trusted-proxies}, {@code forwarded-header} ({@code x-forwarded-for} or {@code forwarded}:
+ * the one header read from trusted proxies), {@code ipv6-prefix} (32 to 128, default 64: the
+ * network an IPv6 client is keyed by), {@code mode} and {@code metrics}. They are parsed once, in
+ * {@link #init}. An unknown init-param or a bad
  * value makes {@code init} throw a {@link ServletException} naming the filter, the init-param
  * and the value, such as
  * {@code filter 'search': init-param 'limit' must look like <count>/<period> (e.g. 100/1m), got '100/minutes'},
@@ -67,7 +72,7 @@ import java.util.Objects;
  * <pre>{@code
  * RateLimiter limiter = RateLimiter.builder().limit(Limit.of("api", "10/s").withBurst(20)).build();
  * servletContext.addFilter("api", new RateLimitFilter(limiter)
- *                 .withKey("header:X-API-Key,ip")
+ *                 .withKey("header:X-API-Key,ip")   // unvalidated keys: see the web.xml example
  *                 .withHeaders(SluiceConfig.HeaderStyle.BOTH))
  *         .addMappingForUrlPatterns(null, false, "/api/*");
  * }</pre>
@@ -78,8 +83,9 @@ import java.util.Objects;
  * <h2>Per request</h2>
  *
  * <p>The caller is resolved from the key sources (first present wins; the client address is
- * believed from {@code X-Forwarded-For}/{@code Forwarded} only when the socket peer is a trusted
- * proxy), and one decision is made, waiting on the store at most the configured timeout. Then:
+ * believed from the {@code forwarded-header} only when the socket peer is a trusted proxy, the
+ * other forwarding header is never read, and an IPv6 client is keyed by its {@code ipv6-prefix}
+ * network), and one decision is made, waiting on the store at most the configured timeout. Then:
  *
  * <ul>
  *   <li>allowed: the rate-limit headers are set and the request proceeds;
