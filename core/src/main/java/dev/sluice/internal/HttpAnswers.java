@@ -40,9 +40,9 @@ public final class HttpAnswers {
 
     /**
      * Writes the rate-limit headers of a decided request (none when the store failed). A rejected
-     * request, or one let through by shadow mode, reports remaining 0, as DESIGN.md requires: the
-     * binding limit may still hold a few units when the request cost more than that, but none is
-     * available to this request.
+     * request, or one let through by shadow mode, reports remaining 0, as the documented header
+     * contract says: the binding limit may still hold a few units when the request cost more than
+     * that, but none is available to this request.
      */
     public static void writeHeaders(Decision decision, HeaderStyle style, BiConsumer<String, String> header) {
         Decision.Quota binding = decision.binding();

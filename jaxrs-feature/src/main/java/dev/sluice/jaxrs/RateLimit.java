@@ -46,7 +46,8 @@ import java.lang.annotation.Target;
  *
  * <p>On rejection the request is answered {@code 429} with {@code Retry-After}; see
  * {@link RateLimitFeature} for the HTTP behaviour and the application-wide settings
- * ({@code sluice.store}, {@code sluice.timeout}, {@code sluice.headers}, {@code sluice.trusted-proxies}).
+ * ({@code sluice.store}, {@code sluice.timeout}, {@code sluice.headers}, {@code sluice.trusted-proxies},
+ * {@code sluice.forwarded-header}, {@code sluice.ipv6-prefix}, {@code sluice.mode}, {@code sluice.metrics}).
  */
 @Documented
 @Retention(RetentionPolicy.RUNTIME)
@@ -70,7 +71,10 @@ public @interface RateLimit {
     /**
      * Where the caller's identity comes from, tried in order, first present wins:
      * {@code header:NAME}, {@code principal}, {@code param:NAME} (query parameter), {@code ip};
-     * default {@code ip}.
+     * default {@code ip}. A header or parameter value is the client's own choice: with
+     * {@code header:X-API-Key,ip} every invented key is a fresh budget, so validate keys before
+     * this filter runs (an authentication filter that rejects unknown keys, then {@code principal}),
+     * or limit the route by {@code ip} as well, in a second resource-level limit of its own.
      */
     String key() default "ip";
 
