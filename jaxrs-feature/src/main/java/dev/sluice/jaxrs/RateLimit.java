@@ -39,9 +39,14 @@ import java.lang.annotation.Target;
  *       nothing from any of them. They must therefore name the same {@link #key()}; different ones
  *       fail start-up, naming both.
  *   <li>If any of them says {@link FailureMode#CLOSED}, the method fails closed.
- *   <li>Without {@link #policy()}, each method gets its own budget, named after its class and
- *       method (with {@code -1}, {@code -2}, ... for repeated annotations). Give several methods
- *       (or a class annotation) one explicit policy name to share one budget.
+ *   <li>Without {@link #policy()}, each resource method gets its own budget (overloads and
+ *       same-named classes of other packages included) under a default name
+ *       {@code <SimpleClassName>.<method>~<hash>}, where {@code <hash>} is the first 8 hex digits
+ *       of the SHA-256 of {@code <binary class name>.<method>(<parameter types>)}, e.g.
+ *       {@code Orders.get~66b80d0a} for {@code com.example.Orders.get(java.lang.String)}; with
+ *       {@code -1}, {@code -2}, ... appended for repeated annotations. The name depends on the code
+ *       only, so every node and restart of an application meets the same stored budget. Give several
+ *       methods (or a class annotation) one explicit policy name to share one budget.
  * </ul>
  *
  * <p>On rejection the request is answered {@code 429} with {@code Retry-After}; see
@@ -78,8 +83,9 @@ public @interface RateLimit {
     long cost() default 1;
 
     /**
-     * The limit's name in storage keys and headers, 1 to 64 of {@code A-Z a-z 0-9 . _ ~ -};
-     * default: {@code <SimpleClassName>.<method>} of the resource method.
+     * The limit's name in storage keys and headers, 1 to 64 of {@code A-Z a-z 0-9 . _ ~ -}, used
+     * exactly as given; default: {@code <SimpleClassName>.<method>~<hash>}, unique per resource
+     * method (see the class description).
      */
     String policy() default "";
 

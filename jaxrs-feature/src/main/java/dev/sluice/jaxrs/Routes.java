@@ -26,6 +26,7 @@ final class Routes {
 
     private static final Pattern NOT_POLICY = Pattern.compile("[^A-Za-z0-9._~-]");
     private static final int MAX_POLICY = 64;
+    private static final int HASH_DIGITS = 8;
 
     private Routes() {
     }
@@ -56,6 +57,7 @@ final class Routes {
         }
         String where = where(resourceClass, method);
         String basePolicy = resourceClass.getSimpleName() + "." + method.getName();
+        String signature = signature(resourceClass, method);
         List<Limit> limits = new ArrayList<>();
         List<KeySource> key = null;
         String keyRaw = null;
@@ -63,7 +65,7 @@ final class Routes {
         FailureMode failureMode = FailureMode.OPEN;
         for (int i = 0; i < annotations.length; i++) {
             RateLimit a = annotations[i];
-            String defaultPolicy = defaultPolicy(basePolicy, annotations.length == 1 ? "" : "-" + (i + 1));
+            String defaultPolicy = defaultPolicy(basePolicy, signature, annotations.length == 1 ? "" : "-" + (i + 1));
             SluiceConfig config;
             try {
                 config = SluiceConfig.parse(lookup(a)::get, defaultPolicy);
@@ -110,19 +112,33 @@ final class Routes {
     }
 
     /**
-     * {@code <SimpleClassName>.<method><suffix>} in the policy charset. A name too long keeps its
-     * start and ends with a short hash of the whole, so two long names stay apart.
+     * What the default policy name's hash identifies: {@code <binary class name>.<method>(<parameter
+     * types>)}, e.g. {@code com.example.Orders.get(java.lang.String,int)}. It depends on nothing
+     * but the code, so every node of an application (and every restart) computes the same one.
      */
-    static String defaultPolicy(String base, String suffix) {
+    static String signature(Class<?> resourceClass, Method method) {
+        StringBuilder signature = new StringBuilder(resourceClass.getName()).append('.').append(method.getName()).append('(');
+        Class<?>[] parameters = method.getParameterTypes();
+        for (int i = 0; i < parameters.length; i++) {
+            signature.append(i == 0 ? "" : ",").append(parameters[i].getTypeName());
+        }
+        return signature.append(')').toString();
+    }
+
+    /**
+     * {@code <SimpleClassName>.<method>~<hash><suffix>} in the policy charset, {@code <hash>} being the
+     * first 8 hex digits of the SHA-256 of {@link #signature}: unique per resource method (overloads
+     * and same-named classes of other packages included), short and readable. A base too long is cut
+     * so that the whole stays within 64 characters; the hash still tells it apart.
+     */
+    static String defaultPolicy(String base, String signature, String suffix) {
         String clean = NOT_POLICY.matcher(base).replaceAll("_");
         if (clean.isEmpty()) {
             clean = "resource";
         }
-        if (clean.length() + suffix.length() <= MAX_POLICY) {
-            return clean + suffix;
-        }
-        String hash = "~" + sha256Hex(clean).substring(0, 8);
-        return clean.substring(0, MAX_POLICY - suffix.length() - hash.length()) + hash + suffix;
+        String hash = "~" + sha256Hex(signature).substring(0, HASH_DIGITS);
+        int room = MAX_POLICY - hash.length() - suffix.length();
+        return (clean.length() <= room ? clean : clean.substring(0, room)) + hash + suffix;
     }
 
     private static String sha256Hex(String text) {
