@@ -34,6 +34,15 @@ import java.lang.annotation.Target;
  * <ul>
  *   <li>Annotations on a method replace those on its class; a class's annotations apply to each of
  *       its methods that has none.
+ *   <li>Interfaces and superclasses (e.g. interface-first APIs generated from OpenAPI) follow
+ *       Jakarta REST's annotation inheritance: the method's annotations are looked up on the first
+ *       declaration of the method (same name and parameter types) that has {@code @RateLimit} or
+ *       JAX-RS annotations of its own (on it or its parameters), searching the resource class, its
+ *       superclasses, then its interfaces. So an implementation method without JAX-RS annotations
+ *       inherits the interface method's {@code @RateLimit}; one with JAX-RS annotations of its own
+ *       (say {@code @GET}) hides all of the interface method's, this one too (logged as a warning at
+ *       start-up). Class annotations: the resource class's own, else the first superclass's, else
+ *       the first interface's.
  *   <li>Repeated annotations on one element are decided together, atomically, in one store round
  *       trip: a request is admitted only if every limit admits it, and a rejected request consumes
  *       nothing from any of them. They must therefore name the same {@link #key()}; different ones

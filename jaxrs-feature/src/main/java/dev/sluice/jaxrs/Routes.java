@@ -4,8 +4,13 @@ import dev.sluice.FailureMode;
 import dev.sluice.Limit;
 import dev.sluice.SluiceConfig;
 import dev.sluice.SluiceConfig.KeySource;
+import jakarta.ws.rs.HttpMethod;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
+import java.lang.annotation.Annotation;
 import java.lang.reflect.Method;
+import java.lang.reflect.Modifier;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -13,7 +18,9 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.LinkedHashSet;
 import java.util.Map;
+import java.util.Set;
 import java.util.regex.Pattern;
 
 /**
@@ -24,6 +31,7 @@ import java.util.regex.Pattern;
  */
 final class Routes {
 
+    private static final Logger LOG = LoggerFactory.getLogger(Routes.class);
     private static final Pattern NOT_POLICY = Pattern.compile("[^A-Za-z0-9._~-]");
     private static final int MAX_POLICY = 64;
     private static final int HASH_DIGITS = 8;
@@ -47,10 +55,10 @@ final class Routes {
      * @throws IllegalArgumentException naming the method, the attribute and the raw value
      */
     static Plan read(Class<?> resourceClass, Method method) {
-        RateLimit[] annotations = method.getAnnotationsByType(RateLimit.class);
+        RateLimit[] annotations = methodLimits(resourceClass, method);
         if (annotations.length == 0) {
             // Method annotations replace class ones, as @RolesAllowed does.
-            annotations = resourceClass.getAnnotationsByType(RateLimit.class);
+            annotations = classLimits(resourceClass);
         }
         if (annotations.length == 0) {
             return null;
@@ -87,6 +95,125 @@ final class Routes {
             limits.add(config.limit());
         }
         return new Plan(List.copyOf(limits), key, failureMode);
+    }
+
+    /**
+     * The {@link RateLimit}s of a resource method, found as Jakarta REST finds a method's JAX-RS
+     * annotations (annotation inheritance, section 3.6): on the first of the resource class's
+     * {@link #hierarchy} that declares the method (same name and parameter types) with
+     * {@code @RateLimit} or with JAX-RS annotations of its own (on it or its parameters). So a
+     * {@code @RateLimit} on an interface or superclass method is inherited by an implementation
+     * method without JAX-RS annotations, and ignored (with a warning) below one that has them.
+     * Empty if there is none.
+     *
+     * <p>The search starts at the resource class, whichever of the implementation or the interface
+     * method the runtime hands over, so every runtime finds the same annotations.
+     */
+    static RateLimit[] methodLimits(Class<?> resourceClass, Method method) {
+        Class<?> start = method.getDeclaringClass().isAssignableFrom(resourceClass) ? resourceClass
+                : method.getDeclaringClass();
+        Method annotated = null;
+        for (Class<?> type : hierarchy(start)) {
+            Method candidate = declared(type, method);
+            if (candidate == null) {
+                continue;
+            }
+            if (annotated == null) {
+                if (candidate.isAnnotationPresent(RateLimit.class) || candidate.isAnnotationPresent(RateLimit.List.class)) {
+                    return candidate.getAnnotationsByType(RateLimit.class);
+                }
+                if (hasJaxRsAnnotations(candidate)) {
+                    annotated = candidate; // its annotations hide all those further up
+                }
+            } else if (candidate.getAnnotationsByType(RateLimit.class).length > 0) {
+                LOG.warn("@RateLimit on '{}.{}' is ignored: '{}.{}' overrides it with JAX-RS annotations of its own, and "
+                        + "then, by Jakarta REST annotation inheritance, all annotations of the overridden method are "
+                        + "ignored; put the @RateLimit on '{}.{}'", type.getName(), candidate.getName(),
+                        annotated.getDeclaringClass().getName(), annotated.getName(),
+                        annotated.getDeclaringClass().getName(), annotated.getName());
+                break;
+            }
+        }
+        return new RateLimit[0];
+    }
+
+    /**
+     * The class-level {@link RateLimit}s for a resource class: those of the first of its
+     * {@link #hierarchy} that has any, so the class's own replace its superclasses', which replace
+     * its interfaces'. Empty if there is none.
+     */
+    static RateLimit[] classLimits(Class<?> resourceClass) {
+        for (Class<?> type : hierarchy(resourceClass)) {
+            RateLimit[] annotations = type.getDeclaredAnnotationsByType(RateLimit.class);
+            if (annotations.length > 0) {
+                return annotations;
+            }
+        }
+        return new RateLimit[0];
+    }
+
+    /**
+     * Where annotations are looked up, in order of precedence: the class, its superclasses (nearest
+     * first, {@code Object} excluded), then the interfaces: those of the class in declaration order,
+     * each followed by its super-interfaces, then those of its superclasses.
+     */
+    static List<Class<?>> hierarchy(Class<?> type) {
+        List<Class<?>> classes = new ArrayList<>();
+        for (Class<?> c = type; c != null && c != Object.class; c = c.getSuperclass()) {
+            classes.add(c);
+        }
+        Set<Class<?>> interfaces = new LinkedHashSet<>();
+        for (Class<?> c : List.copyOf(classes)) {
+            for (Class<?> i : c.getInterfaces()) {
+                addWithSuperInterfaces(i, interfaces);
+            }
+        }
+        classes.addAll(interfaces);
+        return classes;
+    }
+
+    private static void addWithSuperInterfaces(Class<?> type, Set<Class<?>> into) {
+        if (into.add(type)) {
+            for (Class<?> i : type.getInterfaces()) {
+                addWithSuperInterfaces(i, into);
+            }
+        }
+    }
+
+    /** {@code type}'s own declaration of an instance method like {@code method}, or {@code null}. */
+    private static Method declared(Class<?> type, Method method) {
+        try {
+            Method m = type.getDeclaredMethod(method.getName(), method.getParameterTypes());
+            return m.isSynthetic() || Modifier.isStatic(m.getModifiers()) || Modifier.isPrivate(m.getModifiers()) ? null : m;
+        } catch (NoSuchMethodException e) {
+            return null;
+        }
+    }
+
+    /**
+     * Whether a method or one of its parameters carries a JAX-RS annotation: one of the
+     * {@code jakarta.ws.rs} packages, or a request method designator (meta-annotated {@link HttpMethod}).
+     */
+    static boolean hasJaxRsAnnotations(Method method) {
+        for (Annotation a : method.getDeclaredAnnotations()) {
+            if (isJaxRs(a)) {
+                return true;
+            }
+        }
+        for (Annotation[] parameter : method.getParameterAnnotations()) {
+            for (Annotation a : parameter) {
+                if (isJaxRs(a)) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
+    private static boolean isJaxRs(Annotation annotation) {
+        Class<? extends Annotation> type = annotation.annotationType();
+        String pkg = type.getPackageName();
+        return pkg.equals("jakarta.ws.rs") || pkg.startsWith("jakarta.ws.rs.") || type.isAnnotationPresent(HttpMethod.class);
     }
 
     /** How messages name a resource method: {@code @RateLimit on resource method 'com.example.Orders.list'}. */
