@@ -151,7 +151,11 @@ public final class MemoryStore implements RateLimitStore {
             return false;
         }
 
-        /** The state of a limit's (policy, algorithm), the same instance as last time found first. */
+        /**
+         * The state of a limit's (policy, algorithm), the same instance as last time found first;
+         * a limit with other parameters reads the same stored values under its own (see
+         * {@link LimitState#under}), as a Redis key is read by a changed limit.
+         */
         private LimitState state(Limit limit, long now) {
             int found = -1;
             for (int i = 0; i < size && found < 0; i++) {
@@ -161,6 +165,9 @@ public final class MemoryStore implements RateLimitStore {
             }
             for (int i = 0; i < size && found < 0; i++) {
                 if (keys[i].algorithm() == limit.algorithm() && keys[i].policy().equals(limit.policy())) {
+                    if (!LimitState.sameParameters(keys[i], limit)) {
+                        states[i] = states[i].under(limit);
+                    }
                     keys[i] = limit;
                     found = i;
                 }
