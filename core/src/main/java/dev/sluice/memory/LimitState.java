@@ -16,7 +16,9 @@ import dev.sluice.internal.Units;
  * parameters they were written under, like the fingerprint stored with each Redis key: when the
  * limit of its policy changes, {@link #under} carries the same stored values to the new
  * parameters, and {@link #evaluate} converts them exactly as the script does (what was used
- * carries over, clamped to the new limit) until the next commit writes them anew.
+ * carries over, clamped to the new limit, until the old state would have expired) until the
+ * next commit writes them anew. Converting on every read rather than once keeps a rejection
+ * from writing anything, and makes the answer depend only on what is stored and when.
  *
  * <p>Not thread-safe: the store holds the caller's lock around every call.
  */

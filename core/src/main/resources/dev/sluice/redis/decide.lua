@@ -19,10 +19,33 @@ Returns   for each request: { allowed, then for each limit: fits, remaining, res
           flattened. allowed is 1 only if every limit fits; then each limit's cost has been
           consumed. Otherwise that request wrote nothing. Times are microseconds from now.
 
+Stored state (f: the fingerprint of the parameters it was written under)
+  token-bucket    hash  l level (units), t time, f 'perToken,perMicro,capacity'
+  gcra            string '<tat>[:<rem>]@<written>@<f>', f as for the token bucket
+  fixed-window    hash  w window index, n count, f 'count,window'
+  sliding-window  hash  w window index, c its count, p the previous window's count, f 'count,window'
+  sliding-log     list  one time per admitted unit, oldest first; the newest is '<time>@<window>'
+  A state without f was written before fingerprints: it is read as written under the current
+  parameters.
+
+A changed limit (same key, another fingerprint): what was used carries over, clamped to the new
+limit, until the old state would have expired (its TTL): from then on it reads as absent, and
+until then a rejection's reset and retry are at most that long. Nothing is rewritten until a
+request that fits commits under the new parameters.
+  buckets   the whole tokens used when written (rounded up), at most the new burst, refill at
+            the new rate from the time written
+  fixed     the count stays in the new window holding the old window's start
+  sliding   same period: the counts stay; another period: each old window's count goes to the
+            new window holding its start, at most the new count
+  log       the entries count as they are under the new count and window (the log may hold
+            more than the count; a commit leaves at most count)
+
 Invariants
   * All or nothing: the first pass only reads; the second, run only when every limit fits, writes.
   * Every key written gets a TTL in the same script: the time until its state equals an absent key.
   * Stored time never moves backwards: a clock behind the stored state grants nothing extra.
+  * Read under any parameters: 0 <= remaining <= capacity; on a clock that does not go back,
+    0 <= reset, retry <= the new limit's time to restore its whole budget.
   * Every number stays an integer below 2^53 (checked by Units.check in Java), so Lua's doubles
     compute exactly what the Java twins in dev.sluice.memory.LimitState compute.
 --]]
