@@ -236,6 +236,7 @@ public final class MemoryStore implements RateLimitStore {
             for (Limit limit : limits) {
                 for (int i = 0; i < size; i++) {
                     if (keys[i].algorithm() == limit.algorithm() && keys[i].policy().equals(limit.policy())) {
+                        keys[i] = limit;
                         states[i] = LimitState.absent(limit);
                     }
                 }
