@@ -11,6 +11,7 @@ import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 
@@ -28,10 +29,16 @@ import static org.assertj.core.api.Assertions.assertThat;
  * EE11 context on 127.0.0.1, with two applications ({@link ContractApps}): {@code /api} deciding on
  * a real Redis, {@code /down} on a Redis URL where nothing listens. A servlet filter logs the
  * {@code X-User} header in as the request's user principal. Each subclass runs in a JVM whose class
- * path holds its runtime only (see the failsafe executions in this module's pom).
+ * path holds its runtime only (see the failsafe executions in this module's pom); tagged
+ * {@value #TAG} so that surefire, whose class path has Jersey only, never runs them, not even when
+ * {@code -Dtest} names them.
  */
+@Tag(JaxRsContract.TAG)
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 abstract class JaxRsContract {
+
+    /** The JUnit tag of the runtime contract classes. */
+    static final String TAG = "jaxrs-runtime";
 
     private Server server;
     private URI base;
