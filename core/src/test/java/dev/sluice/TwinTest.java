@@ -64,6 +64,7 @@ class TwinTest {
                     assertThat(b.quotas().get(q).remaining()).as(where).isEqualTo(a.quotas().get(q).remaining());
                     assertThat(b.quotas().get(q).reset()).as(where).isEqualTo(a.quotas().get(q).reset());
                     assertThat(b.quotas().get(q).retryAfter()).as(where).isEqualTo(a.quotas().get(q).retryAfter());
+                    assertThat(b.quotas().get(q).nextUnit()).as(where).isEqualTo(a.quotas().get(q).nextUnit());
                 }
             }
         }

@@ -104,7 +104,9 @@ abstract class LimitState {
             long skew = t - now;
             long reset = skew + ceilDiv(capacity - l, perMicro);
             long retry = fits ? 0 : skew + ceilDiv(need - l, perMicro);
-            out.set(fits, l / perToken, reset, retry, reset);
+            // the next whole token: (l / perToken + 1) tokens, reached by refilling from l
+            long next = l >= capacity ? 0 : skew + ceilDiv((l / perToken + 1) * perToken - l, perMicro);
+            out.set(fits, l / perToken, reset, retry, reset, next);
         }
 
         @Override
@@ -157,7 +159,10 @@ abstract class LimitState {
             long reset = delay + (r > 0 ? 1 : 0);
             long remaining = overCapacity ? 0 : Math.max(0, floorDiv(capacity - debt, perToken));
             long retry = fits ? 0 : delay + ceilDiv(r + need - capacity, perMicro);
-            out.set(fits, remaining, reset, retry, reset);
+            // debt must fall to capacity - (remaining + 1) tokens; written as retry is, from delay and r
+            long next = !overCapacity && debt == 0 ? 0
+                    : delay + ceilDiv(r + (remaining + 1) * perToken - capacity, perMicro);
+            out.set(fits, remaining, reset, retry, reset, next);
         }
 
         @Override
@@ -200,7 +205,7 @@ abstract class LimitState {
                 present = true;
             }
             long reset = (cw + 1) * window - now;
-            out.set(fits, count - cn, reset, fits ? 0 : reset, reset);
+            out.set(fits, count - cn, reset, fits ? 0 : reset, reset, cn == 0 ? 0 : reset);
         }
 
         @Override
@@ -266,7 +271,18 @@ abstract class LimitState {
                     retry = end + into - now;
                 }
             }
-            out.set(fits, remaining, end - now, retry, end + window - now);
+            // One unit more than remaining: while prev decays in this window, or else once cur has
+            // become the previous window's count and decays in the next one.
+            long next = 0;
+            if (remaining < count) {
+                long k = count - cc - remaining - 1;
+                if (k >= 0 && cp > 0) {
+                    next = end - floorDiv(k * window, cp) - now;
+                } else {
+                    next = end + Math.max(0, window - floorDiv((count - remaining - 1) * window, cc)) - now;
+                }
+            }
+            out.set(fits, remaining, end - now, retry, end + window - now, next);
         }
 
         @Override
@@ -316,7 +332,9 @@ abstract class LimitState {
                 live += cost;
             }
             long reset = size == 0 || live == 0 ? 0 : at(size - 1) + window - now;
-            out.set(fits, count - live, reset, retry, reset);
+            // the oldest live entry leaves first (after a commit the expired ones are gone)
+            long next = size == 0 || live == 0 ? 0 : at(fits && commit ? 0 : expired) + window - now;
+            out.set(fits, count - live, reset, retry, reset, next);
         }
 
         private void append(long t, int n) {

@@ -320,7 +320,7 @@ public final class RedisStore implements RateLimitStore {
             return;
         }
         long sentAt = clockMicros();
-        int width = 1 + 4 * key.limits.size();
+        int width = 1 + 5 * key.limits.size();
         call(key, live.size()).whenComplete((reply, failure) -> {
             for (int r = 0; r < live.size(); r++) {
                 if (failure != null) {
@@ -434,7 +434,7 @@ public final class RedisStore implements RateLimitStore {
         List<Decision.Quota> quotas = new ArrayList<>(original.quotas().size());
         for (Decision.Quota quota : original.quotas()) {
             quotas.add(new Decision.Quota(quota.limit(), quota.allowed(), quota.remaining(),
-                    minus(quota.reset(), elapsed), minus(quota.retryAfter(), elapsed)));
+                    minus(quota.reset(), elapsed), minus(quota.retryAfter(), elapsed), minus(quota.nextUnit(), elapsed)));
         }
         return new Decision(Decision.Outcome.REJECTED, quotas, minus(original.retryAfter(), elapsed));
     }
@@ -461,10 +461,11 @@ public final class RedisStore implements RateLimitStore {
         List<Decision.Quota> quotas = new ArrayList<>(limits.size());
         Duration retry = Duration.ZERO;
         for (int i = 0; i < limits.size(); i++) {
-            int base = offset + 1 + 4 * i;
+            int base = offset + 1 + 5 * i;
             Duration limitRetry = Duration.of(number(reply, base + 3), ChronoUnit.MICROS);
             quotas.add(new Decision.Quota(limits.get(i), number(reply, base) == 1, number(reply, base + 1),
-                    Duration.of(number(reply, base + 2), ChronoUnit.MICROS), limitRetry));
+                    Duration.of(number(reply, base + 2), ChronoUnit.MICROS), limitRetry,
+                    Duration.of(number(reply, base + 4), ChronoUnit.MICROS)));
             if (limitRetry.compareTo(retry) > 0) {
                 retry = limitRetry;
             }

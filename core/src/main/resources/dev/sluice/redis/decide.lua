@@ -15,9 +15,10 @@ ARGV[3..] seven values per limit i, at 3 + 7 * (i - 1):
             capacity   bucket capacity in units (buckets); count otherwise
             cost       units this request spends, 1 <= cost <= capacity in tokens
 
-Returns   for each request: { allowed, then for each limit: fits, remaining, reset_us, retry_us },
+Returns   for each request: { allowed, then for each limit: fits, remaining, reset_us, retry_us, next_us },
           flattened. allowed is 1 only if every limit fits; then each limit's cost has been
-          consumed. Otherwise that request wrote nothing. Times are microseconds from now.
+          consumed. Otherwise that request wrote nothing. Times are microseconds from now; next_us
+          is the time until the limit grants one unit more than remaining (0 when it is whole).
 
 Invariants
   * All or nothing: the first pass only reads; the second, run only when every limit fits, writes.
@@ -52,7 +53,7 @@ local function expire(key, ttl_us)
   redis.call('PEXPIRE', key, int(ms))
 end
 
--- Each algorithm: (key, now, limit, commit) -> fits, remaining, reset, retry
+-- Each algorithm: (key, now, limit, commit) -> fits, remaining, reset, retry, next
 -- It writes only when commit is true and the request fits.
 
 local function token_bucket(key, now, a, commit)
@@ -82,7 +83,9 @@ local function token_bucket(key, now, a, commit)
     redis.call('HSET', key, 'l', int(l), 't', int(t))
     expire(key, reset)
   end
-  return fits, idiv(l, per_token), reset, retry
+  local nxt = 0
+  if l < cap then nxt = skew + cdiv((idiv(l, per_token) + 1) * per_token - l, per_micro) end
+  return fits, idiv(l, per_token), reset, retry, nxt
 end
 
 local function gcra(key, now, a, commit)
@@ -125,7 +128,9 @@ local function gcra(key, now, a, commit)
     if ms < 1 then ms = 1 end
     redis.call('SET', key, value, 'PX', int(ms))
   end
-  return fits, remaining, reset, retry
+  local nxt = 0
+  if over or debt ~= 0 then nxt = delay + cdiv(r + (remaining + 1) * per_token - cap, per_micro) end
+  return fits, remaining, reset, retry, nxt
 end
 
 local function fixed_window(key, now, a, commit)
@@ -146,7 +151,9 @@ local function fixed_window(key, now, a, commit)
     redis.call('HSET', key, 'w', int(w), 'n', int(n))
     expire(key, reset)
   end
-  return fits, count - n, reset, retry
+  local nxt = 0
+  if n > 0 then nxt = reset end
+  return fits, count - n, reset, retry, nxt
 end
 
 local function sliding_window(key, now, a, commit)
@@ -189,7 +196,18 @@ local function sliding_window(key, now, a, commit)
     redis.call('HSET', key, 'w', int(w), 'c', int(cur), 'p', int(prev))
     expire(key, finish + window - now)
   end
-  return fits, remaining, finish - now, retry
+  local nxt = 0
+  if remaining < count then
+    local k = count - cur - remaining - 1
+    if k >= 0 and prev > 0 then
+      nxt = finish - idiv(k * window, prev) - now
+    else
+      local into = window - idiv((count - remaining - 1) * window, cur)
+      if into < 0 then into = 0 end
+      nxt = finish + into - now
+    end
+  end
+  return fits, remaining, finish - now, retry, nxt
 end
 
 local function sliding_log(key, now, a, commit)
@@ -234,7 +252,13 @@ local function sliding_log(key, now, a, commit)
     end
   end
   if fits and commit then expire(key, reset) end
-  return fits, count - live, reset, retry
+  local nxt = 0
+  if live > 0 then
+    local oldest = expired
+    if fits and commit then oldest = 0 end
+    nxt = tonumber(redis.call('LINDEX', key, oldest)) + window - now
+  end
+  return fits, count - live, reset, retry, nxt
 end
 
 local algorithms = { token_bucket, gcra, sliding_window, fixed_window, sliding_log }
@@ -263,28 +287,30 @@ for i = 1, #KEYS do
 end
 
 local result = {}
-local width = 1 + 4 * #KEYS
+local width = 1 + 5 * #KEYS
 for r = 0, requests - 1 do
   local at = r * width
   local all = true
   result[at + 1] = 0
   for i = 1, #KEYS do
-    local fits, remaining, reset, retry = algorithms[limits[i].algorithm](KEYS[i], now, limits[i], false)
+    local fits, remaining, reset, retry, nxt = algorithms[limits[i].algorithm](KEYS[i], now, limits[i], false)
     all = all and fits
     local f = 0
     if fits then f = 1 end
-    result[at + 2 + 4 * (i - 1)] = f
-    result[at + 3 + 4 * (i - 1)] = remaining
-    result[at + 4 + 4 * (i - 1)] = reset
-    result[at + 5 + 4 * (i - 1)] = retry
+    result[at + 2 + 5 * (i - 1)] = f
+    result[at + 3 + 5 * (i - 1)] = remaining
+    result[at + 4 + 5 * (i - 1)] = reset
+    result[at + 5 + 5 * (i - 1)] = retry
+    result[at + 6 + 5 * (i - 1)] = nxt
   end
   if all then
     result[at + 1] = 1
     for i = 1, #KEYS do
-      local _, remaining, reset, retry = algorithms[limits[i].algorithm](KEYS[i], now, limits[i], true)
-      result[at + 3 + 4 * (i - 1)] = remaining
-      result[at + 4 + 4 * (i - 1)] = reset
-      result[at + 5 + 4 * (i - 1)] = retry
+      local _, remaining, reset, retry, nxt = algorithms[limits[i].algorithm](KEYS[i], now, limits[i], true)
+      result[at + 3 + 5 * (i - 1)] = remaining
+      result[at + 4 + 5 * (i - 1)] = reset
+      result[at + 5 + 5 * (i - 1)] = retry
+      result[at + 6 + 5 * (i - 1)] = nxt
     end
   end
 end
