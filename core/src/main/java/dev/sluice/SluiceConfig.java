@@ -33,7 +33,10 @@ import java.util.regex.Pattern;
  *       {@code redisson:PATH}</td><td>{@code memory}</td></tr>
  *   <tr><td>{@code failure-mode}</td><td>{@code open}, {@code closed}</td><td>{@code open}</td></tr>
  *   <tr><td>{@code timeout}</td><td>a duration: {@code 50ms}, {@code 1s}</td><td>{@code 100ms}</td></tr>
- *   <tr><td>{@code headers}</td><td>{@code legacy}, {@code draft}, {@code both}, {@code none}</td><td>{@code legacy}</td></tr>
+ *   <tr><td>{@code headers}</td><td>{@code legacy}, {@code draft-10} (alias {@code draft}), {@code both}
+ *       (legacy and draft-10), {@code none}</td><td>{@code legacy}</td></tr>
+ *   <tr><td>{@code partition-key}</td><td>{@code true}, {@code false}: send the draft's {@code pk}, a keyed
+ *       hash of the caller</td><td>{@code false}</td></tr>
  *   <tr><td>{@code trusted-proxies}</td><td>comma-separated CIDRs or addresses</td><td>none</td></tr>
  *   <tr><td>{@code mode}</td><td>{@code enforce}, {@code shadow} (decide and report, reject nothing)</td><td>{@code enforce}</td></tr>
  *   <tr><td>{@code metrics}</td><td>{@code true}, {@code false} (Micrometer, when present)</td><td>{@code true}</td></tr>
@@ -52,14 +55,15 @@ import java.util.regex.Pattern;
  * @param trustedProxies CIDRs whose forwarding headers are believed, normalised
  * @param shadow         {@code mode=shadow}: decide and report, but reject nothing
  * @param metrics        {@code metrics=true}: publish to Micrometer when it is on the class path
+ * @param partitionKey   {@code partition-key=true}: draft headers carry {@code pk}
  */
 public record SluiceConfig(Limit limit, List<KeySource> key, String store, FailureMode failureMode,
                            Duration timeout, HeaderStyle headers, List<String> trustedProxies, boolean shadow,
-                           boolean metrics) {
+                           boolean metrics, boolean partitionKey) {
 
     /** Every parameter name of the vocabulary. */
     public static final Set<String> NAMES = Set.of("policy", "algorithm", "limit", "burst", "key", "cost", "store",
-            "failure-mode", "timeout", "headers", "trusted-proxies", "mode", "metrics");
+            "failure-mode", "timeout", "headers", "trusted-proxies", "mode", "metrics", "partition-key");
     /** The default {@code timeout}. */
     public static final Duration DEFAULT_TIMEOUT = Duration.ofMillis(100);
 
@@ -82,20 +86,41 @@ public record SluiceConfig(Limit limit, List<KeySource> key, String store, Failu
         trustedProxies = List.copyOf(trustedProxies);
     }
 
+    /** A configuration without {@code partition-key} (false), as before that parameter existed. */
+    public SluiceConfig(Limit limit, List<KeySource> key, String store, FailureMode failureMode, Duration timeout,
+                        HeaderStyle headers, List<String> trustedProxies, boolean shadow, boolean metrics) {
+        this(limit, key, store, failureMode, timeout, headers, trustedProxies, shadow, metrics, false);
+    }
+
     /** A count per period, as written in {@code limit}. */
     public record Rate(long count, Duration period) {
     }
 
-    /** Which rate-limit headers responses carry. */
+    /**
+     * Which rate-limit headers responses carry. The draft form names its revision
+     * ({@code draft-10}); {@code draft} is an alias of {@code draft-10} and stays one, so that a
+     * later revision added as, say, {@code draft-11} does not change what existing deployments send.
+     */
     public enum HeaderStyle {
         /** {@code RateLimit-Limit}, {@code RateLimit-Remaining}, {@code RateLimit-Reset}. */
         LEGACY,
-        /** The IETF httpapi draft's structured {@code RateLimit-Policy} and {@code RateLimit}. */
+        /**
+         * {@code draft-10}: {@code RateLimit-Policy} and {@code RateLimit} as in
+         * draft-ietf-httpapi-ratelimit-headers-10, with its {@code quota-exceeded} problem type.
+         */
         DRAFT,
-        /** Both of the above. */
+        /** Both {@code legacy} and {@code draft-10}. */
         BOTH,
         /** No rate-limit headers ({@code Retry-After} on rejections still). */
         NONE;
+
+        /** The draft revision the draft headers follow. */
+        public static final String DRAFT_REVISION = "draft-ietf-httpapi-ratelimit-headers-10";
+
+        /** The value of the {@code headers} parameter: {@code legacy}, {@code draft-10}, {@code both}, {@code none}. */
+        public String configName() {
+            return this == DRAFT ? "draft-10" : name().toLowerCase(Locale.ROOT);
+        }
 
         /** Whether the legacy headers are sent. */
         public boolean legacy() {
@@ -176,7 +201,8 @@ public record SluiceConfig(Limit limit, List<KeySource> key, String store, Failu
                 orDefault(lookup, "headers", SluiceConfig::parseHeaders, HeaderStyle.LEGACY),
                 orDefault(lookup, "trusted-proxies", SluiceConfig::parseTrustedProxies, List.of()),
                 orDefault(lookup, "mode", SluiceConfig::parseShadowMode, false),
-                orDefault(lookup, "metrics", v -> parseBoolean("metrics", v), true));
+                orDefault(lookup, "metrics", v -> parseBoolean("metrics", v), true),
+                orDefault(lookup, "partition-key", v -> parseBoolean("partition-key", v), false));
     }
 
     /** Parses {@code mode}: {@code enforce} (false) or {@code shadow} (true). */
@@ -314,15 +340,16 @@ public record SluiceConfig(Limit limit, List<KeySource> key, String store, Failu
         return List.copyOf(sources);
     }
 
-    /** Parses {@code legacy}, {@code draft}, {@code both} or {@code none}. */
+    /** Parses {@code legacy}, {@code draft-10} (or its alias {@code draft}), {@code both} or {@code none}. */
     public static HeaderStyle parseHeaders(String value) {
-        String normal = value.trim().toUpperCase(Locale.ROOT);
+        String normal = value.trim().toLowerCase(Locale.ROOT);
         for (HeaderStyle style : HeaderStyle.values()) {
-            if (style.name().equals(normal)) {
+            if (style.configName().equals(normal) || (style == HeaderStyle.DRAFT && normal.equals("draft"))) {
                 return style;
             }
         }
-        throw new IllegalArgumentException("'headers' must be legacy, draft, both or none, got '" + value + "'");
+        throw new IllegalArgumentException("'headers' must be legacy, draft-10 (alias draft), both or none, got '"
+                + value + "'");
     }
 
     /**

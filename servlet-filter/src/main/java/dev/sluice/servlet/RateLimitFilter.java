@@ -25,7 +25,6 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.Collections;
 import java.util.List;
-import java.util.Locale;
 import java.util.Objects;
 
 /**
@@ -52,8 +51,8 @@ import java.util.Objects;
  * <p>The init-params are Sluice's one configuration vocabulary, parsed by {@link SluiceConfig}:
  * {@code policy} (default: the filter name, with characters outside {@code A-Z a-z 0-9 . _ ~ -}
  * replaced by {@code -}), {@code algorithm}, {@code limit} (required), {@code burst}, {@code key},
- * {@code cost}, {@code store}, {@code failure-mode}, {@code timeout}, {@code headers} and
- * {@code trusted-proxies}. They are parsed once, in {@link #init}. An unknown init-param or a bad
+ * {@code cost}, {@code store}, {@code failure-mode}, {@code timeout}, {@code headers},
+ * {@code partition-key} and {@code trusted-proxies}. They are parsed once, in {@link #init}. An unknown init-param or a bad
  * value makes {@code init} throw a {@link ServletException} naming the filter, the init-param
  * and the value, such as
  * {@code filter 'search': init-param 'limit' must look like <count>/<period> (e.g. 100/1m), got '100/minutes'},
@@ -94,8 +93,10 @@ import java.util.Objects;
  * <p>A request is charged once per filter, however many times it passes the filter (a filter
  * mapped for {@code REQUEST}, {@code FORWARD}, {@code INCLUDE}, {@code ERROR} and {@code ASYNC}
  * decides on the first dispatch that reaches it and lets the others through). When several
- * filters apply to one request, each charges its own policy and the filter that runs last writes
- * the rate-limit headers.
+ * filters (or a filter and a rate-limited JAX-RS resource method) apply to one request, each
+ * charges its own policy and adds its decision to a request attribute; each rewrites the
+ * rate-limit headers from all of them, so the draft lists carry one member per policy of every
+ * layer and the legacy headers describe the binding limit of all layers.
  *
  * <p>Instances are thread-safe. Their configuration is immutable: the {@code with*} methods
  * return copies.
@@ -113,13 +114,14 @@ public final class RateLimitFilter implements Filter {
     private final List<KeySource> givenKey;
     private final HeaderStyle givenHeaders;
     private final List<String> givenTrustedProxies;
+    private final boolean givenPartitionKey;
 
     /** Everything the request path needs, built by {@link #init}; {@code null} outside init..destroy. */
     private volatile Active active;
 
     /** What an initialised filter decides with; immutable. */
-    private record Active(RateLimiter limiter, CallerResolver resolver, HeaderStyle headers, String chargedAttribute,
-                          SharedStores stores, String store) {
+    private record Active(RateLimiter limiter, CallerResolver resolver, HeaderStyle headers, boolean partitionKey,
+                          String chargedAttribute, SharedStores stores, String store) {
     }
 
     /**
@@ -127,7 +129,7 @@ public final class RateLimitFilter implements Filter {
      * container calls for a {@code <filter-class>}.
      */
     public RateLimitFilter() {
-        this(null, IP, HeaderStyle.LEGACY, List.of());
+        this(null, IP, HeaderStyle.LEGACY, List.of(), false);
     }
 
     /**
@@ -138,14 +140,16 @@ public final class RateLimitFilter implements Filter {
      * @param limiter the limiter; its limits, store, failure mode and timeout apply
      */
     public RateLimitFilter(RateLimiter limiter) {
-        this(Objects.requireNonNull(limiter, "limiter"), IP, HeaderStyle.LEGACY, List.of());
+        this(Objects.requireNonNull(limiter, "limiter"), IP, HeaderStyle.LEGACY, List.of(), false);
     }
 
-    private RateLimitFilter(RateLimiter limiter, List<KeySource> key, HeaderStyle headers, List<String> trustedProxies) {
+    private RateLimitFilter(RateLimiter limiter, List<KeySource> key, HeaderStyle headers, List<String> trustedProxies,
+                            boolean partitionKey) {
         this.givenLimiter = limiter;
         this.givenKey = key;
         this.givenHeaders = headers;
         this.givenTrustedProxies = trustedProxies;
+        this.givenPartitionKey = partitionKey;
     }
 
     /**
@@ -161,7 +165,7 @@ public final class RateLimitFilter implements Filter {
     public RateLimitFilter withKey(String sources) {
         requireGiven("withKey");
         return new RateLimitFilter(givenLimiter, SluiceConfig.parseKeySources(Objects.requireNonNull(sources, "sources")),
-                givenHeaders, givenTrustedProxies);
+                givenHeaders, givenTrustedProxies, givenPartitionKey);
     }
 
     /**
@@ -173,7 +177,21 @@ public final class RateLimitFilter implements Filter {
      */
     public RateLimitFilter withHeaders(HeaderStyle headers) {
         requireGiven("withHeaders");
-        return new RateLimitFilter(givenLimiter, givenKey, Objects.requireNonNull(headers, "headers"), givenTrustedProxies);
+        return new RateLimitFilter(givenLimiter, givenKey, Objects.requireNonNull(headers, "headers"), givenTrustedProxies,
+                givenPartitionKey);
+    }
+
+    /**
+     * A copy of this filter sending, with draft headers, the partition key {@code pk}: a keyed
+     * hash of the caller (see the {@code partition-key} parameter).
+     *
+     * @param partitionKey whether to send {@code pk}
+     * @return a new filter; this one is unchanged
+     * @throws IllegalStateException if this filter is configured by init-params
+     */
+    public RateLimitFilter withPartitionKey(boolean partitionKey) {
+        requireGiven("withPartitionKey");
+        return new RateLimitFilter(givenLimiter, givenKey, givenHeaders, givenTrustedProxies, partitionKey);
     }
 
     /**
@@ -189,7 +207,7 @@ public final class RateLimitFilter implements Filter {
     public RateLimitFilter withTrustedProxies(String cidrs) {
         requireGiven("withTrustedProxies");
         return new RateLimitFilter(givenLimiter, givenKey, givenHeaders,
-                SluiceConfig.parseTrustedProxies(Objects.requireNonNull(cidrs, "cidrs")));
+                SluiceConfig.parseTrustedProxies(Objects.requireNonNull(cidrs, "cidrs")), givenPartitionKey);
     }
 
     private void requireGiven(String method) {
@@ -217,8 +235,9 @@ public final class RateLimitFilter implements Filter {
                         + "built around a RateLimiter; configure that limiter in Java, got '"
                         + config.getInitParameter(params.get(0)) + "'");
             }
-            active = new Active(givenLimiter, new CallerResolver(givenKey, givenTrustedProxies), givenHeaders, charged,
-                    null, null);
+            active = new Active(givenLimiter, new CallerResolver(givenKey, givenTrustedProxies), givenHeaders,
+                    givenPartitionKey, charged, null, null);
+            HttpAnswers.warnOfNonTokenPolicies(givenLimiter.limits(), givenHeaders, where(name).trim());
             LOG.info("Sluice filter '{}': {}, key {}", name, givenLimiter, givenKey);
             return;
         }
@@ -245,10 +264,11 @@ public final class RateLimitFilter implements Filter {
         RateLimiter limiter = RateLimiter.builder().limit(parsed.limit()).store(store).failureMode(parsed.failureMode())
                 .timeout(parsed.timeout()).shadowMode(parsed.shadow())
                 .listener(OptionalMetrics.listener(parsed.metrics(), parsed.limit().policy())).build();
-        active = new Active(limiter, new CallerResolver(parsed.key(), parsed.trustedProxies()), parsed.headers(), charged,
-                stores, parsed.store());
+        active = new Active(limiter, new CallerResolver(parsed.key(), parsed.trustedProxies()), parsed.headers(),
+                parsed.partitionKey(), charged, stores, parsed.store());
+        HttpAnswers.warnOfNonTokenPolicies(limiter.limits(), parsed.headers(), where(name).trim());
         LOG.info("Sluice filter '{}': {}, key {}, store {}, headers {}, trusted proxies {}", name, limiter, parsed.key(),
-                parsed.store(), parsed.headers().name().toLowerCase(Locale.ROOT), parsed.trustedProxies());
+                parsed.store(), parsed.headers().configName(), parsed.trustedProxies());
     }
 
     private static String where(String filterName) {
@@ -288,19 +308,20 @@ public final class RateLimitFilter implements Filter {
         // Marked before deciding: a forward, include, error or async dispatch of this request
         // passes through without being charged again.
         request.setAttribute(a.chargedAttribute, Boolean.TRUE);
-        Decision decision = a.limiter.decide(a.resolver.resolve(new ServletRequestView(request)));
+        String caller = a.resolver.resolve(new ServletRequestView(request));
+        Decision decision = a.limiter.decide(caller);
         switch (decision.outcome()) {
             case ALLOWED, SHADOW_REJECTED -> {
                 // Before the chain: once the application writes, the response may be committed.
-                HttpAnswers.writeHeaders(decision, a.headers, response::setHeader);
+                HttpAnswers.writeHeaders(layers(request, decision, caller, a), a.headers, response::setHeader);
                 chain.doFilter(request, response);
             }
             case FAILED_OPEN -> chain.doFilter(request, response);
             case REJECTED, UNSATISFIABLE -> {
                 response.setStatus(429);
                 response.setHeader("Retry-After", Long.toString(HttpAnswers.retryAfterSeconds(decision)));
-                HttpAnswers.writeHeaders(decision, a.headers, response::setHeader);
-                writeProblem(response, HttpAnswers.tooManyRequests(decision).getBytes(StandardCharsets.UTF_8));
+                HttpAnswers.writeHeaders(layers(request, decision, caller, a), a.headers, response::setHeader);
+                writeProblem(response, HttpAnswers.tooManyRequests(decision, a.headers).getBytes(StandardCharsets.UTF_8));
             }
             case FAILED_CLOSED -> {
                 response.setStatus(HttpServletResponse.SC_SERVICE_UNAVAILABLE);
@@ -308,6 +329,12 @@ public final class RateLimitFilter implements Filter {
                 writeProblem(response, UNAVAILABLE_BODY);
             }
         }
+    }
+
+    /** Adds this filter's decision to the request's layers and returns them all. */
+    private static List<HttpAnswers.Layer> layers(HttpServletRequest request, Decision decision, String caller, Active a) {
+        String pk = a.partitionKey && a.headers.draft() ? HttpAnswers.PartitionKeys.of(caller) : null;
+        return HttpAnswers.Layers.of(request::getAttribute, request::setAttribute).add(decision, pk);
     }
 
     private static void writeProblem(HttpServletResponse response, byte[] body) throws IOException {
