@@ -135,6 +135,23 @@ class HttpAnswersTest {
     }
 
     @Test
+    void policyNamesThatAreNotTokensAreWarnedOfInDraftModeOnly() {
+        java.io.PrintStream original = System.err;
+        java.io.ByteArrayOutputStream captured = new java.io.ByteArrayOutputStream();
+        System.setErr(new java.io.PrintStream(captured, true, java.nio.charset.StandardCharsets.UTF_8));
+        try {
+            HttpAnswers.warnOfNonTokenPolicies(List.of(Limit.of("1st", "1/s"), Limit.of("_x", "1/s"),
+                    Limit.of("fine", "1/s")), HeaderStyle.DRAFT, "filter 'f'");
+            HttpAnswers.warnOfNonTokenPolicies(List.of(Limit.of("2nd", "1/s")), HeaderStyle.LEGACY, "filter 'g'");
+        } finally {
+            System.setErr(original);
+        }
+        String log = captured.toString(java.nio.charset.StandardCharsets.UTF_8);
+        assertThat(log).contains("WARN").contains("filter 'f': policy name '1st'").contains("policy name '_x'")
+                .doesNotContain("'fine'").doesNotContain("2nd");
+    }
+
+    @Test
     void failedDecisionsCarryNoRateLimitHeaders() {
         Decision failed = new Decision(Decision.Outcome.FAILED_OPEN, List.of(), Duration.ZERO);
         assertThat(headers(failed, HeaderStyle.BOTH)).isEmpty();
