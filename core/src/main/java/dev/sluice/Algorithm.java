@@ -11,9 +11,10 @@ import java.util.Locale;
  *       {@code limit} rate. Forgives bursts up to {@code burst}, then holds the caller to the
  *       average rate. Flaw: a quiet caller may spend a whole burst at once.
  *   <li>{@link #GCRA}: the same admissions as the token bucket, stored as one time value.
- *       Flaw: the math is subtle; the stored time is rounded up to whole microseconds, so under
- *       sustained saturation with a period the count does not divide it admits up to 1&nbsp;µs
- *       per request later than the token bucket.
+ *       The arrival time is kept exactly (whole microseconds plus a
+ *       fixed-point remainder), so it admits exactly what the token bucket admits with the same
+ *       rate and burst. Flaw: the math is subtle and hard to review; under a clock that moves
+ *       backwards it is stricter than the bucket (it grants nothing extra either way).
  *   <li>{@link #SLIDING_WINDOW}: Cloudflare's counter; the previous window's count, weighted by
  *       the share of it still inside the trailing window, plus the current count. Flaw: an
  *       estimate, assuming the previous window's requests were evenly spread.

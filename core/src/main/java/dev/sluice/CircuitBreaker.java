@@ -6,6 +6,7 @@ import org.slf4j.LoggerFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Stops a limiter from waiting on a store that keeps failing. After {@value #THRESHOLD}
@@ -13,6 +14,12 @@ import java.util.concurrent.atomic.AtomicInteger;
  * microseconds instead of the timeout. After a pause (doubling from 250 ms up to 8 s while probes
  * fail) one decision is let through as a probe; its success closes the circuit. Each transition
  * is logged once.
+ *
+ * <p>Failures are counted by when their requests were sent: a failure counts only if its request
+ * was sent after the previous counted failure was seen. Requests in flight together (one
+ * coalesced script call, or a burst of callers on a stalled connection) fail together, and are
+ * one observation of the store, not hundreds: five counted failures are five rounds of requests
+ * that each failed after the last one had.
  *
  * <p>Thread-safe, lock-free; the closed path is one volatile read.
  */
@@ -25,6 +32,8 @@ final class CircuitBreaker {
 
     private final String name;
     private final AtomicInteger failures = new AtomicInteger();
+    /** When the last counted failure was seen; requests sent before it that fail are not counted again. */
+    private final AtomicLong lastFailureNanos = new AtomicLong(System.nanoTime() - TimeUnit.DAYS.toNanos(1));
     private final AtomicBoolean probing = new AtomicBoolean();
     private volatile boolean open;
     private volatile long openUntil;
@@ -58,7 +67,8 @@ final class CircuitBreaker {
         }
     }
 
-    void onFailure() {
+    /** A request sent at {@code sentAtNanos} ({@link System#nanoTime()}) failed. */
+    void onFailure(long sentAtNanos) {
         if (open) {
             synchronized (this) {
                 if (open && probing.get()) {
@@ -68,6 +78,10 @@ final class CircuitBreaker {
                 }
             }
             return;
+        }
+        long last = lastFailureNanos.get();
+        if (sentAtNanos - last < 0 || !lastFailureNanos.compareAndSet(last, System.nanoTime())) {
+            return; // in flight together with a failure already counted
         }
         if (failures.incrementAndGet() >= THRESHOLD) {
             synchronized (this) {
@@ -82,6 +96,7 @@ final class CircuitBreaker {
         }
     }
 
+    /** Whether the circuit is open: a decision that passes {@link #tryPass()} now is a probe. */
     boolean isOpen() {
         return open;
     }

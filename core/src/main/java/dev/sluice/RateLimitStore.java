@@ -35,6 +35,32 @@ public interface RateLimitStore extends AutoCloseable {
      */
     CompletionStage<Decision> decide(String caller, List<Limit> limits);
 
+    /**
+     * Decides one request as {@link #decide(String, List)} does, told what the limiter knows about
+     * it. A store that holds requests back (to send several in one call) must not hold one past
+     * its deadline when sending it at once would still make it; a store that answers some requests
+     * from a local copy must ask the real store when {@code fresh} is set. The default ignores both.
+     *
+     * @param deadlineNanos the {@link System#nanoTime()} at which the limiter stops waiting
+     * @param fresh         whether the answer must come from the store itself, not from a copy
+     *                      kept in this JVM: the limiter's circuit-breaker probe sets it
+     */
+    default CompletionStage<Decision> decide(String caller, List<Limit> limits, long deadlineNanos, boolean fresh) {
+        return decide(caller, limits);
+    }
+
+    /**
+     * Deletes {@code caller}'s state under {@code limits}, here and in any copy this store keeps in
+     * this JVM: its next request starts with every budget whole. Other callers, and this caller's
+     * state under other limits, are untouched. The default refuses.
+     *
+     * @return a stage completed once the state is gone, or exceptionally if the store failed
+     */
+    default CompletionStage<Void> reset(String caller, List<Limit> limits) {
+        return java.util.concurrent.CompletableFuture.failedFuture(
+                new UnsupportedOperationException(getClass().getName() + " cannot reset a caller"));
+    }
+
     /** Releases what this store owns (connections, threads); decisions after this fail. */
     @Override
     void close();

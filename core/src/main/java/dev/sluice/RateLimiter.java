@@ -16,6 +16,8 @@ import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
@@ -43,7 +45,10 @@ import java.util.concurrent.atomic.LongAdder;
  * altogether and probes it again after a short pause. Instances are thread-safe; closing the
  * store is the owner's business.
  *
- * <p>A blocking {@link #decide} waits on its own thread, bounded by the timeout. An asynchronous
+ * <p>A blocking {@link #decide} waits on its own thread, bounded by the timeout. The stage of an
+ * asynchronous decision that waited on its store is completed on the limiter's
+ * {@linkplain Builder#executor executor}, never on the store's I/O thread or on the timer thread, so
+ * a continuation that blocks delays no other decision. An asynchronous
  * decision that waits on its store is timed out by one daemon thread, {@code sluice-timeouts},
  * shared by the limiters of Sluice's class loader; it ends after two seconds without pending
  * decisions, so a web application leaves no thread behind (it is not the JDK's JVM-global
@@ -55,6 +60,8 @@ public final class RateLimiter {
     private static final long LOG_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(10);
     /** What a 503 suggests to the client when the store is down. */
     static final Duration FAILED_CLOSED_RETRY = Duration.ofSeconds(1);
+    /** CompletableFuture's own default for async work: the common pool unless it has one thread. */
+    private static final Executor DEFAULT_EXECUTOR = new CompletableFuture<Void>().defaultExecutor();
 
     private final List<Limit> limits;
     private final RateLimitStore store;
@@ -69,6 +76,7 @@ public final class RateLimiter {
     private final AtomicLong lastShadowLog = new AtomicLong(System.nanoTime() - LOG_INTERVAL_NANOS);
     private final LongAdder shadowRejections = new LongAdder();
     private final AtomicLong lastFailureLog = new AtomicLong(System.nanoTime() - LOG_INTERVAL_NANOS);
+    private final Executor executor;
 
     private RateLimiter(Builder builder) {
         this.limits = List.copyOf(builder.limits);
@@ -80,6 +88,7 @@ public final class RateLimiter {
         this.breaker = new CircuitBreaker("policies " + policies());
         this.shadow = builder.shadow;
         this.listener = builder.listener;
+        this.executor = builder.executor;
     }
 
     /** A builder with the defaults: in-memory store, {@link FailureMode#OPEN}, 100 ms timeout. */
@@ -142,8 +151,8 @@ public final class RateLimiter {
     }
 
     private Decision await(String caller, List<Limit> request) {
-        long started = listener == null ? 0 : System.nanoTime();
-        CompletableFuture<Decision> answer = send(caller, request);
+        long started = System.nanoTime();
+        CompletableFuture<Decision> answer = send(caller, request, started);
         if (answer == null) {
             return heard(circuitOpen(), started);
         }
@@ -155,18 +164,18 @@ public final class RateLimiter {
             // Completing the store's future tells a store holding the request back (coalescing)
             // that this caller gave up, so that it is not charged.
             answer.completeExceptionally(e);
-            return heard(failed(e), started);
+            return heard(failed(e, started), started);
         } catch (ExecutionException | CompletionException | CancellationException e) {
-            return heard(failed(e.getCause() != null ? e.getCause() : e), started);
+            return heard(failed(e.getCause() != null ? e.getCause() : e, started), started);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            return heard(failed(e), started);
+            return heard(failed(e, started), started);
         }
     }
 
     private CompletionStage<Decision> ask(String caller, List<Limit> request) {
-        long started = listener == null ? 0 : System.nanoTime();
-        CompletableFuture<Decision> answer = send(caller, request);
+        long started = System.nanoTime();
+        CompletableFuture<Decision> answer = send(caller, request, started);
         if (answer == null) {
             return CompletableFuture.completedFuture(heard(circuitOpen(), started));
         }
@@ -176,14 +185,24 @@ public final class RateLimiter {
         // The store's own future times out, so that a store holding requests back (coalescing) can
         // see that a caller gave up before its turn and not charge it. Sluice's timer, not the
         // JDK's orTimeout, whose JVM-global thread would pin the first web application (see Timeouts).
-        return Timeouts.orTimeout(answer, timeoutNanos)
-                .handle((decision, failure) -> {
-                    if (failure != null) {
-                        return heard(failed(failure), started);
-                    }
-                    breaker.onSuccess();
-                    return heard(decision, started);
-                });
+        CompletableFuture<Decision> result = new CompletableFuture<>();
+        Timeouts.orTimeout(answer, timeoutNanos).whenComplete((decision, failure) -> {
+            Decision settled;
+            if (failure != null) {
+                settled = heard(failed(failure, started), started);
+            } else {
+                breaker.onSuccess();
+                settled = heard(decision, started);
+            }
+            // This thread is the store's I/O thread or the timer's: the caller's continuations,
+            // which may block, run on the executor instead.
+            try {
+                executor.execute(() -> result.complete(settled));
+            } catch (RejectedExecutionException e) {
+                result.complete(settled);
+            }
+        });
+        return result;
     }
 
     /** An answer that is already complete, as a decision. */
@@ -193,18 +212,22 @@ public final class RateLimiter {
             breaker.onSuccess();
             return heard(decision, started);
         } catch (CompletionException | CancellationException e) {
-            return heard(failed(e.getCause() != null ? e.getCause() : e), started);
+            return heard(failed(e.getCause() != null ? e.getCause() : e, started), started);
         }
     }
 
-    /** The store's answer; a failed future if the store threw; {@code null} while the circuit is open. */
-    private CompletableFuture<Decision> send(String caller, List<Limit> request) {
+    /**
+     * The store's answer; a failed future if the store threw; {@code null} while the circuit is
+     * open. The circuit's probe must reach the store itself, not a copy kept in this JVM.
+     */
+    private CompletableFuture<Decision> send(String caller, List<Limit> request, long started) {
         Objects.requireNonNull(caller, "caller");
+        boolean probe = breaker.isOpen();
         if (!breaker.tryPass()) {
             return null;
         }
         try {
-            return store.decide(caller, request).toCompletableFuture();
+            return store.decide(caller, request, started + timeoutNanos, probe).toCompletableFuture();
         } catch (RuntimeException e) {
             return CompletableFuture.failedFuture(e);
         }
@@ -238,8 +261,8 @@ public final class RateLimiter {
         return result;
     }
 
-    private Decision failed(Throwable failure) {
-        breaker.onFailure();
+    private Decision failed(Throwable failure, long started) {
+        breaker.onFailure(started);
         storeFailures.increment();
         long now = System.nanoTime();
         long last = lastFailureLog.get();
@@ -258,6 +281,31 @@ public final class RateLimiter {
 
     private List<String> policies() {
         return limits.stream().map(Limit::policy).toList();
+    }
+
+    /**
+     * Deletes {@code caller}'s state under this limiter's limits, in the store and in any copy this
+     * JVM keeps of it (the Redis store's local rejections): the caller's next request starts with
+     * every budget whole. Other callers are untouched. For support tools and tests; waits at most
+     * the timeout.
+     *
+     * @throws IllegalStateException if the store failed or did not answer in time; the state may
+     *                               or may not be gone, and resetting again is harmless
+     */
+    public void reset(String caller) {
+        Objects.requireNonNull(caller, "caller");
+        try {
+            store.reset(caller, limits).toCompletableFuture().get(timeoutNanos, TimeUnit.NANOSECONDS);
+        } catch (ExecutionException e) {
+            throw new IllegalStateException("could not reset caller state for policies " + policies() + ": "
+                    + e.getCause(), e.getCause());
+        } catch (TimeoutException e) {
+            throw new IllegalStateException("could not reset caller state for policies " + policies()
+                    + " within " + SluiceConfig.formatDuration(timeout), e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while resetting caller state for policies " + policies(), e);
+        }
     }
 
     /** Whether this limiter only reports rejections ({@link Decision.Outcome#SHADOW_REJECTED}) instead of making them. */
@@ -325,8 +373,22 @@ public final class RateLimiter {
         private Duration timeout = SluiceConfig.DEFAULT_TIMEOUT;
         private boolean shadow;
         private DecisionListener listener;
+        private Executor executor = DEFAULT_EXECUTOR;
 
         private Builder() {
+        }
+
+        /**
+         * Where the stages returned by {@code decideAsync} are completed when the decision had to
+         * wait for the store, so where the caller's continuations run: never on the store's I/O
+         * thread or the timer thread. Default: the executor of {@link CompletableFuture}'s async
+         * methods (the common pool, or a thread per task where the pool has a single thread). A
+         * continuation that blocks belongs on an executor of its own; an executor that rejects
+         * the task makes the completing thread run it.
+         */
+        public Builder executor(Executor executor) {
+            this.executor = Objects.requireNonNull(executor, "executor");
+            return this;
         }
 
         /**

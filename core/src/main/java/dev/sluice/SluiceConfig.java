@@ -38,6 +38,10 @@ import java.util.regex.Pattern;
  *   <tr><td>{@code partition-key}</td><td>{@code true}, {@code false}: send the draft's {@code pk}, a keyed
  *       hash of the caller</td><td>{@code false}</td></tr>
  *   <tr><td>{@code trusted-proxies}</td><td>comma-separated CIDRs or addresses</td><td>none</td></tr>
+ *   <tr><td>{@code forwarded-header}</td><td>{@code x-forwarded-for}, {@code forwarded}: the one header a
+ *       trusted proxy writes, the other is never read</td><td>{@code x-forwarded-for}</td></tr>
+ *   <tr><td>{@code ipv6-prefix}</td><td>integer 32&ndash;128: the IPv6 network {@code ip} keys a client by
+ *       (IPv4 clients are keyed per address)</td><td>{@code 64}</td></tr>
  *   <tr><td>{@code mode}</td><td>{@code enforce}, {@code shadow} (decide and report, reject nothing)</td><td>{@code enforce}</td></tr>
  *   <tr><td>{@code metrics}</td><td>{@code true}, {@code false} (Micrometer, when present)</td><td>{@code true}</td></tr>
  * </table>
@@ -52,20 +56,26 @@ import java.util.regex.Pattern;
  * @param failureMode    what to do when the store fails
  * @param timeout        the longest one decision waits on the store
  * @param headers        which rate-limit response headers to send
- * @param trustedProxies CIDRs whose forwarding headers are believed, normalised
+ * @param trustedProxies  CIDRs whose forwarding header is believed, normalised
+ * @param forwardedHeader the forwarding header read from trusted proxies; the other is ignored
+ * @param ipv6Prefix      the prefix length IPv6 clients are keyed by for {@code ip}, 32 to 128
  * @param shadow         {@code mode=shadow}: decide and report, but reject nothing
  * @param metrics        {@code metrics=true}: publish to Micrometer when it is on the class path
  * @param partitionKey   {@code partition-key=true}: draft headers carry {@code pk}
  */
 public record SluiceConfig(Limit limit, List<KeySource> key, String store, FailureMode failureMode,
-                           Duration timeout, HeaderStyle headers, List<String> trustedProxies, boolean shadow,
-                           boolean metrics, boolean partitionKey) {
+                           Duration timeout, HeaderStyle headers, List<String> trustedProxies,
+                           ForwardedHeader forwardedHeader, int ipv6Prefix, boolean shadow, boolean metrics,
+                           boolean partitionKey) {
 
     /** Every parameter name of the vocabulary. */
     public static final Set<String> NAMES = Set.of("policy", "algorithm", "limit", "burst", "key", "cost", "store",
-            "failure-mode", "timeout", "headers", "trusted-proxies", "mode", "metrics", "partition-key");
+            "failure-mode", "timeout", "headers", "trusted-proxies", "forwarded-header", "ipv6-prefix", "mode",
+            "metrics", "partition-key");
     /** The default {@code timeout}. */
     public static final Duration DEFAULT_TIMEOUT = Duration.ofMillis(100);
+    /** The default {@code ipv6-prefix}: a /64, the smallest network an IPv6 client is normally given. */
+    public static final int DEFAULT_IPV6_PREFIX = 64;
 
     private static final Pattern RATE = Pattern.compile("(\\d{1,18})\\s*/\\s*(\\d{0,18})\\s*(ms|s|m|h|d)");
     private static final Pattern DURATION = Pattern.compile("(\\d{1,18})\\s*(ms|s|m|h|d)");
@@ -84,12 +94,26 @@ public record SluiceConfig(Limit limit, List<KeySource> key, String store, Failu
         checkTimeout(timeout);
         Objects.requireNonNull(headers, "headers");
         trustedProxies = List.copyOf(trustedProxies);
+        Objects.requireNonNull(forwardedHeader, "forwardedHeader");
+        checkIpv6Prefix(ipv6Prefix);
     }
 
     /** A configuration without {@code partition-key} (false), as before that parameter existed. */
     public SluiceConfig(Limit limit, List<KeySource> key, String store, FailureMode failureMode, Duration timeout,
+                        HeaderStyle headers, List<String> trustedProxies, ForwardedHeader forwardedHeader,
+                        int ipv6Prefix, boolean shadow, boolean metrics) {
+        this(limit, key, store, failureMode, timeout, headers, trustedProxies, forwardedHeader, ipv6Prefix, shadow,
+                metrics, false);
+    }
+
+    /**
+     * A configuration without {@code forwarded-header}, {@code ipv6-prefix} and {@code partition-key}
+     * (their defaults: {@code x-forwarded-for}, 64, false), as before those parameters existed.
+     */
+    public SluiceConfig(Limit limit, List<KeySource> key, String store, FailureMode failureMode, Duration timeout,
                         HeaderStyle headers, List<String> trustedProxies, boolean shadow, boolean metrics) {
-        this(limit, key, store, failureMode, timeout, headers, trustedProxies, shadow, metrics, false);
+        this(limit, key, store, failureMode, timeout, headers, trustedProxies, ForwardedHeader.X_FORWARDED_FOR,
+                DEFAULT_IPV6_PREFIX, shadow, metrics, false);
     }
 
     /** A count per period, as written in {@code limit}. */
@@ -130,6 +154,36 @@ public record SluiceConfig(Limit limit, List<KeySource> key, String store, Failu
         /** Whether the draft headers are sent. */
         public boolean draft() {
             return this == DRAFT || this == BOTH;
+        }
+    }
+
+    /**
+     * The forwarding header a trusted proxy writes, {@code forwarded-header}. Only that header is
+     * read; the other is ignored entirely, since a client can send it through a proxy that only
+     * appends to its own.
+     */
+    public enum ForwardedHeader {
+        /** {@code X-Forwarded-For: client, proxy1, proxy2}: the de-facto standard, the default. */
+        X_FORWARDED_FOR("x-forwarded-for", "X-Forwarded-For"),
+        /** RFC 7239 {@code Forwarded: for=client, for=proxy1}. */
+        FORWARDED("forwarded", "Forwarded");
+
+        private final String configName;
+        private final String headerName;
+
+        ForwardedHeader(String configName, String headerName) {
+            this.configName = configName;
+            this.headerName = headerName;
+        }
+
+        /** The value in the vocabulary: {@code x-forwarded-for} or {@code forwarded}. */
+        public String configName() {
+            return configName;
+        }
+
+        /** The HTTP header's name. */
+        public String headerName() {
+            return headerName;
         }
     }
 
@@ -200,6 +254,8 @@ public record SluiceConfig(Limit limit, List<KeySource> key, String store, Failu
                 orDefault(lookup, "timeout", SluiceConfig::parseTimeout, DEFAULT_TIMEOUT),
                 orDefault(lookup, "headers", SluiceConfig::parseHeaders, HeaderStyle.LEGACY),
                 orDefault(lookup, "trusted-proxies", SluiceConfig::parseTrustedProxies, List.of()),
+                orDefault(lookup, "forwarded-header", SluiceConfig::parseForwardedHeader, ForwardedHeader.X_FORWARDED_FOR),
+                orDefault(lookup, "ipv6-prefix", SluiceConfig::parseIpv6Prefix, DEFAULT_IPV6_PREFIX),
                 orDefault(lookup, "mode", SluiceConfig::parseShadowMode, false),
                 orDefault(lookup, "metrics", v -> parseBoolean("metrics", v), true),
                 orDefault(lookup, "partition-key", v -> parseBoolean("partition-key", v), false));
@@ -366,6 +422,7 @@ public record SluiceConfig(Limit limit, List<KeySource> key, String store, Failu
             return trimmed;
         }
         if (trimmed.matches("rediss?://([^@/\\s]*@)?[^:/\\s]+(:\\d{1,5})?(/\\d{1,2})?/?")) {
+            dev.sluice.redis.RedisStore.config(trimmed); // the port's and the database's ranges
             return trimmed;
         }
         throw new IllegalArgumentException("'store' must be memory, redis://host:port[/db], rediss://host:port[/db] "
@@ -387,6 +444,41 @@ public record SluiceConfig(Limit limit, List<KeySource> key, String store, Failu
             cidrs.add(cidr.toString());
         }
         return List.copyOf(cidrs);
+    }
+
+    /** Parses {@code forwarded-header}: {@code x-forwarded-for} or {@code forwarded} (any case). */
+    public static ForwardedHeader parseForwardedHeader(String value) {
+        String normal = value.trim().toLowerCase(Locale.ROOT);
+        for (ForwardedHeader header : ForwardedHeader.values()) {
+            if (header.configName().equals(normal)) {
+                return header;
+            }
+        }
+        throw new IllegalArgumentException("'forwarded-header' must be x-forwarded-for or forwarded, got '" + value + "'");
+    }
+
+    /** Parses {@code ipv6-prefix}: an integer from 32 to 128. */
+    public static int parseIpv6Prefix(String value) {
+        String trimmed = value.trim();
+        if (trimmed.length() <= 3 && !trimmed.isEmpty() && trimmed.chars().allMatch(c -> c >= '0' && c <= '9')) {
+            int prefix = Integer.parseInt(trimmed);
+            if (prefix >= 32 && prefix <= 128) {
+                return prefix;
+            }
+        }
+        throw ipv6PrefixError(value);
+    }
+
+    /** Throws unless {@code prefix} is a valid {@code ipv6-prefix}, from 32 to 128. */
+    public static int checkIpv6Prefix(int prefix) {
+        if (prefix < 32 || prefix > 128) {
+            throw ipv6PrefixError(Integer.toString(prefix));
+        }
+        return prefix;
+    }
+
+    private static IllegalArgumentException ipv6PrefixError(String raw) {
+        return new IllegalArgumentException("'ipv6-prefix' must be an integer from 32 to 128, got '" + raw + "'");
     }
 
     private static long parsePositive(String parameter, String value) {

@@ -101,6 +101,63 @@ class ConformanceTest {
         }
     }
 
+    /** From a step's time on, the policy is counted under {@code limit}: a redeploy with other parameters. */
+    record Phase(Limit limit, List<Step> steps) {
+    }
+
+    static Step spend(double at, long cost, long remaining, double reset) {
+        return new Step(at, cost, true, remaining, reset, 0);
+    }
+
+    /**
+     * Plays phases on one store, each through a new limiter of the same policy, as a redeploy
+     * would. Beyond the exact decisions, every answer must be one the phase's limit could give:
+     * remaining within [0, capacity], reset and retry never longer than its full restore.
+     */
+    private static void playChanges(Algorithm algorithm, Stores store, List<Phase> phases) {
+        ManualClock clock = new ManualClock();
+        long start = clock.nowMicros();
+        RateLimitStore shared = store.create(clock);
+        String caller = "change-" + UUID.randomUUID();
+        int i = 0;
+        for (Phase phase : phases) {
+            Limit limit = phase.limit.withAlgorithm(algorithm);
+            RateLimiter limiter = RateLimiter.builder().limit(limit).store(shared).timeout(Stores.PATIENT).build();
+            for (Step step : phase.steps) {
+                clock.set(start + Math.round(step.at * 1_000_000));
+                String where = algorithm + " on " + store + ", step " + i++ + " at " + step.at + "s under " + limit;
+                Decision d = step.cost == 0 ? limiter.decide(caller) : limiter.decide(caller, step.cost);
+                assertThat(d.storeFailed()).as(where + ": store failed").isFalse();
+                assertThat(d.allowed()).as(where + ": allowed").isEqualTo(step.allowed);
+                assertThat(d.remaining()).as(where + ": remaining").isEqualTo(step.remaining);
+                assertThat(d.reset()).as(where + ": reset").isEqualTo(seconds(step.reset));
+                assertThat(d.retryAfter()).as(where + ": retry-after").isEqualTo(seconds(step.retry));
+                assertWithinTheLimit(d, limit, where);
+            }
+        }
+    }
+
+    /** A decision that the limit could give on its own: nothing granted or withheld beyond it. */
+    static void assertWithinTheLimit(Decision d, Limit limit, String where) {
+        for (Decision.Quota q : d.quotas()) {
+            assertThat(q.remaining()).as(where + ": remaining").isBetween(0L, q.limit().capacity());
+            assertThat(q.reset()).as(where + ": reset").isBetween(Duration.ZERO, fullRestore(q.limit()));
+            assertThat(q.retryAfter()).as(where + ": retry-after").isBetween(Duration.ZERO, fullRestore(q.limit()));
+        }
+        assertThat(d.retryAfter()).as(where + ": retry-after").isBetween(Duration.ZERO, fullRestore(limit));
+    }
+
+    /** The longest time a limit can need to restore its whole budget, from any state. */
+    static Duration fullRestore(Limit limit) {
+        return switch (limit.algorithm()) {
+            // burst tokens at count per period, rounded up to whole microseconds
+            case TOKEN_BUCKET, GCRA -> Duration.ofNanos(
+                    -Math.floorDiv(-limit.burst() * limit.periodMicros(), limit.count()) * 1_000);
+            case SLIDING_WINDOW -> limit.period().multipliedBy(2);
+            case FIXED_WINDOW, SLIDING_LOG -> limit.period();
+        };
+    }
+
     private static Duration seconds(double s) {
         return Duration.ofNanos(Math.round(s * 1_000_000) * 1_000);
     }
@@ -243,5 +300,183 @@ class ConformanceTest {
             assertThat(refused.quotas()).extracting(Decision.Quota::remaining).containsExactly(1L, 0L);
             assertThat(refused.retryAfter()).isEqualTo(refused.quotas().get(1).retryAfter()).isPositive();
         }
+    }
+
+    static Stream<Arguments> bucketsOnEveryStore() {
+        return everyAlgorithmOnEveryStore().filter(a -> ((Algorithm) a.get()[0]).hasBurst());
+    }
+
+    static Stream<Arguments> onEveryStore(Algorithm algorithm) {
+        return everyAlgorithmOnEveryStore().filter(a -> a.get()[0] == algorithm);
+    }
+
+    static Stream<Arguments> fixedWindowOnEveryStore() {
+        return onEveryStore(FIXED_WINDOW);
+    }
+
+    static Stream<Arguments> slidingWindowOnEveryStore() {
+        return onEveryStore(SLIDING_WINDOW);
+    }
+
+    static Stream<Arguments> slidingLogOnEveryStore() {
+        return onEveryStore(SLIDING_LOG);
+    }
+
+    private static final Limit TEN_PER_100S = Limit.of("changed", 10, Duration.ofSeconds(100));
+
+    @ParameterizedTest(name = "{0} on {1}")
+    @MethodSource("bucketsOnEveryStore")
+    void aSmallerBurstKeepsWhatWasUsedClampedToTheNewBurst(Algorithm algorithm, Stores store) {
+        // one token per 10 s; 15 of 20 used at 0 s, clamped to 10, refilled from then on
+        playChanges(algorithm, store, List.of(
+                new Phase(TEN_PER_100S.withBurst(20), List.of(spend(0, 15, 5, 150))),
+                new Phase(TEN_PER_100S.withBurst(10), List.of(no(5, 0, 95, 5), no(8, 0, 92, 2), ok(10, 0, 100)))));
+    }
+
+    @ParameterizedTest(name = "{0} on {1}")
+    @MethodSource("bucketsOnEveryStore")
+    void aLargerBurstKeepsWhatWasUsed(Algorithm algorithm, Stores store) {
+        // 15 of 20 used at 0 s, one token refilled since: 14 used of 40
+        playChanges(algorithm, store, List.of(
+                new Phase(TEN_PER_100S.withBurst(20), List.of(spend(0, 15, 5, 150))),
+                new Phase(TEN_PER_100S.withBurst(40), List.of(ok(10, 25, 150)))));
+    }
+
+    @ParameterizedTest(name = "{0} on {1}")
+    @MethodSource("bucketsOnEveryStore")
+    void aRaisedRateAppliesAtOnce(Algorithm algorithm, Stores store) {
+        // one request of 1/30d used one token; under 100/s it is one of 100, half refilled 5 ms later
+        playChanges(algorithm, store, List.of(
+                new Phase(Limit.of("changed", 1, Duration.ofDays(30)), List.of(ok(0, 0, 30 * 86_400))),
+                new Phase(Limit.of("changed", "100/s").withBurst(100), List.of(ok(0.005, 98, 0.015)))));
+    }
+
+    @ParameterizedTest(name = "{0} on {1}")
+    @MethodSource("bucketsOnEveryStore")
+    void aLoweredRateKeepsWhatWasUsedUntilTheOldBucketWouldBeFull(Algorithm algorithm, Stores store) {
+        // 100 of 100 used at 0 s, clamped to a burst of 1 that refills in 1000 s; but at 100 s
+        // the old bucket is full and its key gone
+        playChanges(algorithm, store, List.of(
+                new Phase(Limit.of("changed", 100, Duration.ofSeconds(100)), List.of(spend(0, 100, 0, 100))),
+                new Phase(Limit.of("changed", 1, Duration.ofSeconds(1000)), List.of(no(50, 0, 50, 50),
+                        no(99, 0, 1, 1), ok(100, 0, 1000)))));
+    }
+
+    @ParameterizedTest(name = "{0} on {1}")
+    @MethodSource("bucketsOnEveryStore")
+    void aClampedBurstRefillsAtTheNewRate(Algorithm algorithm, Stores store) {
+        // 2 of 2 used at 0 s, refilled in 30 days; under 1/s with a burst of 1 the use is clamped
+        // to 1 token, refilled in a second: no lockout for the rest of the 30 days
+        playChanges(algorithm, store, List.of(
+                new Phase(Limit.of("changed", 2, Duration.ofDays(30)), List.of(spend(0, 2, 0, 30 * 86_400))),
+                new Phase(Limit.of("changed", "1/s"), List.of(no(0.5, 0, 0.5, 0.5), ok(1, 0, 1), no(1.5, 0, 0.5, 0.5),
+                        ok(2, 0, 1)))));
+    }
+
+    private static final Limit DAILY = Limit.of("changed", 1000, Duration.ofDays(1));
+
+    @ParameterizedTest(name = "{0} on {1}")
+    @MethodSource("fixedWindowOnEveryStore")
+    void aFixedWindowsCountCarriesOverClampedToTheNewCount(Algorithm algorithm, Stores store) {
+        playChanges(algorithm, store, List.of(
+                new Phase(DAILY, List.of(spend(0, 800, 200, 86_400))),
+                // 800 used of 500: nothing left until the day ends
+                new Phase(Limit.of("changed", 500, Duration.ofDays(1)), List.of(no(3_600, 0, 82_800, 82_800))),
+                // 800 used of 2000: 1200 left, one spent now
+                new Phase(Limit.of("changed", 2000, Duration.ofDays(1)), List.of(ok(7_200, 1199, 79_200)))));
+    }
+
+    @ParameterizedTest(name = "{0} on {1}")
+    @MethodSource("fixedWindowOnEveryStore")
+    void aFixedWindowsCountCarriesOverIntoTheNewWindowHoldingTheOldOnesStart(Algorithm algorithm, Stores store) {
+        playChanges(algorithm, store, List.of(
+                new Phase(Limit.of("changed", 10, Duration.ofSeconds(100)), List.of(spend(0, 5, 5, 100))),
+                // a longer window that holds the old one's start: the 5 carry over
+                new Phase(Limit.of("changed", 10, Duration.ofSeconds(1000)), List.of(ok(50, 4, 950))),
+                // a shorter window, after the old one's start: a fresh window
+                new Phase(Limit.of("changed", 10, Duration.ofSeconds(10)), List.of(ok(60, 9, 10)))));
+    }
+
+    @ParameterizedTest(name = "{0} on {1}")
+    @MethodSource("fixedWindowOnEveryStore")
+    void aWindowIndexFromAShortPeriodIsNoLockoutUnderALongOne(Algorithm algorithm, Stores store) {
+        playChanges(algorithm, store, List.of(
+                new Phase(Limit.of("changed", 10, Duration.ofSeconds(10)), List.of(spend(0, 10, 0, 10))),
+                // still inside the old 10 s: its 10 count in today's window
+                // (until the old window ends, when its key would be gone)
+                new Phase(Limit.of("changed", 10, Duration.ofDays(1)), List.of(no(5, 0, 5, 5), no(9, 0, 1, 1),
+                        // the old window is over: so is what it counted
+                        ok(10, 9, 86_390)))));
+    }
+
+    @ParameterizedTest(name = "{0} on {1}")
+    @MethodSource("slidingWindowOnEveryStore")
+    void aSlidingWindowsCountsCarryOverOnTheSameGrid(Algorithm algorithm, Stores store) {
+        playChanges(algorithm, store, List.of(
+                new Phase(TEN_PER_100S, List.of(spend(0, 8, 2, 100))),
+                // 8 of 5: the next window must weigh the 8 down to 4, 50 s into it
+                new Phase(Limit.of("changed", 5, Duration.ofSeconds(100)), List.of(no(10, 0, 90, 140))),
+                new Phase(Limit.of("changed", 20, Duration.ofSeconds(100)), List.of(ok(20, 11, 80)))));
+    }
+
+    @ParameterizedTest(name = "{0} on {1}")
+    @MethodSource("slidingWindowOnEveryStore")
+    void aSlidingWindowsCountsCarryIntoTheNewWindowHoldingTheOldOnesStart(Algorithm algorithm, Stores store) {
+        playChanges(algorithm, store, List.of(
+                new Phase(TEN_PER_100S, List.of(spend(0, 8, 2, 100))),
+                // the old window started in the current 1000 s window: its 8 count there
+                new Phase(Limit.of("changed", 10, Duration.ofSeconds(1000)), List.of(ok(150, 1, 850))),
+                // the 1000 s window started before the previous 10 s window: nothing carries
+                new Phase(Limit.of("changed", 10, Duration.ofSeconds(10)), List.of(ok(160, 9, 10)))));
+    }
+
+    @ParameterizedTest(name = "{0} on {1}")
+    @MethodSource("slidingWindowOnEveryStore")
+    void aSlidingWindowsCountsCarryIntoTheNewPreviousWindow(Algorithm algorithm, Stores store) {
+        playChanges(algorithm, store, List.of(
+                new Phase(TEN_PER_100S, List.of(spend(100, 8, 2, 100))),
+                // the old window started at 100 s, in the previous 150 s window: 10 s into the
+                // current one its 8 weigh 8 * 140/150, rounded up to 8
+                new Phase(Limit.of("changed", 10, Duration.ofSeconds(150)), List.of(ok(160, 1, 140)))));
+    }
+
+    @ParameterizedTest(name = "{0} on {1}")
+    @MethodSource("slidingWindowOnEveryStore")
+    void aSlidingWindowIndexFromAShortPeriodIsNoLockoutUnderALongOne(Algorithm algorithm, Stores store) {
+        playChanges(algorithm, store, List.of(
+                new Phase(Limit.of("changed", 10, Duration.ofSeconds(10)), List.of(spend(0, 10, 0, 10))),
+                // the 10 count in today's window, until the old state has passed (its key gone)
+                new Phase(Limit.of("changed", 10, Duration.ofDays(1)), List.of(no(5, 0, 15, 15),
+                        ok(20, 9, 86_380)))));
+    }
+
+    @ParameterizedTest(name = "{0} on {1}")
+    @MethodSource("slidingLogOnEveryStore")
+    void aSlidingLogIsReadUnderTheNewCount(Algorithm algorithm, Stores store) {
+        Limit perMinute = Limit.of("changed", 10, Duration.ofMinutes(1));
+        playChanges(algorithm, store, List.of(
+                new Phase(perMinute, List.of(spend(0, 10, 0, 60))),
+                // 10 of 5 in the last minute: room again when the 6th oldest leaves, at 60 s
+                new Phase(Limit.of("changed", 5, Duration.ofMinutes(1)), List.of(no(10, 0, 50, 50))),
+                new Phase(Limit.of("changed", 20, Duration.ofMinutes(1)), List.of(ok(20, 9, 60)))));
+    }
+
+    @ParameterizedTest(name = "{0} on {1}")
+    @MethodSource("slidingLogOnEveryStore")
+    void aSlidingLogIsReadUnderTheNewWindowUntilTheOldOneHasPassed(Algorithm algorithm, Stores store) {
+        Limit perMinute = Limit.of("changed", 10, Duration.ofMinutes(1));
+        playChanges(algorithm, store, List.of(
+                new Phase(perMinute, List.of(spend(0, 10, 0, 60))),
+                // the 10 still count in two minutes, until the old minute has passed (its key gone)
+                new Phase(Limit.of("changed", 10, Duration.ofMinutes(2)), List.of(no(30, 0, 30, 30),
+                        ok(60, 9, 120)))));
+    }
+
+    @ParameterizedTest(name = "{0} on {1}")
+    @MethodSource("everyAlgorithmOnEveryStore")
+    void anUnchangedLimitUnderANewLimiterKeepsItsState(Algorithm algorithm, Stores store) {
+        playChanges(algorithm, store, List.of(
+                new Phase(TEN_PER_100S, List.of(spend(0, 5, 5, algorithm.hasBurst() ? 50 : 100))),
+                new Phase(TEN_PER_100S, List.of(ok(0, 4, algorithm.hasBurst() ? 60 : 100)))));
     }
 }

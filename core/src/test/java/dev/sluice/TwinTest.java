@@ -18,6 +18,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * Random traces of (time step, caller, cost) must get the same decisions from the Lua script in
  * Redis as from its Java twin in memory; and GCRA must admit exactly what the token bucket admits.
+ * Twice in each trace the limits change (same policies, random counts, periods and bursts), so
+ * that both stores also read state written under other parameters alike.
  *
  * <p>Periods are long (a minute or more) so that real-time TTLs in Redis cannot expire a key
  * during a trace driven by the injected clock; rates are chosen so that one token is a
@@ -28,13 +30,15 @@ class TwinTest {
     private static final long[] PERIOD_SECONDS = {60, 97, 3_600, 86_400};
     private static final int TRACES = 12;
     private static final int STEPS = 150;
+    /** The steps from which the limits change: a redeploy with other counts, periods and bursts. */
+    private static final int[] CHANGES = {50, 100};
 
     @ParameterizedTest(name = "{0}")
     @EnumSource(Algorithm.class)
     void redisScriptAndJavaTwinDecideAlike(Algorithm algorithm) {
         for (int trace = 0; trace < TRACES; trace++) {
             long seed = algorithm.ordinal() * 1_000L + trace;
-            List<Limit> limits = randomLimits(new SplittableRandom(seed), algorithm);
+            List<List<Limit>> limits = randomChanges(new SplittableRandom(seed), algorithm);
             List<Decision> memory = play(Stores.MEMORY::create, limits, seed);
             // the script itself, without the local cache of rejections that sits in front of it
             List<Decision> redis = play(time -> RedisStore.builder().client(Stores.client()).timeSourceForTesting(time)
@@ -50,8 +54,9 @@ class TwinTest {
     void gcraAdmitsExactlyWhatTheTokenBucketAdmits(Stores store) {
         for (int trace = 0; trace < TRACES; trace++) {
             long seed = 77_000L + trace;
-            List<Limit> buckets = randomLimits(new SplittableRandom(seed), Algorithm.TOKEN_BUCKET);
-            List<Limit> gcras = buckets.stream().map(l -> l.withAlgorithm(Algorithm.GCRA)).toList();
+            List<List<Limit>> buckets = randomChanges(new SplittableRandom(seed), Algorithm.TOKEN_BUCKET);
+            List<List<Limit>> gcras = buckets.stream()
+                    .map(limits -> limits.stream().map(l -> l.withAlgorithm(Algorithm.GCRA)).toList()).toList();
             List<Decision> tb = play(store::create, buckets, seed);
             List<Decision> gcra = play(store::create, gcras, seed);
             for (int i = 0; i < tb.size(); i++) {
@@ -70,9 +75,18 @@ class TwinTest {
         }
     }
 
-    /** One or two limits of the algorithm, with random counts, periods, bursts and costs. */
-    private static List<Limit> randomLimits(SplittableRandom random, Algorithm algorithm) {
+    /** The limits of each phase: the same policies each time, with new random parameters. */
+    private static List<List<Limit>> randomChanges(SplittableRandom random, Algorithm algorithm) {
         int n = random.nextInt(3) == 0 ? 2 : 1;
+        List<List<Limit>> phases = new ArrayList<>();
+        for (int phase = 0; phase <= CHANGES.length; phase++) {
+            phases.add(randomLimits(random, algorithm, n));
+        }
+        return phases;
+    }
+
+    /** {@code n} limits of the algorithm, with random counts, periods, bursts and costs. */
+    private static List<Limit> randomLimits(SplittableRandom random, Algorithm algorithm, int n) {
         List<Limit> limits = new ArrayList<>();
         for (int i = 0; i < n; i++) {
             long count = 1 + random.nextInt(12);
@@ -86,14 +100,25 @@ class TwinTest {
         return limits;
     }
 
-    private static List<Decision> play(Function<TimeSource, RateLimitStore> store, List<Limit> limits, long seed) {
+    /**
+     * Plays one trace, switching to the next phase's limits (a new limiter on the same store) at
+     * each of {@link #CHANGES}; every decision must be one its limits could give on their own.
+     */
+    private static List<Decision> play(Function<TimeSource, RateLimitStore> store, List<List<Limit>> phases, long seed) {
         SplittableRandom random = new SplittableRandom(seed * 31 + 7);
         ManualClock clock = new ManualClock(ManualClock.ALIGNED_START + random.nextLong(1_000_000_000L));
-        RateLimiter limiter = RateLimiter.builder().limits(limits).store(store.apply(clock)).timeout(Stores.PATIENT).build();
+        RateLimitStore shared = store.apply(clock);
         String run = UUID.randomUUID().toString();
-        long longest = limits.stream().mapToLong(Limit::periodMicros).max().orElseThrow();
         List<Decision> decisions = new ArrayList<>();
+        int phase = 0;
+        List<Limit> limits = phases.get(0);
+        RateLimiter limiter = RateLimiter.builder().limits(limits).store(shared).timeout(Stores.PATIENT).build();
         for (int step = 0; step < STEPS; step++) {
+            if (phase < CHANGES.length && step == CHANGES[phase]) {
+                limits = phases.get(++phase);
+                limiter = RateLimiter.builder().limits(limits).store(shared).timeout(Stores.PATIENT).build();
+            }
+            long longest = limits.stream().mapToLong(Limit::periodMicros).max().orElseThrow();
             int gap = random.nextInt(10);
             if (gap >= 4) {
                 // mostly short gaps, sometimes a good share of the period, rarely a long idle time
@@ -104,6 +129,11 @@ class TwinTest {
             long cost = random.nextInt(4) == 0 ? 1 + random.nextInt(4) : 0;
             Decision decision = cost == 0 ? limiter.decide(caller) : limiter.decide(caller, cost);
             assertThat(decision.storeFailed()).as("the store failed at step %d", step).isFalse();
+            for (Decision.Quota quota : decision.outcome() == Decision.Outcome.UNSATISFIABLE ? List.<Decision.Quota>of()
+                    : decision.quotas()) {
+                ConformanceTest.assertWithinTheLimit(new Decision(decision.outcome(), List.of(quota), quota.retryAfter()),
+                        quota.limit(), "seed " + seed + " step " + step + " " + quota.limit());
+            }
             decisions.add(decision);
         }
         return decisions;

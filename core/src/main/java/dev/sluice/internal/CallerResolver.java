@@ -1,33 +1,88 @@
 package dev.sluice.internal;
 
+import dev.sluice.SluiceConfig;
+import dev.sluice.SluiceConfig.ForwardedHeader;
 import dev.sluice.SluiceConfig.KeySource;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
+import java.util.Objects;
 
 /**
  * Resolves the caller identity of a request from the configured key sources, tried in order;
  * the first present wins, and {@code ip} is always present.
  *
- * <p>The client address is the socket peer, unless the peer is a trusted proxy: then
- * {@code X-Forwarded-For} (or, without it, {@code Forwarded: for=}) is walked from the right and
- * the first address that is not a trusted proxy is the client, as Tomcat's {@code RemoteIpValve}
- * does. A forwarding header from an untrusted peer is ignored, so a client cannot pick its own
- * identity by sending one. Identities are prefixed by their kind ({@code ip~}, {@code user~},
- * {@code key~}) so that an API key cannot pose as an address. The stores hash any identity that is
- * long or unusual, so a hostile value never becomes a raw storage key.
+ * <h2>The client address</h2>
  *
- * <p>Immutable and thread-safe; built once at start-up. Not API.
+ * <p>The client address is the socket peer, unless the peer is a trusted proxy. Then the one
+ * forwarding header named by {@code forwarded-header} ({@code X-Forwarded-For} by default, or
+ * {@code Forwarded: for=}) is walked from the right, as Tomcat's {@code RemoteIpValve} does: each
+ * hop was written by the proxy to its right, so hops are believed only while that proxy is
+ * trusted, and the first hop that is not a trusted proxy is the client. The other forwarding
+ * header is never read, so a client cannot slip its own past a proxy that only appends to the
+ * configured one. A forwarding header from an untrusted peer is ignored.
+ *
+ * <p>A hop may carry a port ({@code 192.0.2.1:4711}, {@code [2001:db8::1]:443}); it is dropped. A
+ * hop that names no address ({@code unknown}, an obfuscated {@code _hidden}, a {@code Forwarded}
+ * element without {@code for=}, anything unparseable) means the proxy that wrote it could not or
+ * would not say who its client was. Sluice does not then walk further left, into values the client
+ * wrote itself: the caller is the trusted proxy that wrote the unidentifiable hop (the hop to its
+ * right, or the socket peer), so all such requests through it share its budget.
+ *
+ * <h2>Normalisation</h2>
+ *
+ * <p>Addresses are parsed as literals only (never looked up) by {@link IpLiteral} and written in
+ * one canonical form, so one client is one caller however it is spelled: IPv4-mapped IPv6
+ * ({@code ::ffff:192.0.2.1}) is IPv4, IPv6 is RFC 5952 text (lower case, compressed), brackets and
+ * zone ids are dropped. This applies to the socket peer too (Jetty reports {@code 0:0:0:0:0:0:0:1}
+ * where Tomcat reports {@code ::1}). An IPv6 client is keyed by its {@code ipv6-prefix} network,
+ * {@code ip~2001:db8:1:2::/64} by default, because one subscriber is given a whole /64 and can
+ * rotate through it for free; an IPv4 client by its address, {@code ip~192.0.2.1}. With
+ * {@code ipv6-prefix=128} an IPv6 client is keyed by its address, without a {@code /128}.
+ *
+ * <p>Identities are prefixed by their kind ({@code ip~}, {@code user~}, {@code key~}) so that an
+ * API key cannot pose as an address. See {@link Keys} for how an identity becomes a storage key.
+ *
+ * <p>Immutable and thread-safe; built once at start-up, so that nothing is parsed per request but
+ * the request's own addresses. Not API.
  */
 public final class CallerResolver {
 
     private final KeySource[] sources;
     private final Cidr[] trusted;
+    private final ForwardedHeader forwardedHeader;
+    private final int ipv6Prefix;
+    private final String ipv6Suffix;
 
-    public CallerResolver(List<KeySource> sources, List<String> trustedProxies) {
+    /**
+     * A resolver.
+     *
+     * @param sources         the key sources, tried in order
+     * @param trustedProxies  normalised CIDRs, as {@link SluiceConfig#parseTrustedProxies} returns them
+     * @param forwardedHeader the one forwarding header believed from trusted proxies
+     * @param ipv6Prefix      the network IPv6 clients are keyed by, 32 to 128
+     */
+    public CallerResolver(List<KeySource> sources, List<String> trustedProxies, ForwardedHeader forwardedHeader,
+                          int ipv6Prefix) {
         this.sources = sources.toArray(new KeySource[0]);
-        this.trusted = trustedProxies.stream().map(Cidr::parse).toArray(Cidr[]::new);
+        this.trusted = trustedProxies.stream().map(CallerResolver::cidr).toArray(Cidr[]::new);
+        this.forwardedHeader = Objects.requireNonNull(forwardedHeader, "forwardedHeader");
+        this.ipv6Prefix = SluiceConfig.checkIpv6Prefix(ipv6Prefix);
+        this.ipv6Suffix = "/" + ipv6Prefix;
+    }
+
+    /** The resolver a parsed configuration asks for. */
+    public CallerResolver(SluiceConfig config) {
+        this(config.key(), config.trustedProxies(), config.forwardedHeader(), config.ipv6Prefix());
+    }
+
+    private static Cidr cidr(String text) {
+        Cidr cidr = Cidr.parse(text);
+        if (cidr == null) {
+            throw new IllegalArgumentException("'trusted-proxies' must be comma-separated CIDRs or IP addresses "
+                    + "(e.g. 10.0.0.0/8, ::1), got '" + text + "'");
+        }
+        return cidr;
     }
 
     /** The caller identity of a request. */
@@ -50,28 +105,55 @@ public final class CallerResolver {
         return value == null || value.isBlank() ? null : prefix + value.trim();
     }
 
-    /** The client's address: the socket peer, or the first untrusted hop behind trusted proxies. */
+    /**
+     * The client's address as an identity: normalised, an IPv6 address reduced to its
+     * {@code ipv6-prefix} network ({@code 2001:db8:1:2::/64}). A socket peer that is no address
+     * literal (a runtime that cannot tell, a Unix socket) is returned as the container gave it.
+     */
     public String clientAddress(RequestView request) {
         String peer = request.remoteAddr();
-        if (trusted.length == 0 || !isTrusted(peer)) {
-            return peer;
+        byte[] peerAddress = IpLiteral.parse(peer);
+        if (peerAddress == null) {
+            return String.valueOf(peer);
         }
-        List<String> hops = forwardedFor(request);
+        if (trusted.length == 0 || !isTrusted(peerAddress)) {
+            return identity(peerAddress);
+        }
+        List<String> hops = forwardedHeader == ForwardedHeader.FORWARDED
+                ? ForwardedHops.forwarded(request.headers("Forwarded"))
+                : ForwardedHops.xForwardedFor(request.headers("X-Forwarded-For"));
+        byte[] reporter = peerAddress; // the trusted proxy that wrote the hop being looked at
         for (int i = hops.size() - 1; i >= 0; i--) {
-            String hop = hops.get(i);
-            byte[] address = Cidr.address(hop);
-            if (address == null) {
-                return peer; // garbage in the chain: believe only what we saw on the socket
+            byte[] hop = ForwardedHops.address(hops.get(i));
+            if (hop == null) {
+                // unknown, obfuscated or garbage: the client cannot be identified, and anything further
+                // left is the client's own writing. The proxy that said so pays.
+                return identity(reporter);
             }
-            if (!isTrusted(address)) {
-                return hop;
+            if (!isTrusted(hop)) {
+                return identity(hop);
             }
+            reporter = hop;
         }
-        return peer; // every hop is a trusted proxy
+        return identity(peerAddress); // every hop is a trusted proxy: the peer is the caller
     }
 
-    private boolean isTrusted(String address) {
-        return isTrusted(Cidr.address(address));
+    /** The canonical text of an address as an identity: IPv4 as it is, IPv6 masked to the prefix. */
+    private String identity(byte[] address) {
+        if (address.length == 4 || ipv6Prefix == 128) {
+            return IpLiteral.format(address);
+        }
+        byte[] network = address.clone();
+        int full = ipv6Prefix / 8;
+        int rest = ipv6Prefix % 8;
+        if (rest != 0) {
+            network[full] &= (byte) (0xFF << (8 - rest));
+            full++;
+        }
+        for (int i = full; i < 16; i++) {
+            network[i] = 0;
+        }
+        return IpLiteral.format(network) + ipv6Suffix;
     }
 
     private boolean isTrusted(byte[] address) {
@@ -83,39 +165,163 @@ public final class CallerResolver {
         return false;
     }
 
-    private static List<String> forwardedFor(RequestView request) {
-        List<String> hops = new ArrayList<>();
-        for (String value : request.headers("X-Forwarded-For")) {
-            for (String hop : value.split(",")) {
-                if (!hop.isBlank()) {
-                    hops.add(hop.trim());
+    /** The hops of the forwarding headers, in order, and the address of one hop. */
+    static final class ForwardedHops {
+
+        private ForwardedHops() {
+        }
+
+        /** The comma-separated hops of every {@code X-Forwarded-For} value, in order; blank ones kept as {@code ""}. */
+        static List<String> xForwardedFor(List<String> values) {
+            List<String> hops = new ArrayList<>();
+            for (String value : values) {
+                int start = 0;
+                while (true) {
+                    int comma = value.indexOf(',', start);
+                    hops.add(value.substring(start, comma < 0 ? value.length() : comma).trim());
+                    if (comma < 0) {
+                        break;
+                    }
+                    start = comma + 1;
                 }
             }
-        }
-        if (!hops.isEmpty()) {
             return hops;
         }
-        for (String value : request.headers("Forwarded")) {
-            for (String element : value.split(",")) {
-                for (String pair : element.split(";")) {
-                    String p = pair.trim();
-                    if (p.toLowerCase(Locale.ROOT).startsWith("for=")) {
-                        hops.add(forwardedNode(p.substring(4).trim()));
+
+        /**
+         * The {@code for=} node of every element of every {@code Forwarded} value (RFC 7239), in
+         * order, unquoted. An element without {@code for=}, or a malformed one, is {@code ""}: a hop
+         * that names nobody. Commas and semicolons inside quoted strings do not split.
+         */
+        static List<String> forwarded(List<String> values) {
+            List<String> hops = new ArrayList<>();
+            for (String value : values) {
+                int i = 0;
+                int n = value.length();
+                String node = null;
+                boolean malformed = false;
+                while (i <= n) {
+                    // One pair: token "=" ( token / quoted-string ), then ";" or "," or the end.
+                    int nameStart = skipSpace(value, i);
+                    int eq = nameStart;
+                    while (eq < n && value.charAt(eq) != '=' && value.charAt(eq) != ',' && value.charAt(eq) != ';') {
+                        eq++;
                     }
+                    String pairValue = null;
+                    int end;
+                    if (eq < n && value.charAt(eq) == '=') {
+                        int v = skipSpace(value, eq + 1);
+                        if (v < n && value.charAt(v) == '"') {
+                            StringBuilder unquoted = new StringBuilder();
+                            int j = v + 1;
+                            boolean closed = false;
+                            while (j < n) {
+                                char c = value.charAt(j);
+                                if (c == '\\' && j + 1 < n) {
+                                    unquoted.append(value.charAt(j + 1));
+                                    j += 2;
+                                } else if (c == '"') {
+                                    closed = true;
+                                    j++;
+                                    break;
+                                } else {
+                                    unquoted.append(c);
+                                    j++;
+                                }
+                            }
+                            malformed |= !closed;
+                            pairValue = unquoted.toString();
+                            end = skipSpace(value, j);
+                            if (end < n && value.charAt(end) != ',' && value.charAt(end) != ';') {
+                                malformed = true; // text after the closing quote
+                                while (end < n && value.charAt(end) != ',' && value.charAt(end) != ';') {
+                                    end++;
+                                }
+                            }
+                        } else {
+                            end = v;
+                            while (end < n && value.charAt(end) != ',' && value.charAt(end) != ';') {
+                                end++;
+                            }
+                            pairValue = value.substring(v, end).trim();
+                        }
+                    } else {
+                        end = eq;
+                        malformed |= !value.substring(nameStart, eq).isBlank(); // a name without a value
+                    }
+                    if (pairValue != null && value.substring(nameStart, eq).trim().equalsIgnoreCase("for")) {
+                        malformed |= node != null; // two for= in one element
+                        node = pairValue;
+                    }
+                    if (end >= n || value.charAt(end) == ',') {
+                        hops.add(node == null || malformed ? "" : node);
+                        node = null;
+                        malformed = false;
+                    }
+                    i = end + 1;
                 }
             }
+            return hops;
         }
-        return hops;
-    }
 
-    /** {@code "[2001:db8::1]:4711"} to {@code 2001:db8::1}; {@code 192.0.2.1:80} to {@code 192.0.2.1}. */
-    private static String forwardedNode(String node) {
-        String n = node.startsWith("\"") && node.endsWith("\"") && node.length() > 1 ? node.substring(1, node.length() - 1) : node;
-        if (n.startsWith("[")) {
-            int close = n.indexOf(']');
-            return close > 0 ? n.substring(1, close) : n;
+        private static int skipSpace(String s, int i) {
+            while (i < s.length() && (s.charAt(i) == ' ' || s.charAt(i) == '\t')) {
+                i++;
+            }
+            return i;
         }
-        int colon = n.indexOf(':');
-        return colon > 0 && n.indexOf(':', colon + 1) < 0 ? n.substring(0, colon) : n;
+
+        /**
+         * The address a hop names, or {@code null} if it names none. A port is dropped:
+         * {@code 192.0.2.1:4711}, {@code [2001:db8::1]:443}, or an obfuscated {@code [::1]:_p}.
+         * {@code unknown}, obfuscated identifiers ({@code _hidden}) and host names are no address.
+         */
+        static byte[] address(String hop) {
+            int n = hop.length();
+            if (n == 0) {
+                return null;
+            }
+            if (hop.charAt(0) == '[') {
+                int close = hop.indexOf(']');
+                if (close < 0 || (close + 1 < n && !isPort(hop, close + 1))) {
+                    return null;
+                }
+                return IpLiteral.parse(hop, 1, close);
+            }
+            int colon = hop.indexOf(':');
+            if (colon >= 0 && hop.indexOf(':', colon + 1) < 0) {
+                // One colon: an IPv4 address and a port (a bare IPv6 address has at least two).
+                byte[] v4 = isPort(hop, colon) ? IpLiteral.parse(hop, 0, colon) : null;
+                return v4 != null && v4.length == 4 ? v4 : null;
+            }
+            return IpLiteral.parse(hop);
+        }
+
+        /** Whether {@code s} from {@code colon} is {@code :} and a port: 1 to 5 digits, or an obfuscated {@code _x}. */
+        private static boolean isPort(String s, int colon) {
+            int n = s.length();
+            if (s.charAt(colon) != ':' || colon + 1 >= n || n - colon - 1 > 32) {
+                return false;
+            }
+            if (s.charAt(colon + 1) == '_') {
+                for (int i = colon + 2; i < n; i++) {
+                    char c = s.charAt(i);
+                    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.'
+                            || c == '_' || c == '-')) {
+                        return false;
+                    }
+                }
+                return n > colon + 2;
+            }
+            if (n - colon - 1 > 5) {
+                return false;
+            }
+            for (int i = colon + 1; i < n; i++) {
+                if (s.charAt(i) < '0' || s.charAt(i) > '9') {
+                    return false;
+                }
+            }
+            return true;
+        }
     }
 }

@@ -3,17 +3,14 @@ package dev.sluice.internal;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.util.Arrays;
-import java.util.regex.Pattern;
 
 /**
- * An IPv4 or IPv6 network, {@code 10.0.0.0/8} or {@code ::1/128}, parsed without ever asking DNS.
+ * An IPv4 or IPv6 network, {@code 10.0.0.0/8} or {@code ::1/128}, parsed without ever asking DNS
+ * (addresses by {@link IpLiteral}, the one address parser).
  *
  * <p>Not API: this package may change in any release.
  */
 public final class Cidr {
-
-    private static final Pattern IPV4 = Pattern.compile("(\\d{1,3})\\.(\\d{1,3})\\.(\\d{1,3})\\.(\\d{1,3})");
-    private static final Pattern IPV6 = Pattern.compile("[0-9A-Fa-f:.]{2,45}");
 
     private final byte[] network;
     private final int prefix;
@@ -32,19 +29,22 @@ public final class Cidr {
     /** Parses {@code address} or {@code address/prefix}; {@code null} if malformed. */
     public static Cidr parse(String text) {
         int slash = text.indexOf('/');
-        byte[] address = address(slash < 0 ? text : text.substring(0, slash));
+        String literal = slash < 0 ? text : text.substring(0, slash);
+        byte[] address = address(literal);
         if (address == null) {
             return null;
         }
         int bits = address.length * 8;
+        // ::ffff:10.0.0.0/104 is the IPv4 network 10.0.0.0/8: mapped addresses are matched as IPv4.
+        int mapped = address.length == 4 && literal.indexOf(':') >= 0 ? 96 : 0;
         int prefix = bits;
         if (slash >= 0) {
             String p = text.substring(slash + 1);
             if (!p.matches("\\d{1,3}")) {
                 return null;
             }
-            prefix = Integer.parseInt(p);
-            if (prefix > bits) {
+            prefix = Integer.parseInt(p) - mapped;
+            if (prefix < 0 || prefix > bits) {
                 return null;
             }
         }
@@ -52,35 +52,11 @@ public final class Cidr {
     }
 
     /**
-     * The bytes of an IP address literal (4 or 16), or {@code null} if {@code text} is not one.
-     * IPv4-mapped IPv6 addresses come back as 4 bytes, as {@link InetAddress} gives them.
+     * The bytes of an IP address literal (4 or 16), or {@code null} if {@code text} is not one;
+     * see {@link IpLiteral#parse(String)}. IPv4-mapped IPv6 addresses come back as 4 bytes.
      */
     public static byte[] address(String text) {
-        if (text == null) {
-            return null;
-        }
-        if (IPV4.matcher(text).matches()) {
-            String[] parts = text.split("\\.");
-            byte[] bytes = new byte[4];
-            for (int i = 0; i < 4; i++) {
-                int octet = Integer.parseInt(parts[i]);
-                if (octet > 255) {
-                    return null;
-                }
-                bytes[i] = (byte) octet;
-            }
-            return bytes;
-        }
-        String literal = text.startsWith("[") && text.endsWith("]") ? text.substring(1, text.length() - 1) : text;
-        if (literal.indexOf(':') >= 0 && IPV6.matcher(literal).matches()) {
-            try {
-                // A literal containing ':' is parsed, never looked up; a malformed one throws.
-                return InetAddress.getByName(literal).getAddress();
-            } catch (UnknownHostException | SecurityException e) {
-                return null;
-            }
-        }
-        return null;
+        return IpLiteral.parse(text);
     }
 
     /** Whether the address, given as its bytes, lies in this network. */
@@ -101,6 +77,7 @@ public final class Cidr {
     @Override
     public String toString() {
         try {
+            // getByAddress formats the bytes; it never looks anything up.
             return InetAddress.getByAddress(network).getHostAddress() + "/" + prefix;
         } catch (UnknownHostException e) {
             throw new IllegalStateException(e); // impossible: the length is 4 or 16

@@ -137,8 +137,9 @@ public final class HttpAnswers {
     /**
      * Writes the rate-limit headers of one decided request with one layer (none when the store
      * failed). A rejected request, or one let through by shadow mode, reports remaining 0 for
-     * each limit that refused it: the limit may still hold a few units when the request cost
-     * more than that, but none is available to this request.
+     * each limit that refused it, as the documented header contract says: the limit may still
+     * hold a few units when the request cost more than that, but none is available to this
+     * request.
      */
     public static void writeHeaders(Decision decision, HeaderStyle style, BiConsumer<String, String> header) {
         writeHeaders(List.of(new Layer(decision, null)), style, header);

@@ -10,9 +10,10 @@ import java.util.Base64;
  *
  * <p>The caller is the Redis Cluster hash tag, so all limits of one decision share a slot while
  * callers spread over all slots. A caller identity that is short and made of plain characters is
- * kept as it is, readable in {@code redis-cli}; any other (long, binary, containing braces, colons
- * or spaces) is replaced by {@code #} and 22 characters of its SHA-256, so that no caller can pick
- * the slot, inflate key sizes or collide with a plain identity.
+ * kept as it is, readable in {@code redis-cli} (so such an identity does choose its slot, as any
+ * key does); any other (long, binary, containing braces, colons or spaces) is replaced by
+ * {@code #} and 22 characters of its SHA-256, so that no caller can inflate key sizes, break out
+ * of the hash tag or collide with a plain identity.
  *
  * <p>Not API: this package may change in any release.
  */

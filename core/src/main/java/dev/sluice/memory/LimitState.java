@@ -12,6 +12,14 @@ import dev.sluice.internal.Units;
  * it consume the cost, so that a request rejected by any limit changes no state at all. A fresh
  * instance is the <em>absent</em> state (a key that does not exist in Redis).
  *
+ * <p>An instance evaluates under one limit's parameters, but its stored values remember the
+ * parameters they were written under, like the fingerprint stored with each Redis key: when the
+ * limit of its policy changes, {@link #under} carries the same stored values to the new
+ * parameters, and {@link #evaluate} converts them exactly as the script does (what was used
+ * carries over, clamped to the new limit, until the old state would have expired) until the
+ * next commit writes them anew. Converting on every read rather than once keeps a rejection
+ * from writing anything, and makes the answer depend only on what is stored and when.
+ *
  * <p>Not thread-safe: the store holds the caller's lock around every call.
  */
 abstract class LimitState {
@@ -27,6 +35,11 @@ abstract class LimitState {
             case SLIDING_WINDOW -> new SlidingWindow(limit.count(), limit.periodMicros());
             case SLIDING_LOG -> new SlidingLog(limit.count(), limit.periodMicros());
         };
+    }
+
+    /** Whether a state of {@code a} is read by {@code b} without conversion: same count, period, burst. */
+    static boolean sameParameters(Limit a, Limit b) {
+        return a.count() == b.count() && a.periodMicros() == b.periodMicros() && a.burst() == b.burst();
     }
 
     /**
@@ -45,6 +58,20 @@ abstract class LimitState {
     }
 
     /**
+     * This state's stored values, evaluated from now on under {@code limit} (same algorithm,
+     * other parameters); they are converted on each read and rewritten at the next commit.
+     */
+    LimitState under(Limit limit) {
+        LimitState moved = absent(limit);
+        moved.copyStored(this);
+        moved.expiresAtMicros = expiresAtMicros;
+        return moved;
+    }
+
+    /** Takes the stored values of {@code other}, a state of the same algorithm. */
+    abstract void copyStored(LimitState other);
+
+    /**
      * Decides {@code cost} units at {@code now}; with {@code commit} and a fit, consumes them.
      * Writes the outcome, after any consumption, to {@code out}.
      */
@@ -61,10 +88,43 @@ abstract class LimitState {
         return -Math.floorDiv(-a, b);
     }
 
+    /** A bucket's level after {@code elapsed} microseconds of refill. */
+    static long refill(long l, long cap, long perMicro, long elapsed) {
+        long missing = cap - l;
+        if (missing > 0) {
+            return elapsed >= ceilDiv(missing, perMicro) ? cap : l + elapsed * perMicro;
+        }
+        return l;
+    }
+
+    /**
+     * The tokens a bucket written under other units had used, as units of a bucket of
+     * {@code perToken} and {@code capacity}: whole tokens, rounded up, at most its burst.
+     */
+    static long convertedDebt(long oldDebt, long oldPerToken, long perToken, long capacity) {
+        return Math.min(ceilDiv(oldDebt, oldPerToken), capacity / perToken) * perToken;
+    }
+
+    /**
+     * Caps a converted state's reset, retry and next unit at {@code gone}, when it would have
+     * expired under its old parameters (from then on the budget is whole); {@code gone < 0}: not
+     * converted.
+     */
+    static void untilGone(long gone, long now, Verdict out) {
+        if (gone >= 0) {
+            out.resetMicros = Math.min(out.resetMicros, gone - now);
+            out.retryMicros = Math.min(out.retryMicros, gone - now);
+            out.nextMicros = Math.min(out.nextMicros, gone - now);
+        }
+    }
+
     /**
      * Token bucket in fixed-point units (see {@link Units}): {@code level} units at time {@code ts},
      * refilled lazily at {@code unitsPerMicro}, capped at {@code capacityUnits}.
-     * Invariant: {@code ts} never decreases and {@code 0 <= level <= capacity}.
+     * Invariant: {@code ts} never decreases and {@code 0 <= level <= capacity} of the units it
+     * was written under ({@code wPerToken}, {@code wPerMicro}, {@code wCapacity}). Read under
+     * other units, the tokens used at {@code ts} carry over, clamped to the burst, and refill
+     * at the new rate from {@code ts} on.
      */
     static final class TokenBucket extends LimitState {
         private final long perToken;
@@ -73,6 +133,9 @@ abstract class LimitState {
         private boolean present;
         private long level;
         private long ts;
+        private long wPerToken;
+        private long wPerMicro;
+        private long wCapacity;
 
         TokenBucket(Units units) {
             this.perToken = units.unitsPerToken();
@@ -81,17 +144,34 @@ abstract class LimitState {
         }
 
         @Override
+        void copyStored(LimitState other) {
+            TokenBucket o = (TokenBucket) other;
+            present = o.present;
+            level = o.level;
+            ts = o.ts;
+            wPerToken = o.wPerToken;
+            wPerMicro = o.wPerMicro;
+            wCapacity = o.wCapacity;
+        }
+
+        @Override
         void evaluate(long now, long cost, boolean commit, Verdict out) {
             long t = now;
             long l = capacity;
+            long gone = -1;
             if (present) {
                 t = Math.max(now, ts);
                 l = level;
-                long missing = capacity - l;
-                if (missing > 0) {
-                    long elapsed = t - ts;
-                    l = elapsed >= ceilDiv(missing, perMicro) ? capacity : l + elapsed * perMicro;
+                if (wPerToken != perToken || wPerMicro != perMicro || wCapacity != capacity) {
+                    gone = ts + ceilDiv(wCapacity - l, wPerMicro);
+                    if (gone <= now) {
+                        l = capacity;
+                        gone = -1;
+                    } else {
+                        l = capacity - convertedDebt(wCapacity - l, wPerToken, perToken, capacity);
+                    }
                 }
+                l = refill(l, capacity, perMicro, t - ts);
             }
             long need = cost * perToken;
             boolean fits = l >= need;
@@ -99,6 +179,9 @@ abstract class LimitState {
                 l -= need;
                 level = l;
                 ts = t;
+                wPerToken = perToken;
+                wPerMicro = perMicro;
+                wCapacity = capacity;
                 present = true;
             }
             long skew = t - now;
@@ -107,6 +190,9 @@ abstract class LimitState {
             // the next whole token: (l / perToken + 1) tokens, reached by refilling from l
             long next = l >= capacity ? 0 : skew + ceilDiv((l / perToken + 1) * perToken - l, perMicro);
             out.set(fits, l / perToken, reset, retry, reset, next);
+            if (!(fits && commit)) {
+                untilGone(gone, now, out);
+            }
         }
 
         @Override
@@ -120,7 +206,10 @@ abstract class LimitState {
      * microseconds ({@code 0 <= rem < unitsPerMicro}); the caller's debt at {@code now} is
      * {@code (tat - now) * unitsPerMicro + rem} units, and a request fits while debt plus its units
      * stay within the capacity. This is the token bucket with {@code level = capacity - debt}, so
-     * both admit exactly the same requests. Invariant: the arrival time never decreases.
+     * both admit exactly the same requests. Invariant: the arrival time never decreases under
+     * one set of units. It also keeps the time it was {@code written} and the units it was
+     * written under: read under other units, the tokens owed when written carry over, clamped to
+     * the burst, and drain at the new rate from then on, as the token bucket's do.
      */
     static final class Gcra extends LimitState {
         private final long perToken;
@@ -129,6 +218,10 @@ abstract class LimitState {
         private boolean present;
         private long tat;
         private long rem;
+        private long written;
+        private long wPerToken;
+        private long wPerMicro;
+        private long wCapacity;
 
         Gcra(Units units) {
             this.perToken = units.unitsPerToken();
@@ -137,10 +230,41 @@ abstract class LimitState {
         }
 
         @Override
+        void copyStored(LimitState other) {
+            Gcra o = (Gcra) other;
+            present = o.present;
+            tat = o.tat;
+            rem = o.rem;
+            written = o.written;
+            wPerToken = o.wPerToken;
+            wPerMicro = o.wPerMicro;
+            wCapacity = o.wCapacity;
+        }
+
+        @Override
         void evaluate(long now, long cost, boolean commit, Verdict out) {
             long need = cost * perToken;
-            long delay = present ? tat - now : -1;
-            long r = present ? rem : 0;
+            long delay = -1;
+            long r = 0;
+            long gone = -1;
+            if (present) {
+                long at = tat;
+                r = rem;
+                if (wPerToken != perToken || wPerMicro != perMicro || wCapacity != capacity) {
+                    gone = at + (r > 0 ? 1 : 0);
+                    if (gone <= now) {
+                        at = now - 1;
+                        r = 0;
+                        gone = -1;
+                    } else {
+                        long debt = convertedDebt((at - written) * wPerMicro + r, wPerToken, perToken, capacity);
+                        long d = debt / perMicro;
+                        at = written + d;
+                        r = debt - d * perMicro;
+                    }
+                }
+                delay = at - now;
+            }
             if (delay < 0) {
                 delay = 0; // the arrival time has passed: no debt
                 r = 0;
@@ -154,6 +278,10 @@ abstract class LimitState {
                 r = debt % perMicro;
                 tat = now + delay;
                 rem = r;
+                written = now;
+                wPerToken = perToken;
+                wPerMicro = perMicro;
+                wCapacity = capacity;
                 present = true;
             }
             long reset = delay + (r > 0 ? 1 : 0);
@@ -163,6 +291,9 @@ abstract class LimitState {
             long next = !overCapacity && debt == 0 ? 0
                     : delay + ceilDiv(r + (remaining + 1) * perToken - capacity, perMicro);
             out.set(fits, remaining, reset, retry, reset, next);
+            if (!(fits && commit)) {
+                untilGone(gone, now, out);
+            }
         }
 
         @Override
@@ -172,9 +303,10 @@ abstract class LimitState {
     }
 
     /**
-     * Fixed window: {@code n} units counted in window number {@code w} (windows are aligned to
-     * the epoch). Invariant: {@code w} never decreases; a clock behind the stored window counts
-     * into the stored window.
+     * Fixed window: {@code n} units counted in window number {@code w} of {@code wWindow}-long
+     * windows (aligned to the epoch). Invariant: {@code w} never decreases; a clock behind the
+     * stored window counts into the stored window. Read under another period, the count stays
+     * in the new window that holds the old window's start, until the old window ends.
      */
     static final class FixedWindow extends LimitState {
         private final long count;
@@ -182,6 +314,8 @@ abstract class LimitState {
         private boolean present;
         private long w;
         private long n;
+        private long wCount;
+        private long wWindow;
 
         FixedWindow(long count, long window) {
             this.count = count;
@@ -189,23 +323,49 @@ abstract class LimitState {
         }
 
         @Override
+        void copyStored(LimitState other) {
+            FixedWindow o = (FixedWindow) other;
+            present = o.present;
+            w = o.w;
+            n = o.n;
+            wCount = o.wCount;
+            wWindow = o.wWindow;
+        }
+
+        @Override
         void evaluate(long now, long cost, boolean commit, Verdict out) {
             long idx = floorDiv(now, window);
             long cw = idx;
             long cn = 0;
-            if (present && w >= idx) {
-                cw = w;
-                cn = n;
+            long gone = -1;
+            if (present) {
+                long sw = w;
+                if (wCount != count || wWindow != window) {
+                    gone = (sw + 1) * wWindow;
+                    sw = gone > now ? floorDiv(sw * wWindow, window) : idx - 1;
+                }
+                if (sw >= idx) {
+                    cw = sw;
+                    cn = n;
+                } else {
+                    gone = -1;
+                }
             }
             boolean fits = cn + cost <= count;
             if (fits && commit) {
                 cn += cost;
                 w = cw;
                 n = cn;
+                wCount = count;
+                wWindow = window;
                 present = true;
             }
             long reset = (cw + 1) * window - now;
-            out.set(fits, count - cn, reset, fits ? 0 : reset, reset, cn == 0 ? 0 : reset);
+            // counted units come back all at once, when the window ends
+            out.set(fits, Math.max(0, count - cn), reset, fits ? 0 : reset, reset, cn == 0 ? 0 : reset);
+            if (!(fits && commit)) {
+                untilGone(gone, now, out);
+            }
         }
 
         @Override
@@ -219,6 +379,9 @@ abstract class LimitState {
      * {@code prev} of window {@code w - 1}; the estimate at {@code e} microseconds into window
      * {@code w} is {@code prev * (W - e) / W + cur}, compared in integers as
      * {@code prev * (W - e) <= (count - cur - cost) * W}. Invariant: {@code w} never decreases.
+     * Read under another count, the counts stay; under another period, each old window's count
+     * goes to the new window that holds its start (at most the count), until the old state
+     * has passed.
      */
     static final class SlidingWindow extends LimitState {
         private final long count;
@@ -227,10 +390,21 @@ abstract class LimitState {
         private long w;
         private long cur;
         private long prev;
+        private long wWindow;
 
         SlidingWindow(long count, long window) {
             this.count = count;
             this.window = window;
+        }
+
+        @Override
+        void copyStored(LimitState other) {
+            SlidingWindow o = (SlidingWindow) other;
+            present = o.present;
+            w = o.w;
+            cur = o.cur;
+            prev = o.prev;
+            wWindow = o.wWindow;
         }
 
         @Override
@@ -239,13 +413,36 @@ abstract class LimitState {
             long cw = idx;
             long cc = 0;
             long cp = 0;
+            long gone = -1;
             if (present) {
-                if (w >= idx) {
-                    cw = w;
-                    cc = cur;
-                    cp = prev;
-                } else if (w == idx - 1) {
-                    cp = cur;
+                long sw = w;
+                long sc = cur;
+                long sp = prev;
+                if (wWindow != window) {
+                    gone = (sw + 2) * wWindow;
+                    if (gone > now) {
+                        long pw = floorDiv((sw - 1) * wWindow, window);
+                        sw = floorDiv(sw * wWindow, window);
+                        if (pw == sw) {
+                            sc += sp;
+                            sp = 0;
+                        } else if (pw < sw - 1) {
+                            sp = 0;
+                        }
+                        sc = Math.min(sc, count);
+                        sp = Math.min(sp, count);
+                    } else {
+                        sw = idx - 2;
+                    }
+                }
+                if (sw >= idx) {
+                    cw = sw;
+                    cc = sc;
+                    cp = sp;
+                } else if (sw == idx - 1) {
+                    cp = sc;
+                } else {
+                    gone = -1;
                 }
             }
             long start = cw * window;
@@ -258,6 +455,7 @@ abstract class LimitState {
                 w = cw;
                 cur = cc;
                 prev = cp;
+                wWindow = window;
                 present = true;
             }
             long remaining = Math.max(0, count - ceilDiv(weighted, window) - cc);
@@ -283,6 +481,9 @@ abstract class LimitState {
                 }
             }
             out.set(fits, remaining, end - now, retry, end + window - now, next);
+            if (!(fits && commit)) {
+                untilGone(gone, now, out);
+            }
         }
 
         @Override
@@ -292,9 +493,12 @@ abstract class LimitState {
     }
 
     /**
-     * Sliding log: one timestamp per admitted unit, oldest first, at most {@code count} of them;
-     * an entry counts while {@code entry + W > t}, where {@code t = max(now, newest entry)}.
-     * Invariant: entries are non-decreasing; the newest never moves backwards.
+     * Sliding log: one timestamp per admitted unit, oldest first, at most {@code count} of them
+     * after each commit; an entry counts while {@code entry + W > t}, where
+     * {@code t = max(now, newest entry)}. Invariant: entries are non-decreasing; the newest
+     * never moves backwards. The entries do not depend on the limit: read under another count
+     * or window they count as they are (the log may hold more than the count), unless the
+     * window of the last commit ({@code wWindow}) has passed since the newest entry.
      */
     static final class SlidingLog extends LimitState {
         private final long count;
@@ -302,10 +506,20 @@ abstract class LimitState {
         private long[] ring = new long[0];
         private int head;
         private int size;
+        private long wWindow;
 
         SlidingLog(long count, long window) {
             this.count = count;
             this.window = window;
+        }
+
+        @Override
+        void copyStored(LimitState other) {
+            SlidingLog o = (SlidingLog) other;
+            ring = o.ring;
+            head = o.head;
+            size = o.size;
+            wWindow = o.wWindow;
         }
 
         private long at(int i) {
@@ -314,8 +528,22 @@ abstract class LimitState {
 
         @Override
         void evaluate(long now, long cost, boolean commit, Verdict out) {
-            long t = size == 0 ? now : Math.max(now, at(size - 1));
+            long t = now;
             int expired = 0;
+            long gone = -1;
+            if (size > 0) {
+                long newest = at(size - 1);
+                if (wWindow != window) {
+                    gone = newest + wWindow;
+                    if (gone <= now) {
+                        expired = size;
+                        gone = -1;
+                    }
+                }
+                if (expired < size) {
+                    t = Math.max(now, newest);
+                }
+            }
             while (expired < size && at(expired) + window <= t) {
                 expired++;
             }
@@ -330,11 +558,21 @@ abstract class LimitState {
                 size -= expired;
                 append(t, (int) cost);
                 live += cost;
+                wWindow = window;
             }
             long reset = size == 0 || live == 0 ? 0 : at(size - 1) + window - now;
-            // the oldest live entry leaves first (after a commit the expired ones are gone)
-            long next = size == 0 || live == 0 ? 0 : at(fits && commit ? 0 : expired) + window - now;
-            out.set(fits, count - live, reset, retry, reset, next);
+            // One unit more than remaining: the oldest live entry leaves (after a commit the expired
+            // ones are gone); a log holding more than the count (written under a larger one) must
+            // first fall to count - 1 entries.
+            long next = 0;
+            if (size > 0 && live > 0) {
+                long oldest = fits && commit ? 0 : expired + Math.max(0, live - count);
+                next = at((int) oldest) + window - now;
+            }
+            out.set(fits, Math.max(0, count - live), reset, retry, reset, next);
+            if (!(fits && commit)) {
+                untilGone(gone, now, out);
+            }
         }
 
         private void append(long t, int n) {

@@ -3,6 +3,7 @@ package dev.sluice.memory;
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.Expiry;
+import com.github.benmanes.caffeine.cache.RemovalCause;
 import com.github.benmanes.caffeine.cache.Ticker;
 import dev.sluice.Decision;
 import dev.sluice.Limit;
@@ -17,6 +18,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 
 /**
  * Keeps counting state in this JVM: the embedded default, for a single node.
@@ -43,6 +45,8 @@ public final class MemoryStore implements RateLimitStore {
 
     private final TimeSource time;
     private final Cache<String, Caller> callers;
+    /** Runs between reading a caller and locking it, with its tag: for tests of that window only. */
+    volatile Consumer<String> beforeLock;
 
     private MemoryStore(Builder builder) {
         this.time = builder.time;
@@ -53,6 +57,13 @@ public final class MemoryStore implements RateLimitStore {
                 // Maintenance runs on the deciding thread: no pool threads to start (or to pin an
                 // application's class loader), and eviction keeps pace with a flood of callers.
                 .executor(Runnable::run)
+                // Runs atomically with the removal: a request that read this caller just before
+                // and locks it after finds it retired, and reads the cache again.
+                .evictionListener((String key, Caller caller, RemovalCause cause) -> {
+                    if (caller != null) {
+                        caller.retire();
+                    }
+                })
                 // A caller idle for longer than its longest possible TTL holds only states equal to
                 // absent ones, so expiring it then never changes a decision. Reads refresh it, so a
                 // decision is a cheap read, not a write, for the cache.
@@ -88,25 +99,53 @@ public final class MemoryStore implements RateLimitStore {
     @Override
     public CompletionStage<Decision> decide(String caller, List<Limit> limits) {
         String tag = Keys.tag(caller);
-        Caller state = callers.get(tag, key -> new Caller(limits));
-        Decision decision;
-        boolean longer;
-        // One lock per caller: decisions for one caller are serialised, others never wait.
-        synchronized (state) {
-            longer = state.lengthenIdle(limits);
-            decision = state.decide(time.nowMicros(), limits);
-        }
+        Caller state;
+        Decision decision = null;
+        boolean longer = false;
+        do {
+            state = callers.get(tag, key -> new Caller(limits));
+            Consumer<String> hook = beforeLock;
+            if (hook != null) {
+                hook.accept(tag);
+            }
+            // One lock per caller: decisions for one caller are serialised, others never wait.
+            synchronized (state) {
+                // Evicted since it was read: deciding on it would charge a caller nobody else sees.
+                if (!state.retired) {
+                    longer = state.lengthenIdle(limits);
+                    decision = state.decide(time.nowMicros(), limits);
+                }
+            }
+        } while (decision == null);
         if (longer) {
             // A limiter with a longer memory now uses this caller: keep it at least that long.
-            callers.policy().expireVariably().ifPresent(p -> p.setExpiresAfter(tag, state.idleNanos, TimeUnit.NANOSECONDS));
+            long idle = state.idleNanos;
+            callers.policy().expireVariably().ifPresent(p -> p.setExpiresAfter(tag, idle, TimeUnit.NANOSECONDS));
         }
         return CompletableFuture.completedFuture(decision);
+    }
+
+    /** Forgets the caller's state under these limits: its next request finds them absent. */
+    @Override
+    public CompletionStage<Void> reset(String caller, List<Limit> limits) {
+        Caller state = callers.getIfPresent(Keys.tag(caller));
+        if (state != null) {
+            synchronized (state) {
+                state.forget(limits);
+            }
+        }
+        return CompletableFuture.completedFuture(null);
     }
 
     /** The number of callers currently held (approximate, for tests and monitoring). */
     public long callerCount() {
         callers.cleanUp();
         return callers.estimatedSize();
+    }
+
+    /** Whether this store holds a caller, without touching its entry (for tests). */
+    boolean holds(String caller) {
+        return callers.policy().getIfPresentQuietly(Keys.tag(caller)) != null;
     }
 
     /** Drops all state. */
@@ -132,10 +171,16 @@ public final class MemoryStore implements RateLimitStore {
         private LimitState[] states = new LimitState[2];
         private Verdict[] verdicts = {new Verdict(), new Verdict()};
         private int size;
+        /** Evicted from the cache: no longer the caller's state. */
+        private boolean retired;
         volatile long idleNanos;
 
         Caller(List<Limit> limits) {
             lengthenIdle(limits);
+        }
+
+        synchronized void retire() {
+            retired = true;
         }
 
         /** Raises {@link #idleNanos} to the longest TTL these limits can need; whether it rose. */
@@ -151,7 +196,11 @@ public final class MemoryStore implements RateLimitStore {
             return false;
         }
 
-        /** The state of a limit's (policy, algorithm), the same instance as last time found first. */
+        /**
+         * The state of a limit's (policy, algorithm), the same instance as last time found first;
+         * a limit with other parameters reads the same stored values under its own (see
+         * {@link LimitState#under}), as a Redis key is read by a changed limit.
+         */
         private LimitState state(Limit limit, long now) {
             int found = -1;
             for (int i = 0; i < size && found < 0; i++) {
@@ -161,6 +210,9 @@ public final class MemoryStore implements RateLimitStore {
             }
             for (int i = 0; i < size && found < 0; i++) {
                 if (keys[i].algorithm() == limit.algorithm() && keys[i].policy().equals(limit.policy())) {
+                    if (!LimitState.sameParameters(keys[i], limit)) {
+                        states[i] = states[i].under(limit);
+                    }
                     keys[i] = limit;
                     found = i;
                 }
@@ -177,6 +229,18 @@ public final class MemoryStore implements RateLimitStore {
                 states[found] = LimitState.absent(limit); // an expired state is an absent key
             }
             return states[found];
+        }
+
+        /** Makes the states of these limits' (policy, algorithm) absent. */
+        void forget(List<Limit> limits) {
+            for (Limit limit : limits) {
+                for (int i = 0; i < size; i++) {
+                    if (keys[i].algorithm() == limit.algorithm() && keys[i].policy().equals(limit.policy())) {
+                        keys[i] = limit;
+                        states[i] = LimitState.absent(limit);
+                    }
+                }
+            }
         }
 
         Decision decide(long now, List<Limit> limits) {

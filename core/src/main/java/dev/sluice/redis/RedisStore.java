@@ -37,6 +37,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -68,10 +69,18 @@ public final class RedisStore implements RateLimitStore {
     static final String SCRIPT = loadScript();
     static final String SHA = sha1(SCRIPT);
     private static final int ARGS_PER_LIMIT = 7;
+    /** Values decide.lua returns per limit: fits, remaining, reset_us, retry_us, next_us. */
+    private static final int VALUES_PER_LIMIT = 5;
     /** The most requests one coalesced script call decides. */
     static final int MAX_BATCH = 256;
     /** The default bound on callers whose rejection is remembered locally. */
     public static final int DEFAULT_LOCAL_REJECTIONS = 10_000;
+    /** The default longest time a rejection is repeated locally without asking Redis. */
+    public static final Duration DEFAULT_LOCAL_REJECTION_TTL = Duration.ofSeconds(1);
+    /** A deadline far enough away to never matter, for decisions without one. */
+    private static final long NO_DEADLINE_NANOS = TimeUnit.HOURS.toNanos(1);
+    /** The highest database index of a Redis server with its default {@code databases 16}. */
+    private static final int MAX_DATABASE = 15;
 
     private final RedissonClient client;
     private final boolean owned;
@@ -81,7 +90,9 @@ public final class RedisStore implements RateLimitStore {
     private final ConcurrentHashMap<RequestKey, Batch> inFlight = new ConcurrentHashMap<>();
     private final Cache<RequestKey, Rejection> rejections;
     private final ConcurrentHashMap<List<Limit>, String[]> encoded = new ConcurrentHashMap<>();
+    private final long localRejectionTtlMicros;
     private final AtomicBoolean connecting = new AtomicBoolean();
+    private final RoundTrips roundTrips = new RoundTrips();
     private volatile boolean ready;
     private volatile boolean closed;
 
@@ -90,6 +101,7 @@ public final class RedisStore implements RateLimitStore {
         this.owned = builder.owned;
         this.testTime = builder.testTime;
         this.coalescing = builder.coalescing;
+        this.localRejectionTtlMicros = micros(builder.localRejectionTtl);
         this.script = client.getScript(OptionalOptions.defaults().codec(StringCodec.INSTANCE).retryAttempts(0));
         if (owned) {
             // Our client connects lazily, and Redisson makes the first connection on the calling
@@ -165,11 +177,14 @@ public final class RedisStore implements RateLimitStore {
                 throw new IllegalArgumentException("'store' must be redis://host:port[/db] or rediss://host:port[/db], got '"
                         + store + "'");
             }
-            String path = uri.getPath() == null ? "" : uri.getPath().replace("/", "");
+            int port = uri.getPort() < 0 ? 6379 : uri.getPort();
+            if (port < 1 || port > 65_535) {
+                throw new IllegalArgumentException("'store' has port " + port + ", outside 1 to 65535, got '" + store + "'");
+            }
             config = new Config();
             var single = config.useSingleServer()
-                    .setAddress(uri.getScheme() + "://" + uri.getHost() + ":" + (uri.getPort() < 0 ? 6379 : uri.getPort()))
-                    .setDatabase(path.isEmpty() ? 0 : Integer.parseInt(path))
+                    .setAddress(uri.getScheme() + "://" + uri.getHost() + ":" + port)
+                    .setDatabase(database(uri, store))
                     .setConnectTimeout(2_000)
                     .setTimeout(1_000)
                     .setRetryAttempts(0)
@@ -186,21 +201,50 @@ public final class RedisStore implements RateLimitStore {
         return config;
     }
 
-    /**
-     * Decides one request. A caller rejected recently (with the same limits and cost) is rejected
-     * again locally until its retry-after has passed, without a round trip: Redis would refuse it
-     * too. Concurrent requests of one caller in this JVM are coalesced: while one script call is in
-     * flight, the requests that arrive wait and are then decided together in one call, in arrival
-     * order, each getting its own exact decision.
-     */
+    /** The database of a {@code redis://} URI's path: none, {@code /} or {@code /0} to {@code /15}. */
+    private static int database(URI uri, String store) {
+        String path = uri.getPath() == null ? "" : uri.getPath();
+        if (path.isEmpty() || path.equals("/")) {
+            return 0;
+        }
+        String digits = path.substring(1);
+        if (!digits.matches("[0-9]{1,2}") || Integer.parseInt(digits) > MAX_DATABASE) {
+            throw new IllegalArgumentException("'store' names database '" + digits + "'; Redis numbers them 0 to "
+                    + MAX_DATABASE + " (use a redisson: YAML file for a server configured with more), got '" + store + "'");
+        }
+        return Integer.parseInt(digits);
+    }
+
+    /** Decides one request without a deadline; see {@link #decide(String, List, long, boolean)}. */
     @Override
     public CompletionStage<Decision> decide(String caller, List<Limit> limits) {
+        return decide(caller, limits, System.nanoTime() + NO_DEADLINE_NANOS, false);
+    }
+
+    /**
+     * Decides one request.
+     *
+     * <p>A caller rejected recently (with the same limits and cost) is rejected again locally,
+     * without a round trip, until its retry-after has passed or for at most
+     * {@link Builder#localRejectionTtl(Duration) localRejectionTtl} (1 s by default), whichever
+     * comes first: the copy may be out of date (the state was deleted, evicted or lost in a
+     * failover), so it is trusted only briefly. A {@code fresh} request skips the copy.
+     *
+     * <p>Concurrent requests of one caller in this JVM are coalesced: while one script call is in
+     * flight, the requests that arrive wait and are then decided together in one call, in arrival
+     * order, each getting its own exact decision. A request waits only while the call in flight
+     * and then its own can both come back before {@code deadlineNanos}, judged by the recent round
+     * trips; otherwise it is sent at once, beside the call in flight, and the requests after it
+     * wait for it instead. A slow Redis thus decides a hot caller's requests as a quiet caller's.
+     */
+    @Override
+    public CompletionStage<Decision> decide(String caller, List<Limit> limits, long deadlineNanos, boolean fresh) {
         if (!ready) {
             connectInBackground();
             return CompletableFuture.failedFuture(new IllegalStateException("not connected to Redis yet"));
         }
         RequestKey key = new RequestKey(Keys.tag(caller), limits);
-        if (rejections != null) {
+        if (rejections != null && !fresh) {
             Decision cached = cachedRejection(key);
             if (cached != null) {
                 return CompletableFuture.completedFuture(cached);
@@ -222,11 +266,42 @@ public final class RedisStore implements RateLimitStore {
                 continue;
             }
             synchronized (current) {
-                if (!current.closed) {
+                if (current.closed) {
+                    continue;
+                }
+                if (current.answersInTime(deadlineNanos, roundTrips.likelyNanos())) {
                     current.waiting.add(answer);
                     return answer;
                 }
             }
+            // Waiting would miss the deadline: go now, and be the call that later arrivals wait for.
+            Batch mine = new Batch();
+            if (inFlight.replace(key, current, mine)) {
+                send(key, List.of(answer), mine);
+                return answer;
+            }
+        }
+    }
+
+    /**
+     * Deletes the caller's keys of these limits in one {@code DEL} (they share a hash tag, so one
+     * slot), and forgets the caller's local rejections, before and after, so that a rejection
+     * decided meanwhile is not repeated.
+     */
+    @Override
+    public CompletionStage<Void> reset(String caller, List<Limit> limits) {
+        String tag = Keys.tag(caller);
+        forgetRejections(tag);
+        String[] keys = new String[limits.size()];
+        for (int i = 0; i < keys.length; i++) {
+            keys[i] = Keys.key(tag, limits.get(i).policy(), limits.get(i).algorithm().keySuffix());
+        }
+        return client.getKeys().deleteAsync(keys).toCompletableFuture().thenRun(() -> forgetRejections(tag));
+    }
+
+    private void forgetRejections(String tag) {
+        if (rejections != null) {
+            rejections.asMap().keySet().removeIf(key -> key.tag.equals(tag));
         }
     }
 
@@ -297,10 +372,43 @@ public final class RedisStore implements RateLimitStore {
         }
     }
 
+    /**
+     * How long a script call takes, as TCP estimates a round trip (RFC 6298): a smoothed mean
+     * plus four mean deviations, so that a wait judged to fit does fit despite the usual jitter.
+     */
+    private static final class RoundTrips {
+        private long smoothed;
+        private long deviation;
+        private volatile long likely;
+
+        synchronized void add(long nanos) {
+            if (likely == 0) {
+                smoothed = nanos;
+                deviation = nanos / 2;
+            } else {
+                deviation += (Math.abs(smoothed - nanos) - deviation) / 4;
+                smoothed += (nanos - smoothed) / 8;
+            }
+            likely = smoothed + 4 * deviation;
+        }
+
+        long likelyNanos() {
+            return likely;
+        }
+    }
+
     /** The requests waiting while a script call for their key is in flight. Guarded by itself. */
     private static final class Batch {
         final List<CompletableFuture<Decision>> waiting = new ArrayList<>();
         boolean closed;
+        /** When the call in flight was sent. */
+        long sentNanos = System.nanoTime();
+
+        /** Whether a request waiting for the call in flight, then sent, would be answered by its deadline. */
+        boolean answersInTime(long deadlineNanos, long latencyNanos) {
+            long inFlightAnswered = Math.max(System.nanoTime(), sentNanos + latencyNanos);
+            return deadlineNanos - (inFlightAnswered + latencyNanos) >= 0;
+        }
     }
 
     /** A rejection remembered until its retry-after, in {@link #clockMicros()} time. */
@@ -320,18 +428,41 @@ public final class RedisStore implements RateLimitStore {
             return;
         }
         long sentAt = clockMicros();
-        int width = 1 + 5 * key.limits.size();
-        call(key, live.size()).whenComplete((reply, failure) -> {
-            for (int r = 0; r < live.size(); r++) {
-                if (failure != null) {
-                    live.get(r).completeExceptionally(unwrap(failure));
-                } else {
-                    Decision decision = toDecision(reply, r * width, key.limits);
-                    remember(key, decision, sentAt);
-                    live.get(r).complete(decision);
-                }
+        long sentNanos = System.nanoTime();
+        if (batch != null) {
+            synchronized (batch) {
+                batch.sentNanos = sentNanos;
             }
-            next(key, batch);
+        }
+        int width = replyWidth(key.limits.size());
+        CompletableFuture<List<Object>> reply;
+        try {
+            reply = call(key, live.size());
+        } catch (RuntimeException e) {
+            reply = CompletableFuture.failedFuture(e);
+        }
+        // Nothing in here may leave an answer incomplete or the batch registered: every waiting
+        // request gets a decision or a failure, and the next turn always runs.
+        reply.whenComplete((values, failure) -> {
+            try {
+                roundTrips.add(System.nanoTime() - sentNanos);
+                for (int r = 0; r < live.size(); r++) {
+                    CompletableFuture<Decision> answer = live.get(r);
+                    try {
+                        if (failure != null) {
+                            answer.completeExceptionally(unwrap(failure));
+                        } else {
+                            Decision decision = toDecision(values, r * width, key.limits);
+                            remember(key, decision, sentAt);
+                            answer.complete(decision);
+                        }
+                    } catch (RuntimeException e) {
+                        answer.completeExceptionally(new IllegalStateException("unreadable reply from decide.lua: " + e, e));
+                    }
+                }
+            } finally {
+                next(key, batch);
+            }
         });
     }
 
@@ -414,8 +545,9 @@ public final class RedisStore implements RateLimitStore {
 
     private void remember(RequestKey key, Decision decision, long sentAtMicros) {
         if (rejections != null && decision.outcome() == Decision.Outcome.REJECTED && !decision.retryAfter().isZero()) {
-            long retry = micros(decision.retryAfter());
-            // Counted from when the call was sent, before Redis decided: the local wait never outlasts Redis's.
+            long retry = Math.min(micros(decision.retryAfter()), localRejectionTtlMicros);
+            // Counted from when the call was sent, before Redis decided: the local wait never
+            // outlasts Redis's, and never the bound on how long a copy is trusted.
             rejections.put(key, new Rejection(decision, sentAtMicros, sentAtMicros + retry));
         }
     }
@@ -455,13 +587,18 @@ public final class RedisStore implements RateLimitStore {
         return failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
     }
 
-    /** The decision of request number {@code offset / width} in a script reply. */
+    /** How many values decide.lua returns per request: allowed, then {@link #VALUES_PER_LIMIT} per limit. */
+    static int replyWidth(int limits) {
+        return 1 + VALUES_PER_LIMIT * limits;
+    }
+
+    /** The decision of request number {@code offset / replyWidth(limits.size())} in a script reply. */
     static Decision toDecision(List<Object> reply, int offset, List<Limit> limits) {
         boolean allowed = number(reply, offset) == 1;
         List<Decision.Quota> quotas = new ArrayList<>(limits.size());
         Duration retry = Duration.ZERO;
         for (int i = 0; i < limits.size(); i++) {
-            int base = offset + 1 + 5 * i;
+            int base = offset + 1 + VALUES_PER_LIMIT * i;
             Duration limitRetry = Duration.of(number(reply, base + 3), ChronoUnit.MICROS);
             quotas.add(new Decision.Quota(limits.get(i), number(reply, base) == 1, number(reply, base + 1),
                     Duration.of(number(reply, base + 2), ChronoUnit.MICROS), limitRetry,
@@ -476,6 +613,11 @@ public final class RedisStore implements RateLimitStore {
 
     private static long number(List<Object> reply, int index) {
         return ((Number) reply.get(index)).longValue();
+    }
+
+    /** How many callers have a coalesced script call in flight (for tests: none stays behind). */
+    int requestsInFlight() {
+        return inFlight.size();
     }
 
     /** The Redisson client this store sends its scripts through. */
@@ -558,6 +700,7 @@ public final class RedisStore implements RateLimitStore {
         private TimeSource testTime;
         private boolean coalescing = true;
         private int localRejections = DEFAULT_LOCAL_REJECTIONS;
+        private Duration localRejectionTtl = DEFAULT_LOCAL_REJECTION_TTL;
         private Duration startupWait = Duration.ofSeconds(2);
 
         private Builder() {
@@ -603,6 +746,20 @@ public final class RedisStore implements RateLimitStore {
                 throw new IllegalArgumentException("'localRejections' must not be negative, got '" + maximumCallers + "'");
             }
             this.localRejections = maximumCallers;
+            return this;
+        }
+
+        /**
+         * The longest a remembered rejection is repeated without asking Redis, even when its
+         * retry-after is longer; default 1 s. The copy cannot see the caller's state deleted,
+         * evicted or lost in a failover, so this bounds how long it can be wrong. At least 1 ms.
+         */
+        public Builder localRejectionTtl(Duration ttl) {
+            Objects.requireNonNull(ttl, "ttl");
+            if (ttl.compareTo(Duration.ofMillis(1)) < 0) {
+                throw new IllegalArgumentException("'localRejectionTtl' must be at least 1ms, got '" + ttl + "'");
+            }
+            this.localRejectionTtl = ttl;
             return this;
         }
 

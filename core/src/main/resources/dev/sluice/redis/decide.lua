@@ -20,10 +20,34 @@ Returns   for each request: { allowed, then for each limit: fits, remaining, res
           consumed. Otherwise that request wrote nothing. Times are microseconds from now; next_us
           is the time until the limit grants one unit more than remaining (0 when it is whole).
 
+Stored state (f: the fingerprint of the parameters it was written under)
+  token-bucket    hash  l level (units), t time, f 'perToken,perMicro,capacity'
+  gcra            string '<tat>[:<rem>]@<written>@<f>', f as for the token bucket
+  fixed-window    hash  w window index, n count, f 'count,window'
+  sliding-window  hash  w window index, c its count, p the previous window's count, f 'count,window'
+  sliding-log     list  one time per admitted unit, oldest first; the newest is '<time>@<window>'
+  A state without f was written before fingerprints: it is read as written under the current
+  parameters.
+
+A changed limit (same key, another fingerprint): what was used carries over, clamped to the new
+limit, until the old state would have expired (its TTL): from then on it reads as absent, and
+until then a rejection's reset, retry and next are at most that long. Nothing is rewritten until a
+request that fits commits under the new parameters.
+  buckets   the whole tokens used when written (rounded up), at most the new burst, refill at
+            the new rate from the time written
+  fixed     the count stays in the new window holding the old window's start
+  sliding   same period: the counts stay; another period: each old window's count goes to the
+            new window holding its start, at most the new count
+  log       the entries count as they are under the new count and window (the log may hold
+            more than the count; a commit leaves at most count)
+
 Invariants
   * All or nothing: the first pass only reads; the second, run only when every limit fits, writes.
   * Every key written gets a TTL in the same script: the time until its state equals an absent key.
   * Stored time never moves backwards: a clock behind the stored state grants nothing extra.
+  * Read under any parameters: 0 <= remaining <= capacity; on a clock that does not go back,
+    0 <= reset, retry <= the new limit's time to restore its whole budget. next is computed
+    from the converted state, as retry is: for a refused request of cost 1 it equals retry.
   * Every number stays an integer below 2^53 (checked by Units.check in Java), so Lua's doubles
     compute exactly what the Java twins in dev.sluice.memory.LimitState compute.
 --]]
@@ -53,22 +77,73 @@ local function expire(key, ttl_us)
   redis.call('PEXPIRE', key, int(ms))
 end
 
+-- The numbers of a fingerprint: 'a,b,c' -> a, b, c
+local function numbers(f)
+  local v = {}
+  for x in string.gmatch(f, '%d+') do v[#v + 1] = tonumber(x) end
+  return v[1], v[2], v[3]
+end
+
+-- A bucket's level after elapsed microseconds of refill
+local function refill(l, cap, per_micro, elapsed)
+  local missing = cap - l
+  if missing > 0 then
+    if elapsed >= cdiv(missing, per_micro) then return cap end
+    return l + elapsed * per_micro
+  end
+  return l
+end
+
+-- The tokens a bucket written under other units had used, as units of this one: whole tokens,
+-- rounded up, at most this burst
+local function converted_debt(old_debt, old_per_token, a)
+  local used = cdiv(old_debt, old_per_token)
+  if used > a.burst then used = a.burst end
+  return used * a.per_token
+end
+
+-- Caps a converted state's times at when its key would have expired under the old parameters:
+-- from then on the budget is whole again
+local function until_gone(gone, now, reset, retry, nxt)
+  if gone then
+    if reset > gone - now then reset = gone - now end
+    if retry > gone - now then retry = gone - now end
+    if nxt > gone - now then nxt = gone - now end
+  end
+  return reset, retry, nxt
+end
+
+-- A log entry: its time, and the fingerprint the newest entry carries
+local function entry(key, i)
+  local s = redis.call('LINDEX', key, i)
+  local at = string.find(s, '@', 1, true)
+  if at then return tonumber(string.sub(s, 1, at - 1)), string.sub(s, at + 1) end
+  return tonumber(s), false
+end
+
 -- Each algorithm: (key, now, limit, commit) -> fits, remaining, reset, retry, next
 -- It writes only when commit is true and the request fits.
 
 local function token_bucket(key, now, a, commit)
   local per_token, per_micro, cap = a.per_token, a.per_micro, a.capacity
-  local t, l = now, cap
-  local s = redis.call('HMGET', key, 'l', 't')
+  local t, l, gone = now, cap, false
+  local s = redis.call('HMGET', key, 'l', 't', 'f')
   if s[1] then
     local ts = tonumber(s[2])
     l = tonumber(s[1])
     if ts > now then t = ts end
-    local missing = cap - l
-    if missing > 0 then
-      local elapsed = t - ts
-      if elapsed >= cdiv(missing, per_micro) then l = cap else l = l + elapsed * per_micro end
+    if s[3] and s[3] ~= a.fp then
+      -- written under other units: the tokens used at ts carry over, clamped to this burst, and
+      -- refill at this rate, until the old bucket would be full (its key gone)
+      local old_per_token, old_per_micro, old_cap = numbers(s[3])
+      gone = ts + cdiv(old_cap - l, old_per_micro)
+      if gone <= now then
+        l, gone = cap, false
+      else
+        l = cap - converted_debt(old_cap - l, old_per_token, a)
+      end
     end
+    l = refill(l, cap, per_micro, t - ts)
   end
   local need = a.cost * per_token
   local fits = l >= need
@@ -79,28 +154,56 @@ local function token_bucket(key, now, a, commit)
   local reset = skew + cdiv(cap - l, per_micro)
   local retry = 0
   if not fits then retry = skew + cdiv(need - l, per_micro) end
-  if fits and commit then
-    redis.call('HSET', key, 'l', int(l), 't', int(t))
-    expire(key, reset)
-  end
+  -- the next whole token: (l / per_token + 1) tokens, reached by refilling from l
   local nxt = 0
   if l < cap then nxt = skew + cdiv((idiv(l, per_token) + 1) * per_token - l, per_micro) end
+  if fits and commit then
+    redis.call('HSET', key, 'l', int(l), 't', int(t), 'f', a.fp)
+    expire(key, reset)
+  else
+    reset, retry, nxt = until_gone(gone, now, reset, retry, nxt)
+  end
   return fits, idiv(l, per_token), reset, retry, nxt
 end
 
 local function gcra(key, now, a, commit)
   local per_token, per_micro, cap = a.per_token, a.per_micro, a.capacity
   local need = a.cost * per_token
-  local delay, r = -1, 0
+  local delay, r, gone = -1, 0, false
   local s = redis.call('GET', key)
   if s then
+    local written, f = nil, false
+    local at = string.find(s, '@', 1, true)
+    if at then
+      local at2 = string.find(s, '@', at + 1, true)
+      written = tonumber(string.sub(s, at + 1, at2 - 1))
+      f = string.sub(s, at2 + 1)
+      s = string.sub(s, 1, at - 1)
+    end
     local colon = string.find(s, ':', 1, true)
+    local tat
     if colon then
-      delay = tonumber(string.sub(s, 1, colon - 1)) - now
+      tat = tonumber(string.sub(s, 1, colon - 1))
       r = tonumber(string.sub(s, colon + 1))
     else
-      delay = tonumber(s) - now
+      tat = tonumber(s)
     end
+    if f and f ~= a.fp then
+      -- written under other units: the tokens owed when written carry over, clamped to this
+      -- burst, and drain at this rate, until the old debt would be paid (its key gone)
+      gone = tat
+      if r > 0 then gone = tat + 1 end
+      if gone <= now then
+        tat, r, gone = now - 1, 0, false
+      else
+        local old_per_token, old_per_micro = numbers(f)
+        local debt = converted_debt((tat - written) * old_per_micro + r, old_per_token, a)
+        local d = idiv(debt, per_micro)
+        tat = written + d
+        r = debt - d * per_micro
+      end
+    end
+    delay = tat - now
   end
   if delay < 0 then
     delay, r = 0, 0
@@ -121,52 +224,97 @@ local function gcra(key, now, a, commit)
   if remaining < 0 then remaining = 0 end
   local retry = 0
   if not fits then retry = delay + cdiv(r + need - cap, per_micro) end
+  -- debt must fall to cap - (remaining + 1) tokens; written as retry is, from delay and r
+  local nxt = 0
+  if over or debt ~= 0 then nxt = delay + cdiv(r + (remaining + 1) * per_token - cap, per_micro) end
   if fits and commit then
     local value = int(now + delay)
     if r > 0 then value = value .. ':' .. int(r) end
+    value = value .. '@' .. int(now) .. '@' .. a.fp
     local ms = cdiv(reset, 1000)
     if ms < 1 then ms = 1 end
     redis.call('SET', key, value, 'PX', int(ms))
+  else
+    reset, retry, nxt = until_gone(gone, now, reset, retry, nxt)
   end
-  local nxt = 0
-  if over or debt ~= 0 then nxt = delay + cdiv(r + (remaining + 1) * per_token - cap, per_micro) end
   return fits, remaining, reset, retry, nxt
 end
 
 local function fixed_window(key, now, a, commit)
   local count, window = a.count, a.window
   local idx = idiv(now, window)
-  local w, n = idx, 0
-  local s = redis.call('HMGET', key, 'w', 'n')
-  if s[1] and tonumber(s[1]) >= idx then
-    w = tonumber(s[1])
-    n = tonumber(s[2])
+  local w, n, gone = idx, 0, false
+  local s = redis.call('HMGET', key, 'w', 'n', 'f')
+  if s[1] then
+    local sw = tonumber(s[1])
+    if s[3] and s[3] ~= a.fp then
+      -- written under another limit: the count stays in the new window holding the old window's
+      -- start, until the old window ends (its key gone)
+      local _, old_window = numbers(s[3])
+      gone = (sw + 1) * old_window
+      sw = idiv(sw * old_window, window)
+      if gone <= now then sw = idx - 1 end
+    end
+    if sw >= idx then
+      w = sw
+      n = tonumber(s[2])
+    else
+      gone = false
+    end
   end
   local fits = n + a.cost <= count
   if fits and commit then n = n + a.cost end
   local reset = (w + 1) * window - now
   local retry = 0
   if not fits then retry = reset end
-  if fits and commit then
-    redis.call('HSET', key, 'w', int(w), 'n', int(n))
-    expire(key, reset)
-  end
+  -- counted units come back all at once, when the window ends
   local nxt = 0
   if n > 0 then nxt = reset end
-  return fits, count - n, reset, retry, nxt
+  if fits and commit then
+    redis.call('HSET', key, 'w', int(w), 'n', int(n), 'f', a.fp)
+    expire(key, reset)
+  else
+    reset, retry, nxt = until_gone(gone, now, reset, retry, nxt)
+  end
+  local remaining = count - n
+  if remaining < 0 then remaining = 0 end
+  return fits, remaining, reset, retry, nxt
 end
 
 local function sliding_window(key, now, a, commit)
   local count, window, cost = a.count, a.window, a.cost
   local idx = idiv(now, window)
-  local w, cur, prev = idx, 0, 0
-  local s = redis.call('HMGET', key, 'w', 'c', 'p')
+  local w, cur, prev, gone = idx, 0, 0, false
+  local s = redis.call('HMGET', key, 'w', 'c', 'p', 'f')
   if s[1] then
-    local sw = tonumber(s[1])
+    local sw, sc, sp = tonumber(s[1]), tonumber(s[2]), tonumber(s[3])
+    if s[4] and s[4] ~= a.fp then
+      local _, old_window = numbers(s[4])
+      if old_window ~= window then
+        -- another grid: each old window's count goes to the new window holding its start, at
+        -- most the count, until the old state has passed (its key gone)
+        gone = (sw + 2) * old_window
+        if gone > now then
+          local pw = idiv((sw - 1) * old_window, window)
+          sw = idiv(sw * old_window, window)
+          if pw == sw then
+            sc, sp = sc + sp, 0
+          elseif pw < sw - 1 then
+            sp = 0
+          end
+          if sc > count then sc = count end
+          if sp > count then sp = count end
+        else
+          sw = idx - 2
+        end
+      end
+    end
     if sw >= idx then
-      w, cur, prev = sw, tonumber(s[2]), tonumber(s[3])
+      w, cur, prev = sw, sc, sp
     elseif sw == idx - 1 then
-      prev = tonumber(s[2])
+      prev = sc
+    else
+      gone = false
     end
   end
   local start = w * window
@@ -192,10 +340,9 @@ local function sliding_window(key, now, a, commit)
       retry = finish + into - now
     end
   end
-  if fits and commit then
-    redis.call('HSET', key, 'w', int(w), 'c', int(cur), 'p', int(prev))
-    expire(key, finish + window - now)
-  end
+  local reset = finish - now
+  -- one unit more than remaining: while prev decays in this window, or else once cur has become
+  -- the previous window's count and decays in the next one
   local nxt = 0
   if remaining < count then
     local k = count - cur - remaining - 1
@@ -207,39 +354,62 @@ local function sliding_window(key, now, a, commit)
       nxt = finish + into - now
     end
   end
-  return fits, remaining, finish - now, retry, nxt
+  if fits and commit then
+    redis.call('HSET', key, 'w', int(w), 'c', int(cur), 'p', int(prev), 'f', a.fp)
+    expire(key, finish + window - now)
+  else
+    reset, retry, nxt = until_gone(gone, now, reset, retry, nxt)
+  end
+  return fits, remaining, reset, retry, nxt
 end
 
 local function sliding_log(key, now, a, commit)
   local count, window, cost = a.count, a.window, a.cost
   local size = redis.call('LLEN', key)
   local t = now
+  local lo, hi = 0, size
+  local newest, tagged, gone = 0, false, false
   if size > 0 then
-    local newest = tonumber(redis.call('LINDEX', key, -1))
-    if newest > t then t = newest end
+    local f
+    newest, f = entry(key, -1)
+    tagged = f
+    if f and f ~= a.fp then
+      -- written under another window: read under this one until the old window has passed
+      -- since the newest entry (its key gone)
+      gone = newest + tonumber(f)
+      if gone <= now then
+        lo, gone = size, false
+      end
+    end
+    if lo < size and newest > t then t = newest end
   end
   -- entries ascend: binary search for the first one still inside the window
-  local lo, hi = 0, size
   while lo < hi do
     local mid = math.floor((lo + hi) / 2)
-    if tonumber(redis.call('LINDEX', key, mid)) + window <= t then lo = mid + 1 else hi = mid end
+    if entry(key, mid) + window <= t then lo = mid + 1 else hi = mid end
   end
   local expired = lo
   local live = size - expired
   local fits = live + cost <= count
   local retry = 0
   if not fits then
-    retry = tonumber(redis.call('LINDEX', key, expired + live + cost - count - 1)) + window - now
+    -- live may exceed the count (written under a larger one); this index stays within the log
+    retry = entry(key, expired + live + cost - count - 1) + window - now
   end
   if fits and commit then
     if expired > 0 then redis.call('LTRIM', key, expired, -1) end
+    if tagged and live > 0 then
+      -- only the newest entry carries the fingerprint
+      redis.call('LSET', key, -1, int(newest))
+    end
     local stamp = int(t)
     local left = cost
     while left > 0 do
       local batch = {}
       for i = 1, math.min(left, 1000) do batch[i] = stamp end
-      redis.call('RPUSH', key, unpack(batch))
       left = left - #batch
+      if left == 0 then batch[#batch] = stamp .. '@' .. a.fp end
+      redis.call('RPUSH', key, unpack(batch))
     end
     live = live + cost
   end
@@ -248,17 +418,30 @@ local function sliding_log(key, now, a, commit)
     if fits and commit then
       reset = t + window - now
     else
-      reset = tonumber(redis.call('LINDEX', key, -1)) + window - now
+      reset = entry(key, -1) + window - now
     end
   end
-  if fits and commit then expire(key, reset) end
+  -- one unit more than remaining: the oldest live entry leaves (after a commit the expired ones
+  -- are gone); a log holding more than the count (written under a larger one) must first fall
+  -- to count - 1 entries
   local nxt = 0
   if live > 0 then
     local oldest = expired
-    if fits and commit then oldest = 0 end
-    nxt = tonumber(redis.call('LINDEX', key, oldest)) + window - now
+    if fits and commit then
+      oldest = 0
+    elseif live > count then
+      oldest = expired + live - count
+    end
+    nxt = entry(key, oldest) + window - now
   end
-  return fits, count - live, reset, retry, nxt
+  if fits and commit then
+    expire(key, reset)
+  else
+    reset, retry, nxt = until_gone(gone, now, reset, retry, nxt)
+  end
+  local remaining = count - live
+  if remaining < 0 then remaining = 0 end
+  return fits, remaining, reset, retry, nxt
 end
 
 local algorithms = { token_bucket, gcra, sliding_window, fixed_window, sliding_log }
@@ -284,6 +467,15 @@ for i = 1, #KEYS do
     capacity = tonumber(ARGV[base + 5]),
     cost = tonumber(ARGV[base + 6]),
   }
+  local l = limits[i]
+  if l.algorithm <= 2 then
+    l.burst = idiv(l.capacity, l.per_token)
+    l.fp = int(l.per_token) .. ',' .. int(l.per_micro) .. ',' .. int(l.capacity)
+  elseif l.algorithm == 5 then
+    l.fp = int(l.window)
+  else
+    l.fp = int(l.count) .. ',' .. int(l.window)
+  end
 end
 
 local result = {}

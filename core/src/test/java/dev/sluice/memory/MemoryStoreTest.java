@@ -10,6 +10,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 import java.time.Duration;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -66,6 +67,31 @@ class MemoryStoreTest {
             Decision decision = limiter.decide("c");
             assertThat(decision.allowed()).isTrue();
             assertThat(decision.remaining()).as(algorithm.configName()).isEqualTo(999);
+        }
+    }
+
+    @Test
+    void aCallerEvictedBetweenItsReadAndItsLockIsDecidedOnTheCallerTheCacheHolds() {
+        for (int r = 0; r < 100; r++) {
+            int round = r;
+            MemoryStore store = MemoryStore.builder().maximumCallers(1).build();
+            RateLimiter limiter = RateLimiter.builder().limit(Limit.of("once", "1/1h")).store(store).build();
+            String hot = "hot-" + round;
+            AtomicBoolean armed = new AtomicBoolean(true);
+            store.beforeLock = tag -> {
+                if (armed.getAndSet(false)) {
+                    // while this request holds the caller it read, others evict it ...
+                    for (int i = 0; i < 10_000 && store.holds(hot); i++) {
+                        limiter.decide("other-" + round);
+                    }
+                    assertThat(store.holds(hot)).as("round %d: evicted", round).isFalse();
+                    // ... and the caller's next request spends its one unit on a new entry
+                    assertThat(limiter.decide(hot).allowed()).as("round %d: the second request", round).isTrue();
+                }
+            };
+            Decision raced = limiter.decide(hot);
+            assertThat(raced.allowed()).as("round %d: the first request, decided on the evicted caller", round).isFalse();
+            assertThat(raced.remaining()).isZero();
         }
     }
 }

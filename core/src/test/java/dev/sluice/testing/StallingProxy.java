@@ -7,7 +7,11 @@ import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
@@ -55,7 +59,7 @@ public final class StallingProxy implements AutoCloseable {
         stalled = false;
     }
 
-    /** Delays every reply by this much. */
+    /** Delays every reply by this much after it left Redis: a network with this latency. */
     public void delayReplies(long millis) {
         replyDelayMillis = millis;
     }
@@ -79,24 +83,19 @@ public final class StallingProxy implements AutoCloseable {
     }
 
     private void pump(Socket from, Socket to, boolean replies) {
+        if (replies) {
+            delayedPump(from, to);
+            return;
+        }
         Thread thread = new Thread(() -> {
             byte[] buffer = new byte[16_384];
             try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
                 int n;
                 while ((n = in.read(buffer)) >= 0) {
-                    if (replies) {
-                        long delay = replyDelayMillis;
-                        if (delay > 0) {
-                            Thread.sleep(delay);
-                        }
-                        for (int waited = 0; stalled && !closed && waited < 120_000; waited += 5) {
-                            Thread.sleep(5);
-                        }
-                    }
                     out.write(buffer, 0, n);
                     out.flush();
                 }
-            } catch (IOException | InterruptedException e) {
+            } catch (IOException e) {
                 // the other side went away: close both
             } finally {
                 closeQuietly(from);
@@ -105,6 +104,60 @@ public final class StallingProxy implements AutoCloseable {
         }, "stalling-proxy-pump");
         thread.setDaemon(true);
         thread.start();
+    }
+
+    /**
+     * Replies: one thread reads them as they come and stamps them, another delivers each one
+     * {@link #delayReplies delay} after it arrived (or when released). The delay is latency, not
+     * throughput: replies arriving together, or one after another, are each late by the same amount.
+     */
+    private void delayedPump(Socket from, Socket to) {
+        BlockingQueue<Chunk> queue = new LinkedBlockingQueue<>();
+        Thread reader = new Thread(() -> {
+            byte[] buffer = new byte[16_384];
+            try (InputStream in = from.getInputStream()) {
+                int n;
+                while ((n = in.read(buffer)) >= 0) {
+                    queue.add(new Chunk(System.nanoTime(), Arrays.copyOf(buffer, n)));
+                }
+            } catch (IOException e) {
+                // the other side went away
+            } finally {
+                queue.add(Chunk.END);
+            }
+        }, "stalling-proxy-read");
+        Thread writer = new Thread(() -> {
+            try (OutputStream out = to.getOutputStream()) {
+                while (true) {
+                    Chunk chunk = queue.take();
+                    if (chunk == Chunk.END) {
+                        break;
+                    }
+                    long due = chunk.arrivedNanos + TimeUnit.MILLISECONDS.toNanos(replyDelayMillis);
+                    for (long wait = due - System.nanoTime(); wait > 0; wait = due - System.nanoTime()) {
+                        TimeUnit.NANOSECONDS.sleep(wait);
+                    }
+                    for (int waited = 0; stalled && !closed && waited < 120_000; waited += 5) {
+                        Thread.sleep(5);
+                    }
+                    out.write(chunk.bytes);
+                    out.flush();
+                }
+            } catch (IOException | InterruptedException e) {
+                // the other side went away: close both
+            } finally {
+                closeQuietly(from);
+                closeQuietly(to);
+            }
+        }, "stalling-proxy-write");
+        reader.setDaemon(true);
+        writer.setDaemon(true);
+        reader.start();
+        writer.start();
+    }
+
+    private record Chunk(long arrivedNanos, byte[] bytes) {
+        static final Chunk END = new Chunk(0, new byte[0]);
     }
 
     private static void closeQuietly(Socket socket) {

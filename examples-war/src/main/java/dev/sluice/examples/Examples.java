@@ -12,7 +12,9 @@ import jakarta.ws.rs.core.MediaType;
 /**
  * JAX-RS resources showing {@link RateLimit}: a token bucket, a sliding window, two limits on one
  * method and a fail-closed route. Every limit counts per API key ({@code X-API-Key}), or per
- * client address without one. The numbers are small so that a few curl calls reach them.
+ * client address without one. The numbers are small so that a few curl calls reach them. The demo
+ * does not validate the keys, so a client could invent a new one per request and get a new budget
+ * each time; a real application checks keys before the limiter or keys by {@code principal}.
  */
 @Path("/")
 @Produces(MediaType.TEXT_PLAIN + ";charset=UTF-8")

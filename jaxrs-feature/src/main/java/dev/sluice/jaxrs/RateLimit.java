@@ -34,19 +34,34 @@ import java.lang.annotation.Target;
  * <ul>
  *   <li>Annotations on a method replace those on its class; a class's annotations apply to each of
  *       its methods that has none.
+ *   <li>Interfaces and superclasses (e.g. interface-first APIs generated from OpenAPI) follow
+ *       Jakarta REST's annotation inheritance: the method's annotations are looked up on the first
+ *       declaration of the method (same name and parameter types) that has {@code @RateLimit} or
+ *       JAX-RS annotations of its own (on it or its parameters), searching the resource class, its
+ *       superclasses, then its interfaces. So an implementation method without JAX-RS annotations
+ *       inherits the interface method's {@code @RateLimit}; one with JAX-RS annotations of its own
+ *       (say {@code @GET}) hides all of the interface method's, this one too (logged as a warning at
+ *       start-up). Class annotations: the resource class's own, else the first superclass's, else
+ *       the first interface's.
  *   <li>Repeated annotations on one element are decided together, atomically, in one store round
  *       trip: a request is admitted only if every limit admits it, and a rejected request consumes
  *       nothing from any of them. They must therefore name the same {@link #key()}; different ones
  *       fail start-up, naming both.
  *   <li>If any of them says {@link FailureMode#CLOSED}, the method fails closed.
- *   <li>Without {@link #policy()}, each method gets its own budget, named after its class and
- *       method (with {@code -1}, {@code -2}, ... for repeated annotations). Give several methods
- *       (or a class annotation) one explicit policy name to share one budget.
+ *   <li>Without {@link #policy()}, each resource method gets its own budget (overloads and
+ *       same-named classes of other packages included) under a default name
+ *       {@code <SimpleClassName>.<method>~<hash>}, where {@code <hash>} is the first 8 hex digits
+ *       of the SHA-256 of {@code <binary class name>.<method>(<parameter types>)}, e.g.
+ *       {@code Orders.get~66b80d0a} for {@code com.example.Orders.get(java.lang.String)}; with
+ *       {@code -1}, {@code -2}, ... appended for repeated annotations. The name depends on the code
+ *       only, so every node and restart of an application meets the same stored budget. Give several
+ *       methods (or a class annotation) one explicit policy name to share one budget.
  * </ul>
  *
  * <p>On rejection the request is answered {@code 429} with {@code Retry-After}; see
  * {@link RateLimitFeature} for the HTTP behaviour and the application-wide settings
- * ({@code sluice.store}, {@code sluice.timeout}, {@code sluice.headers}, {@code sluice.trusted-proxies}).
+ * ({@code sluice.store}, {@code sluice.timeout}, {@code sluice.headers}, {@code sluice.trusted-proxies},
+ * {@code sluice.forwarded-header}, {@code sluice.ipv6-prefix}, {@code sluice.mode}, {@code sluice.metrics}).
  */
 @Documented
 @Retention(RetentionPolicy.RUNTIME)
@@ -70,7 +85,10 @@ public @interface RateLimit {
     /**
      * Where the caller's identity comes from, tried in order, first present wins:
      * {@code header:NAME}, {@code principal}, {@code param:NAME} (query parameter), {@code ip};
-     * default {@code ip}.
+     * default {@code ip}. A header or parameter value is the client's own choice: with
+     * {@code header:X-API-Key,ip} every invented key is a fresh budget, so validate keys before
+     * this filter runs (an authentication filter that rejects unknown keys, then {@code principal}),
+     * or limit the route by {@code ip} as well, in a second resource-level limit of its own.
      */
     String key() default "ip";
 
@@ -78,8 +96,9 @@ public @interface RateLimit {
     long cost() default 1;
 
     /**
-     * The limit's name in storage keys and headers, 1 to 64 of {@code A-Z a-z 0-9 . _ ~ -};
-     * default: {@code <SimpleClassName>.<method>} of the resource method.
+     * The limit's name in storage keys and headers, 1 to 64 of {@code A-Z a-z 0-9 . _ ~ -}, used
+     * exactly as given; default: {@code <SimpleClassName>.<method>~<hash>}, unique per resource
+     * method (see the class description).
      */
     String policy() default "";
 

@@ -4,6 +4,7 @@ import dev.sluice.Limit;
 import dev.sluice.RateLimitStore;
 import dev.sluice.RateLimiter;
 import dev.sluice.SluiceConfig;
+import dev.sluice.SluiceConfig.ForwardedHeader;
 import dev.sluice.SluiceConfig.HeaderStyle;
 import dev.sluice.internal.CallerResolver;
 import dev.sluice.internal.HttpAnswers;
@@ -41,7 +42,9 @@ import java.util.stream.Collectors;
  *         .property("sluice.timeout", "50ms")                        // default: 100ms
  *         .property("sluice.headers", "both")                        // default: legacy
  *         .property("sluice.partition-key", "true")                  // default: false
- *         .property("sluice.trusted-proxies", "10.0.0.0/8");         // default: none
+ *         .property("sluice.trusted-proxies", "10.0.0.0/8")          // default: none
+ *         .property("sluice.forwarded-header", "forwarded")          // default: x-forwarded-for
+ *         .property("sluice.ipv6-prefix", "64");                     // default: 64
  * // or, with a store you own (the feature never closes it):
  * app.register(new RateLimitFeature(RedisStore.of(redisson)));
  * }</pre>
@@ -68,8 +71,13 @@ import java.util.stream.Collectors;
  *       {@code 503} with {@code Retry-After} and a problem body.
  * </ul>
  *
- * <p>The key source {@code ip} is the socket peer, or the client behind
- * {@code sluice.trusted-proxies}. JAX-RS has no portable remote address: on a servlet container the
+ * <p>The key source {@code ip} is the socket peer, or, when the peer is in
+ * {@code sluice.trusted-proxies}, the client named by the one header of
+ * {@code sluice.forwarded-header} ({@code x-forwarded-for}, the default, or {@code forwarded}: the
+ * other header is never read), walked from the right; an {@code unknown} or obfuscated hop makes
+ * the proxy that wrote it the caller. Addresses are normalised (ports, IPv4-mapped IPv6, case,
+ * compression, zone ids) and an IPv6 client is keyed by its {@code sluice.ipv6-prefix} network
+ * (default {@code /64}), an IPv4 client by its address. JAX-RS has no portable remote address: on a servlet container the
  * feature reads it from the injected {@code HttpServletRequest}; on any other runtime it is
  * {@code "unknown"}, so all callers keyed by {@code ip} share one budget there: key such routes by
  * {@code header:NAME} or {@code principal} instead.
@@ -92,7 +100,7 @@ public final class RateLimitFeature implements DynamicFeature {
     private static final Logger LOG = LoggerFactory.getLogger(RateLimitFeature.class);
     private static final String PREFIX = "sluice.";
     private static final Set<String> APPLICATION_PROPERTIES = Set.of("store", "timeout", "headers", "trusted-proxies",
-            "mode", "metrics", "partition-key");
+            "forwarded-header", "ipv6-prefix", "mode", "metrics", "partition-key");
     private static final boolean SERVLET_API = Classes.present("jakarta.servlet.http.HttpServletRequest",
             RateLimitFeature.class.getClassLoader());
 
@@ -102,7 +110,8 @@ public final class RateLimitFeature implements DynamicFeature {
 
     /** The application-wide settings, from the {@code sluice.*} properties. */
     private record Settings(RateLimitStore store, Duration timeout, HeaderStyle headers, List<String> trustedProxies,
-                            boolean shadow, boolean metrics, boolean partitionKey) {
+                            ForwardedHeader forwardedHeader, int ipv6Prefix, boolean shadow, boolean metrics,
+                            boolean partitionKey) {
     }
 
     /** A feature taking {@code sluice.store} (default {@code memory}) and the other settings from the application's properties. */
@@ -136,8 +145,8 @@ public final class RateLimitFeature implements DynamicFeature {
                 throw new IllegalArgumentException(Routes.where(resourceInfo.getResourceClass(),
                         resourceInfo.getResourceMethod()) + ": " + e.getMessage(), e);
             }
-            LimitFilter filter = new LimitFilter(limiter, new CallerResolver(plan.key(), app.trustedProxies()), app.headers(),
-                    app.partitionKey());
+            LimitFilter filter = new LimitFilter(limiter, new CallerResolver(plan.key(), app.trustedProxies(),
+                    app.forwardedHeader(), app.ipv6Prefix()), app.headers(), app.partitionKey());
             HttpAnswers.warnOfNonTokenPolicies(plan.limits(), app.headers(), Routes.where(resourceInfo.getResourceClass(),
                     resourceInfo.getResourceMethod()));
             context.register(filter, Map.of(ContainerRequestFilter.class, PRIORITY, ContainerResponseFilter.class, PRIORITY));
@@ -159,7 +168,8 @@ public final class RateLimitFeature implements DynamicFeature {
                 if (name.startsWith(PREFIX) && !APPLICATION_PROPERTIES.contains(name.substring(PREFIX.length()))) {
                     throw new IllegalArgumentException("JAX-RS property '" + name + "' is not a Sluice application "
                             + "property; known: sluice.store, sluice.timeout, sluice.headers, sluice.trusted-proxies, "
-                            + "sluice.mode, sluice.metrics, sluice.partition-key (the others are @RateLimit attributes)");
+                            + "sluice.forwarded-header, sluice.ipv6-prefix, sluice.mode, sluice.metrics, "
+                            + "sluice.partition-key (the others are @RateLimit attributes)");
                 }
             }
             Function<String, String> property = name -> {
@@ -170,6 +180,9 @@ public final class RateLimitFeature implements DynamicFeature {
                     SluiceConfig::parseTimeout, SluiceConfig.DEFAULT_TIMEOUT);
             HeaderStyle headers = parse(property, "headers", SluiceConfig::parseHeaders, HeaderStyle.LEGACY);
             List<String> trusted = parse(property, "trusted-proxies", SluiceConfig::parseTrustedProxies, List.of());
+            ForwardedHeader forwardedHeader = parse(property, "forwarded-header", SluiceConfig::parseForwardedHeader,
+                    ForwardedHeader.X_FORWARDED_FOR);
+            int ipv6Prefix = parse(property, "ipv6-prefix", SluiceConfig::parseIpv6Prefix, SluiceConfig.DEFAULT_IPV6_PREFIX);
             boolean shadow = parse(property, "mode", SluiceConfig::parseShadowMode, false);
             boolean metrics = parse(property, "metrics", v -> SluiceConfig.parseBoolean("metrics", v), true);
             boolean partitionKey = parse(property, "partition-key", v -> SluiceConfig.parseBoolean("partition-key", v), false);
@@ -179,7 +192,8 @@ public final class RateLimitFeature implements DynamicFeature {
                 store = parse(n -> name, "store", SharedStores.application()::acquire, null);
                 acquiredStore = name;
             }
-            settings = new Settings(store, timeout, headers, trusted, shadow, metrics, partitionKey);
+            settings = new Settings(store, timeout, headers, trusted, forwardedHeader, ipv6Prefix, shadow, metrics,
+                    partitionKey);
         }
         return settings;
     }

@@ -10,11 +10,19 @@ import jakarta.ws.rs.core.Context;
  * portable remote address, so this is the one class that touches the servlet API; it is registered
  * (as a class, so that the runtime injects it) only when that API is present, and a runtime that
  * cannot inject a servlet request leaves the address unknown.
+ *
+ * <p>Not API: public, with a public no-arg constructor, only because the feature registers it by
+ * class and JAX-RS requires provider classes to have a public constructor (RESTEasy and CXF call it
+ * without {@code setAccessible}). Applications have no use for it.
  */
-final class ServletClientAddress implements ContainerRequestFilter {
+public final class ServletClientAddress implements ContainerRequestFilter {
 
     @Context
     private HttpServletRequest servletRequest; // a proxy to the current request
+
+    /** For the JAX-RS runtime, which creates and injects the filter; not for applications. */
+    public ServletClientAddress() {
+    }
 
     @Override
     public void filter(ContainerRequestContext request) {

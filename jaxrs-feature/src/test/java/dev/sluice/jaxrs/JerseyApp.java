@@ -74,6 +74,10 @@ final class JerseyApp implements AutoCloseable {
         return HttpCalls.send("GET", base.resolve(path), headers);
     }
 
+    HttpResponse<String> post(String path, String... headers) {
+        return HttpCalls.send("POST", base.resolve(path), headers);
+    }
+
     @Override
     public void close() {
         try {

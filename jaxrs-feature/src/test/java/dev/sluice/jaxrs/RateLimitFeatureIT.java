@@ -55,7 +55,7 @@ class RateLimitFeatureIT {
         assertThat(rejected.statusCode()).isEqualTo(429);
         assertThat(header(rejected, "Content-Type")).startsWith("application/problem+json");
         assertThat(rejected.body()).contains("\"status\":429").contains("\"title\":\"Too Many Requests\"")
-                .contains("\"policy\":\"MethodLimited.three\"");
+                .contains("\"policy\":\"MethodLimited.three~460f24d5\"");
         assertThat(Long.parseLong(header(rejected, "Retry-After"))).isBetween(1L, 20L);
         assertThat(header(rejected, "RateLimit-Remaining")).isEqualTo("0");
         assertThat(header(rejected, "RateLimit-Limit")).isEqualTo("3");

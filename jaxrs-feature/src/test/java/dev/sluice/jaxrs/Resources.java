@@ -3,8 +3,11 @@ package dev.sluice.jaxrs;
 import dev.sluice.FailureMode;
 import jakarta.annotation.Priority;
 import jakarta.ws.rs.GET;
+import jakarta.ws.rs.POST;
 import jakarta.ws.rs.Path;
+import jakarta.ws.rs.PathParam;
 import jakarta.ws.rs.Priorities;
+import jakarta.ws.rs.QueryParam;
 import jakarta.ws.rs.container.AsyncResponse;
 import jakarta.ws.rs.container.ContainerRequestContext;
 import jakarta.ws.rs.container.ContainerRequestFilter;
@@ -136,6 +139,42 @@ final class Resources {
         @RateLimit(limit = "100/1h", policy = "per-user", key = "principal")
         public String get() {
             return "never";
+        }
+    }
+
+    /** Three overloads of one Java method: each is a resource method of its own, with a budget of its own. */
+    @Path("/over")
+    public static class Overloads {
+        @GET
+        @Path("item")
+        @RateLimit(limit = "2/1m", key = "header:X-Client")
+        public String item() {
+            return "item";
+        }
+
+        @GET
+        @Path("item/{id}")
+        @RateLimit(limit = "2/1m", key = "header:X-Client")
+        public String item(@PathParam("id") String id) {
+            return "item " + id;
+        }
+
+        @POST
+        @Path("item/{id}")
+        @RateLimit(limit = "2/1m", key = "header:X-Client")
+        public String item(@PathParam("id") String id, @QueryParam("n") int n) {
+            return "item " + id + " x" + n;
+        }
+    }
+
+    /** Repeated annotations without a policy: one default name each, {@code -1} and {@code -2}. */
+    @Path("/repeated")
+    public static class Repeated {
+        @GET
+        @RateLimit(limit = "1/1m", key = "header:X-Client")
+        @RateLimit(limit = "5/1h", key = "header:X-Client")
+        public String get() {
+            return "repeated";
         }
     }
 

@@ -4,6 +4,7 @@ import dev.sluice.Decision;
 import dev.sluice.RateLimitStore;
 import dev.sluice.RateLimiter;
 import dev.sluice.SluiceConfig;
+import dev.sluice.SluiceConfig.ForwardedHeader;
 import dev.sluice.SluiceConfig.HeaderStyle;
 import dev.sluice.SluiceConfig.KeySource;
 import dev.sluice.internal.CallerResolver;
@@ -42,6 +43,8 @@ import java.util.Objects;
  *   <init-param><param-name>key</param-name><param-value>header:X-API-Key,ip</param-value></init-param>
  *   <init-param><param-name>store</param-name><param-value>redis://redis:6379</param-value></init-param>
  * </filter>
+ * <!-- header:X-API-Key is what the client sends: every invented key is a fresh budget. Validate
+ *      keys in a filter mapped before this one, or add a second filter keyed by ip alone. -->
  * <filter-mapping>
  *   <filter-name>search</filter-name>
  *   <url-pattern>/search/*</url-pattern>
@@ -52,7 +55,10 @@ import java.util.Objects;
  * {@code policy} (default: the filter name, with characters outside {@code A-Z a-z 0-9 . _ ~ -}
  * replaced by {@code -}), {@code algorithm}, {@code limit} (required), {@code burst}, {@code key},
  * {@code cost}, {@code store}, {@code failure-mode}, {@code timeout}, {@code headers},
- * {@code partition-key} and {@code trusted-proxies}. They are parsed once, in {@link #init}. An unknown init-param or a bad
+ * {@code partition-key}, {@code trusted-proxies}, {@code forwarded-header} ({@code x-forwarded-for} or
+ * {@code forwarded}: the one header read from trusted proxies), {@code ipv6-prefix} (32 to 128,
+ * default 64: the network an IPv6 client is keyed by), {@code mode} and {@code metrics}. They are
+ * parsed once, in {@link #init}. An unknown init-param or a bad
  * value makes {@code init} throw a {@link ServletException} naming the filter, the init-param
  * and the value, such as
  * {@code filter 'search': init-param 'limit' must look like <count>/<period> (e.g. 100/1m), got '100/minutes'},
@@ -65,7 +71,7 @@ import java.util.Objects;
  * <pre>{@code
  * RateLimiter limiter = RateLimiter.builder().limit(Limit.of("api", "10/s").withBurst(20)).build();
  * servletContext.addFilter("api", new RateLimitFilter(limiter)
- *                 .withKey("header:X-API-Key,ip")
+ *                 .withKey("header:X-API-Key,ip")   // unvalidated keys: see the web.xml example
  *                 .withHeaders(SluiceConfig.HeaderStyle.BOTH))
  *         .addMappingForUrlPatterns(null, false, "/api/*");
  * }</pre>
@@ -76,8 +82,9 @@ import java.util.Objects;
  * <h2>Per request</h2>
  *
  * <p>The caller is resolved from the key sources (first present wins; the client address is
- * believed from {@code X-Forwarded-For}/{@code Forwarded} only when the socket peer is a trusted
- * proxy), and one decision is made, waiting on the store at most the configured timeout. Then:
+ * believed from the {@code forwarded-header} only when the socket peer is a trusted proxy, the
+ * other forwarding header is never read, and an IPv6 client is keyed by its {@code ipv6-prefix}
+ * network), and one decision is made, waiting on the store at most the configured timeout. Then:
  *
  * <ul>
  *   <li>allowed: the rate-limit headers are set and the request proceeds;
@@ -114,6 +121,8 @@ public final class RateLimitFilter implements Filter {
     private final List<KeySource> givenKey;
     private final HeaderStyle givenHeaders;
     private final List<String> givenTrustedProxies;
+    private final ForwardedHeader givenForwardedHeader;
+    private final int givenIpv6Prefix;
     private final boolean givenPartitionKey;
 
     /** Everything the request path needs, built by {@link #init}; {@code null} outside init..destroy. */
@@ -129,7 +138,8 @@ public final class RateLimitFilter implements Filter {
      * container calls for a {@code <filter-class>}.
      */
     public RateLimitFilter() {
-        this(null, IP, HeaderStyle.LEGACY, List.of(), false);
+        this(null, IP, HeaderStyle.LEGACY, List.of(), ForwardedHeader.X_FORWARDED_FOR, SluiceConfig.DEFAULT_IPV6_PREFIX,
+                false);
     }
 
     /**
@@ -140,15 +150,18 @@ public final class RateLimitFilter implements Filter {
      * @param limiter the limiter; its limits, store, failure mode and timeout apply
      */
     public RateLimitFilter(RateLimiter limiter) {
-        this(Objects.requireNonNull(limiter, "limiter"), IP, HeaderStyle.LEGACY, List.of(), false);
+        this(Objects.requireNonNull(limiter, "limiter"), IP, HeaderStyle.LEGACY, List.of(),
+                ForwardedHeader.X_FORWARDED_FOR, SluiceConfig.DEFAULT_IPV6_PREFIX, false);
     }
 
     private RateLimitFilter(RateLimiter limiter, List<KeySource> key, HeaderStyle headers, List<String> trustedProxies,
-                            boolean partitionKey) {
+                            ForwardedHeader forwardedHeader, int ipv6Prefix, boolean partitionKey) {
         this.givenLimiter = limiter;
         this.givenKey = key;
         this.givenHeaders = headers;
         this.givenTrustedProxies = trustedProxies;
+        this.givenForwardedHeader = forwardedHeader;
+        this.givenIpv6Prefix = ipv6Prefix;
         this.givenPartitionKey = partitionKey;
     }
 
@@ -165,7 +178,7 @@ public final class RateLimitFilter implements Filter {
     public RateLimitFilter withKey(String sources) {
         requireGiven("withKey");
         return new RateLimitFilter(givenLimiter, SluiceConfig.parseKeySources(Objects.requireNonNull(sources, "sources")),
-                givenHeaders, givenTrustedProxies, givenPartitionKey);
+                givenHeaders, givenTrustedProxies, givenForwardedHeader, givenIpv6Prefix, givenPartitionKey);
     }
 
     /**
@@ -178,7 +191,7 @@ public final class RateLimitFilter implements Filter {
     public RateLimitFilter withHeaders(HeaderStyle headers) {
         requireGiven("withHeaders");
         return new RateLimitFilter(givenLimiter, givenKey, Objects.requireNonNull(headers, "headers"), givenTrustedProxies,
-                givenPartitionKey);
+                givenForwardedHeader, givenIpv6Prefix, givenPartitionKey);
     }
 
     /**
@@ -191,12 +204,13 @@ public final class RateLimitFilter implements Filter {
      */
     public RateLimitFilter withPartitionKey(boolean partitionKey) {
         requireGiven("withPartitionKey");
-        return new RateLimitFilter(givenLimiter, givenKey, givenHeaders, givenTrustedProxies, partitionKey);
+        return new RateLimitFilter(givenLimiter, givenKey, givenHeaders, givenTrustedProxies, givenForwardedHeader,
+                givenIpv6Prefix, partitionKey);
     }
 
     /**
-     * A copy of this filter believing {@code X-Forwarded-For} and {@code Forwarded} from peers in
-     * {@code cidrs}, in the syntax of the {@code trusted-proxies} parameter (e.g.
+     * A copy of this filter believing the forwarding header (see {@link #withForwardedHeader}) from
+     * peers in {@code cidrs}, in the syntax of the {@code trusted-proxies} parameter (e.g.
      * {@code 10.0.0.0/8, ::1}); an empty string trusts no proxy.
      *
      * @param cidrs the trusted proxies, as in the {@code trusted-proxies} parameter
@@ -207,7 +221,41 @@ public final class RateLimitFilter implements Filter {
     public RateLimitFilter withTrustedProxies(String cidrs) {
         requireGiven("withTrustedProxies");
         return new RateLimitFilter(givenLimiter, givenKey, givenHeaders,
-                SluiceConfig.parseTrustedProxies(Objects.requireNonNull(cidrs, "cidrs")), givenPartitionKey);
+                SluiceConfig.parseTrustedProxies(Objects.requireNonNull(cidrs, "cidrs")), givenForwardedHeader,
+                givenIpv6Prefix, givenPartitionKey);
+    }
+
+    /**
+     * A copy of this filter reading the client address from {@code header} when the peer is a
+     * trusted proxy, in the syntax of the {@code forwarded-header} parameter:
+     * {@code x-forwarded-for} (the default) or {@code forwarded}. The other header is never read.
+     *
+     * @param header the header the trusted proxies write, as in the {@code forwarded-header} parameter
+     * @return a new filter; this one is unchanged
+     * @throws IllegalArgumentException naming the value if it is neither
+     * @throws IllegalStateException    if this filter is configured by init-params
+     */
+    public RateLimitFilter withForwardedHeader(String header) {
+        requireGiven("withForwardedHeader");
+        return new RateLimitFilter(givenLimiter, givenKey, givenHeaders, givenTrustedProxies,
+                SluiceConfig.parseForwardedHeader(Objects.requireNonNull(header, "header")), givenIpv6Prefix,
+                givenPartitionKey);
+    }
+
+    /**
+     * A copy of this filter keying IPv6 clients of {@code ip} by their network of {@code prefix}
+     * bits, as the {@code ipv6-prefix} parameter does (default 64); IPv4 clients are keyed per
+     * address.
+     *
+     * @param prefix the prefix length, 32 to 128
+     * @return a new filter; this one is unchanged
+     * @throws IllegalArgumentException naming the value if it is out of range
+     * @throws IllegalStateException    if this filter is configured by init-params
+     */
+    public RateLimitFilter withIpv6Prefix(int prefix) {
+        requireGiven("withIpv6Prefix");
+        return new RateLimitFilter(givenLimiter, givenKey, givenHeaders, givenTrustedProxies, givenForwardedHeader,
+                SluiceConfig.checkIpv6Prefix(prefix), givenPartitionKey);
     }
 
     private void requireGiven(String method) {
@@ -235,8 +283,8 @@ public final class RateLimitFilter implements Filter {
                         + "built around a RateLimiter; configure that limiter in Java, got '"
                         + config.getInitParameter(params.get(0)) + "'");
             }
-            active = new Active(givenLimiter, new CallerResolver(givenKey, givenTrustedProxies), givenHeaders,
-                    givenPartitionKey, charged, null, null);
+            active = new Active(givenLimiter, new CallerResolver(givenKey, givenTrustedProxies, givenForwardedHeader,
+                    givenIpv6Prefix), givenHeaders, givenPartitionKey, charged, null, null);
             HttpAnswers.warnOfNonTokenPolicies(givenLimiter.limits(), givenHeaders, where(name).trim());
             LOG.info("Sluice filter '{}': {}, key {}", name, givenLimiter, givenKey);
             return;
@@ -264,11 +312,12 @@ public final class RateLimitFilter implements Filter {
         RateLimiter limiter = RateLimiter.builder().limit(parsed.limit()).store(store).failureMode(parsed.failureMode())
                 .timeout(parsed.timeout()).shadowMode(parsed.shadow())
                 .listener(OptionalMetrics.listener(parsed.metrics(), parsed.limit().policy())).build();
-        active = new Active(limiter, new CallerResolver(parsed.key(), parsed.trustedProxies()), parsed.headers(),
-                parsed.partitionKey(), charged, stores, parsed.store());
+        active = new Active(limiter, new CallerResolver(parsed), parsed.headers(), parsed.partitionKey(), charged, stores,
+                parsed.store());
         HttpAnswers.warnOfNonTokenPolicies(limiter.limits(), parsed.headers(), where(name).trim());
-        LOG.info("Sluice filter '{}': {}, key {}, store {}, headers {}, trusted proxies {}", name, limiter, parsed.key(),
-                parsed.store(), parsed.headers().configName(), parsed.trustedProxies());
+        LOG.info("Sluice filter '{}': {}, key {}, store {}, headers {}, trusted proxies {} ({}), ipv6 prefix /{}", name,
+                limiter, parsed.key(), parsed.store(), parsed.headers().configName(),
+                parsed.trustedProxies(), parsed.forwardedHeader().configName(), parsed.ipv6Prefix());
     }
 
     private static String where(String filterName) {

@@ -91,6 +91,19 @@ class ConfigurationTest {
 
     @ParameterizedTest(name = "{0}")
     @MethodSource("containers")
+    void badClientAddressSettingsFailDeploymentNamingParamAndValue(Container container) {
+        assertThat(deploymentFailure(container, new TestApp().filter("e", "/*", "limit", "1/s",
+                "forwarded-header", "x-real-ip"))).hasMessage("filter 'e': init-param 'forwarded-header' must be "
+                + "x-forwarded-for or forwarded, got 'x-real-ip'");
+        for (String bad : List.of("31", "129", "0", "-64", "64bits", "sixty-four", "99999999999999999999")) {
+            assertThat(deploymentFailure(container, new TestApp().filter("f", "/*", "limit", "1/s",
+                    "ipv6-prefix", bad))).hasMessage("filter 'f': init-param 'ipv6-prefix' must be an integer from 32 "
+                    + "to 128, got '" + bad + "'");
+        }
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("containers")
     void aFilterBuiltInJavaIsRegisteredThroughTheServletContextAndLeavesItsStoreOpen(Container container)
             throws Exception {
         MemoryStore store = MemoryStore.create();
