@@ -132,17 +132,28 @@ class ConformanceTest {
                 assertThat(d.remaining()).as(where + ": remaining").isEqualTo(step.remaining);
                 assertThat(d.reset()).as(where + ": reset").isEqualTo(seconds(step.reset));
                 assertThat(d.retryAfter()).as(where + ": retry-after").isEqualTo(seconds(step.retry));
+                if (!d.allowed() && limit.cost() == 1 && step.cost <= 1) {
+                    assertThat(d.binding().nextUnit()).as(where + ": the next unit of a refused request of cost 1")
+                            .isEqualTo(d.retryAfter());
+                }
                 assertWithinTheLimit(d, limit, where);
             }
         }
     }
 
-    /** A decision that the limit could give on its own: nothing granted or withheld beyond it. */
+    /**
+     * A decision that the limit could give on its own: nothing granted or withheld beyond it. The
+     * next unit is to come exactly when the budget is not whole, and never later than the whole
+     * budget's restore.
+     */
     static void assertWithinTheLimit(Decision d, Limit limit, String where) {
         for (Decision.Quota q : d.quotas()) {
             assertThat(q.remaining()).as(where + ": remaining").isBetween(0L, q.limit().capacity());
             assertThat(q.reset()).as(where + ": reset").isBetween(Duration.ZERO, fullRestore(q.limit()));
             assertThat(q.retryAfter()).as(where + ": retry-after").isBetween(Duration.ZERO, fullRestore(q.limit()));
+            assertThat(q.nextUnit()).as(where + ": next unit").isBetween(Duration.ZERO, fullRestore(q.limit()));
+            assertThat(q.nextUnit().isZero()).as(where + ": no next unit exactly when the budget is whole (remaining "
+                    + q.remaining() + ", next unit " + q.nextUnit() + ")").isEqualTo(q.remaining() == q.limit().capacity());
         }
         assertThat(d.retryAfter()).as(where + ": retry-after").isBetween(Duration.ZERO, fullRestore(limit));
     }

@@ -131,8 +131,13 @@ class TwinTest {
             assertThat(decision.storeFailed()).as("the store failed at step %d", step).isFalse();
             for (Decision.Quota quota : decision.outcome() == Decision.Outcome.UNSATISFIABLE ? List.<Decision.Quota>of()
                     : decision.quotas()) {
+                String where = "seed " + seed + " step " + step + " " + quota.limit();
                 ConformanceTest.assertWithinTheLimit(new Decision(decision.outcome(), List.of(quota), quota.retryAfter()),
-                        quota.limit(), "seed " + seed + " step " + step + " " + quota.limit());
+                        quota.limit(), where);
+                if (!quota.allowed() && (cost == 0 ? quota.limit().cost() : cost) == 1) {
+                    assertThat(quota.nextUnit()).as(where + ": the next unit of a limit refusing one unit")
+                            .isEqualTo(quota.retryAfter());
+                }
             }
             decisions.add(decision);
         }
