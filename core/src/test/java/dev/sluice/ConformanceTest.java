@@ -474,6 +474,19 @@ class ConformanceTest {
 
     @ParameterizedTest(name = "{0} on {1}")
     @MethodSource("slidingLogOnEveryStore")
+    void aSlidingLogHoldingMoreThanTheNewCountGetsItsNextUnitWhenItFallsBelowTheCount(Algorithm algorithm,
+                                                                                     Stores store) {
+        Limit perMinute = Limit.of("changed", 10, Duration.ofMinutes(1));
+        playChanges(algorithm, store, List.of(
+                new Phase(perMinute, List.of(spend(0, 5, 5, 60), spend(20, 5, 0, 60))),
+                // 10 of 5 in the last minute: the 5 of 0 s leaving at 60 s still leave 5, a full
+                // log; the next unit (and the retry) comes when the 6th oldest leaves, at 80 s
+                new Phase(Limit.of("changed", 5, Duration.ofMinutes(1)), List.of(no(30, 0, 50, 50), no(60, 0, 20, 20),
+                        ok(80, 4, 60)))));
+    }
+
+    @ParameterizedTest(name = "{0} on {1}")
+    @MethodSource("slidingLogOnEveryStore")
     void aSlidingLogIsReadUnderTheNewWindowUntilTheOldOneHasPassed(Algorithm algorithm, Stores store) {
         Limit perMinute = Limit.of("changed", 10, Duration.ofMinutes(1));
         playChanges(algorithm, store, List.of(
