@@ -56,16 +56,31 @@ public record Decision(Outcome outcome, List<Quota> quotas, Duration retryAfter)
      * @param reset      time until the budget is fully restored; for the window algorithms, until
      *                   the current window ends
      * @param retryAfter time until this limit could admit a request of this cost; zero if it can now
+     * @param nextUnit   time until this limit grants one unit more than {@code remaining}: the next
+     *                   token of a bucket, the end of a fixed window, the expiry of a sliding log's
+     *                   oldest entry, the decay of a sliding window's estimate by one; zero when the
+     *                   budget is whole (nothing more is to come). For a request of cost 1 that this
+     *                   limit refused, it equals {@code retryAfter}.
      */
-    public record Quota(Limit limit, boolean allowed, long remaining, Duration reset, Duration retryAfter) {
+    public record Quota(Limit limit, boolean allowed, long remaining, Duration reset, Duration retryAfter,
+                        Duration nextUnit) {
         /** Validates the components. */
         public Quota {
             Objects.requireNonNull(limit, "limit");
             Objects.requireNonNull(reset, "reset");
             Objects.requireNonNull(retryAfter, "retryAfter");
+            Objects.requireNonNull(nextUnit, "nextUnit");
             if (remaining < 0) {
                 throw new IllegalArgumentException("remaining must not be negative, got " + remaining);
             }
+        }
+
+        /**
+         * A quota whose next unit is not known apart from its reset (as before {@code nextUnit}
+         * existed): {@code nextUnit} is taken to be {@code reset}.
+         */
+        public Quota(Limit limit, boolean allowed, long remaining, Duration reset, Duration retryAfter) {
+            this(limit, allowed, remaining, reset, retryAfter, reset);
         }
     }
 

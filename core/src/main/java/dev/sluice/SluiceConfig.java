@@ -33,7 +33,10 @@ import java.util.regex.Pattern;
  *       {@code redisson:PATH}</td><td>{@code memory}</td></tr>
  *   <tr><td>{@code failure-mode}</td><td>{@code open}, {@code closed}</td><td>{@code open}</td></tr>
  *   <tr><td>{@code timeout}</td><td>a duration: {@code 50ms}, {@code 1s}</td><td>{@code 100ms}</td></tr>
- *   <tr><td>{@code headers}</td><td>{@code legacy}, {@code draft}, {@code both}, {@code none}</td><td>{@code legacy}</td></tr>
+ *   <tr><td>{@code headers}</td><td>{@code legacy}, {@code draft-10} (alias {@code draft}), {@code both}
+ *       (legacy and draft-10), {@code none}</td><td>{@code legacy}</td></tr>
+ *   <tr><td>{@code partition-key}</td><td>{@code true}, {@code false}: send the draft's {@code pk}, a keyed
+ *       hash of the caller</td><td>{@code false}</td></tr>
  *   <tr><td>{@code trusted-proxies}</td><td>comma-separated CIDRs or addresses</td><td>none</td></tr>
  *   <tr><td>{@code forwarded-header}</td><td>{@code x-forwarded-for}, {@code forwarded}: the one header a
  *       trusted proxy writes, the other is never read</td><td>{@code x-forwarded-for}</td></tr>
@@ -58,14 +61,17 @@ import java.util.regex.Pattern;
  * @param ipv6Prefix      the prefix length IPv6 clients are keyed by for {@code ip}, 32 to 128
  * @param shadow         {@code mode=shadow}: decide and report, but reject nothing
  * @param metrics        {@code metrics=true}: publish to Micrometer when it is on the class path
+ * @param partitionKey   {@code partition-key=true}: draft headers carry {@code pk}
  */
 public record SluiceConfig(Limit limit, List<KeySource> key, String store, FailureMode failureMode,
                            Duration timeout, HeaderStyle headers, List<String> trustedProxies,
-                           ForwardedHeader forwardedHeader, int ipv6Prefix, boolean shadow, boolean metrics) {
+                           ForwardedHeader forwardedHeader, int ipv6Prefix, boolean shadow, boolean metrics,
+                           boolean partitionKey) {
 
     /** Every parameter name of the vocabulary. */
     public static final Set<String> NAMES = Set.of("policy", "algorithm", "limit", "burst", "key", "cost", "store",
-            "failure-mode", "timeout", "headers", "trusted-proxies", "forwarded-header", "ipv6-prefix", "mode", "metrics");
+            "failure-mode", "timeout", "headers", "trusted-proxies", "forwarded-header", "ipv6-prefix", "mode",
+            "metrics", "partition-key");
     /** The default {@code timeout}. */
     public static final Duration DEFAULT_TIMEOUT = Duration.ofMillis(100);
     /** The default {@code ipv6-prefix}: a /64, the smallest network an IPv6 client is normally given. */
@@ -92,20 +98,53 @@ public record SluiceConfig(Limit limit, List<KeySource> key, String store, Failu
         checkIpv6Prefix(ipv6Prefix);
     }
 
+    /** A configuration without {@code partition-key} (false), as before that parameter existed. */
+    public SluiceConfig(Limit limit, List<KeySource> key, String store, FailureMode failureMode, Duration timeout,
+                        HeaderStyle headers, List<String> trustedProxies, ForwardedHeader forwardedHeader,
+                        int ipv6Prefix, boolean shadow, boolean metrics) {
+        this(limit, key, store, failureMode, timeout, headers, trustedProxies, forwardedHeader, ipv6Prefix, shadow,
+                metrics, false);
+    }
+
+    /**
+     * A configuration without {@code forwarded-header}, {@code ipv6-prefix} and {@code partition-key}
+     * (their defaults: {@code x-forwarded-for}, 64, false), as before those parameters existed.
+     */
+    public SluiceConfig(Limit limit, List<KeySource> key, String store, FailureMode failureMode, Duration timeout,
+                        HeaderStyle headers, List<String> trustedProxies, boolean shadow, boolean metrics) {
+        this(limit, key, store, failureMode, timeout, headers, trustedProxies, ForwardedHeader.X_FORWARDED_FOR,
+                DEFAULT_IPV6_PREFIX, shadow, metrics, false);
+    }
+
     /** A count per period, as written in {@code limit}. */
     public record Rate(long count, Duration period) {
     }
 
-    /** Which rate-limit headers responses carry. */
+    /**
+     * Which rate-limit headers responses carry. The draft form names its revision
+     * ({@code draft-10}); {@code draft} is an alias of {@code draft-10} and stays one, so that a
+     * later revision added as, say, {@code draft-11} does not change what existing deployments send.
+     */
     public enum HeaderStyle {
         /** {@code RateLimit-Limit}, {@code RateLimit-Remaining}, {@code RateLimit-Reset}. */
         LEGACY,
-        /** The IETF httpapi draft's structured {@code RateLimit-Policy} and {@code RateLimit}. */
+        /**
+         * {@code draft-10}: {@code RateLimit-Policy} and {@code RateLimit} as in
+         * draft-ietf-httpapi-ratelimit-headers-10, with its {@code quota-exceeded} problem type.
+         */
         DRAFT,
-        /** Both of the above. */
+        /** Both {@code legacy} and {@code draft-10}. */
         BOTH,
         /** No rate-limit headers ({@code Retry-After} on rejections still). */
         NONE;
+
+        /** The draft revision the draft headers follow. */
+        public static final String DRAFT_REVISION = "draft-ietf-httpapi-ratelimit-headers-10";
+
+        /** The value of the {@code headers} parameter: {@code legacy}, {@code draft-10}, {@code both}, {@code none}. */
+        public String configName() {
+            return this == DRAFT ? "draft-10" : name().toLowerCase(Locale.ROOT);
+        }
 
         /** Whether the legacy headers are sent. */
         public boolean legacy() {
@@ -218,7 +257,8 @@ public record SluiceConfig(Limit limit, List<KeySource> key, String store, Failu
                 orDefault(lookup, "forwarded-header", SluiceConfig::parseForwardedHeader, ForwardedHeader.X_FORWARDED_FOR),
                 orDefault(lookup, "ipv6-prefix", SluiceConfig::parseIpv6Prefix, DEFAULT_IPV6_PREFIX),
                 orDefault(lookup, "mode", SluiceConfig::parseShadowMode, false),
-                orDefault(lookup, "metrics", v -> parseBoolean("metrics", v), true));
+                orDefault(lookup, "metrics", v -> parseBoolean("metrics", v), true),
+                orDefault(lookup, "partition-key", v -> parseBoolean("partition-key", v), false));
     }
 
     /** Parses {@code mode}: {@code enforce} (false) or {@code shadow} (true). */
@@ -356,15 +396,16 @@ public record SluiceConfig(Limit limit, List<KeySource> key, String store, Failu
         return List.copyOf(sources);
     }
 
-    /** Parses {@code legacy}, {@code draft}, {@code both} or {@code none}. */
+    /** Parses {@code legacy}, {@code draft-10} (or its alias {@code draft}), {@code both} or {@code none}. */
     public static HeaderStyle parseHeaders(String value) {
-        String normal = value.trim().toUpperCase(Locale.ROOT);
+        String normal = value.trim().toLowerCase(Locale.ROOT);
         for (HeaderStyle style : HeaderStyle.values()) {
-            if (style.name().equals(normal)) {
+            if (style.configName().equals(normal) || (style == HeaderStyle.DRAFT && normal.equals("draft"))) {
                 return style;
             }
         }
-        throw new IllegalArgumentException("'headers' must be legacy, draft, both or none, got '" + value + "'");
+        throw new IllegalArgumentException("'headers' must be legacy, draft-10 (alias draft), both or none, got '"
+                + value + "'");
     }
 
     /**

@@ -40,7 +40,9 @@ class BadConfigurationTest {
             "timeout|50|'timeout' must look like <amount><unit>",
             "timeout|0ms|'timeout' must be between 1ms and 1m, got '0ms'",
             "timeout|2h|'timeout' must be between 1ms and 1m",
-            "headers|all|'headers' must be legacy, draft, both or none, got 'all'",
+            "headers|all|'headers' must be legacy, draft-10 (alias draft), both or none, got 'all'",
+            "headers|draft-11|'headers' must be legacy, draft-10 (alias draft), both or none, got 'draft-11'",
+            "partition-key|yes|'partition-key' must be true or false, got 'yes'",
             "key|cookie:session|'key' must be a comma-separated list",
             "key|header:,ip|'key'",
             "store|mongodb://x|'store' must be memory, redis://host:port[/db]",
@@ -108,5 +110,16 @@ class BadConfigurationTest {
         assertThat(SluiceConfig.parseRate("10/s")).isEqualTo(new SluiceConfig.Rate(10, Duration.ofSeconds(1)));
         assertThat(SluiceConfig.parseRate("1000/1d")).isEqualTo(new SluiceConfig.Rate(1000, Duration.ofDays(1)));
         assertThat(Limit.of("x", "5000/1h")).hasToString("x: token-bucket 5000/1h burst 5000 cost 1");
+    }
+
+    @Test
+    void headersNameTheDraftRevisionAndKeepDraftAsItsAlias() {
+        assertThat(SluiceConfig.parseHeaders("draft-10")).isEqualTo(SluiceConfig.HeaderStyle.DRAFT);
+        assertThat(SluiceConfig.parseHeaders("draft")).isEqualTo(SluiceConfig.HeaderStyle.DRAFT);
+        assertThat(SluiceConfig.parseHeaders(" Draft-10 ")).isEqualTo(SluiceConfig.HeaderStyle.DRAFT);
+        assertThat(SluiceConfig.HeaderStyle.DRAFT.configName()).isEqualTo("draft-10");
+        assertThat(SluiceConfig.HeaderStyle.DRAFT_REVISION).isEqualTo("draft-ietf-httpapi-ratelimit-headers-10");
+        assertThat(parse("limit", "5/s").partitionKey()).isFalse();
+        assertThat(parse("limit", "5/s", "partition-key", "TRUE").partitionKey()).isTrue();
     }
 }

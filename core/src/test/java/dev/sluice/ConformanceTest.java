@@ -65,6 +65,39 @@ class ConformanceTest {
             assertThat(d.remaining()).as(where + ": remaining").isEqualTo(step.remaining);
             assertThat(d.reset()).as(where + ": reset").isEqualTo(seconds(step.reset));
             assertThat(d.retryAfter()).as(where + ": retry-after").isEqualTo(seconds(step.retry));
+            if (!d.allowed() && limit.cost() == 1 && step.cost <= 1) {
+                assertThat(d.binding().nextUnit()).as(where + ": the next unit of a refused request of cost 1")
+                        .isEqualTo(d.retryAfter());
+            }
+        }
+    }
+
+    @ParameterizedTest(name = "{0} on {1}")
+    @MethodSource("everyAlgorithmOnEveryStore")
+    void nextUnitIsWhenOneMoreUnitIsGranted(Algorithm algorithm, Stores store) {
+        ManualClock clock = new ManualClock();
+        long start = clock.nowMicros();
+        RateLimiter limiter = RateLimiter.builder().limit(FIVE.withAlgorithm(algorithm)).store(store.create(clock))
+                .timeout(Stores.PATIENT).build();
+        String caller = "next-" + UUID.randomUUID();
+        // three requests at 0 s, one at 30 s; the time until one more unit after each
+        double[] expected = switch (algorithm) {
+            // one token per 20 s; at 30 s the bucket holds 3.5 tokens, 2.5 after the request
+            case TOKEN_BUCKET, GCRA -> new double[] {20, 20, 20, 10};
+            case FIXED_WINDOW -> new double[] {100, 100, 100, 70};
+            // the next window weighs 1, 2, 3 down to 0, 1, 2 at its end, half-way, a third of the way
+            // in; at 30 s, 4 in this window are weighed down to 3 a quarter into the next
+            case SLIDING_WINDOW -> new double[] {200, 150, 133.333334, 95};
+            // the oldest entry (0 s) leaves at 100 s
+            case SLIDING_LOG -> new double[] {100, 100, 100, 70};
+        };
+        double[] at = {0, 0, 0, 30};
+        for (int i = 0; i < at.length; i++) {
+            clock.set(start + Math.round(at[i] * 1_000_000));
+            Decision d = limiter.decide(caller);
+            assertThat(d.allowed()).isTrue();
+            assertThat(d.binding().nextUnit()).as(algorithm + " on " + store + ", request " + i)
+                    .isEqualTo(seconds(expected[i]));
         }
     }
 
@@ -99,17 +132,28 @@ class ConformanceTest {
                 assertThat(d.remaining()).as(where + ": remaining").isEqualTo(step.remaining);
                 assertThat(d.reset()).as(where + ": reset").isEqualTo(seconds(step.reset));
                 assertThat(d.retryAfter()).as(where + ": retry-after").isEqualTo(seconds(step.retry));
+                if (!d.allowed() && limit.cost() == 1 && step.cost <= 1) {
+                    assertThat(d.binding().nextUnit()).as(where + ": the next unit of a refused request of cost 1")
+                            .isEqualTo(d.retryAfter());
+                }
                 assertWithinTheLimit(d, limit, where);
             }
         }
     }
 
-    /** A decision that the limit could give on its own: nothing granted or withheld beyond it. */
+    /**
+     * A decision that the limit could give on its own: nothing granted or withheld beyond it. The
+     * next unit is to come exactly when the budget is not whole, and never later than the whole
+     * budget's restore.
+     */
     static void assertWithinTheLimit(Decision d, Limit limit, String where) {
         for (Decision.Quota q : d.quotas()) {
             assertThat(q.remaining()).as(where + ": remaining").isBetween(0L, q.limit().capacity());
             assertThat(q.reset()).as(where + ": reset").isBetween(Duration.ZERO, fullRestore(q.limit()));
             assertThat(q.retryAfter()).as(where + ": retry-after").isBetween(Duration.ZERO, fullRestore(q.limit()));
+            assertThat(q.nextUnit()).as(where + ": next unit").isBetween(Duration.ZERO, fullRestore(q.limit()));
+            assertThat(q.nextUnit().isZero()).as(where + ": no next unit exactly when the budget is whole (remaining "
+                    + q.remaining() + ", next unit " + q.nextUnit() + ")").isEqualTo(q.remaining() == q.limit().capacity());
         }
         assertThat(d.retryAfter()).as(where + ": retry-after").isBetween(Duration.ZERO, fullRestore(limit));
     }
@@ -426,6 +470,19 @@ class ConformanceTest {
                 // 10 of 5 in the last minute: room again when the 6th oldest leaves, at 60 s
                 new Phase(Limit.of("changed", 5, Duration.ofMinutes(1)), List.of(no(10, 0, 50, 50))),
                 new Phase(Limit.of("changed", 20, Duration.ofMinutes(1)), List.of(ok(20, 9, 60)))));
+    }
+
+    @ParameterizedTest(name = "{0} on {1}")
+    @MethodSource("slidingLogOnEveryStore")
+    void aSlidingLogHoldingMoreThanTheNewCountGetsItsNextUnitWhenItFallsBelowTheCount(Algorithm algorithm,
+                                                                                     Stores store) {
+        Limit perMinute = Limit.of("changed", 10, Duration.ofMinutes(1));
+        playChanges(algorithm, store, List.of(
+                new Phase(perMinute, List.of(spend(0, 5, 5, 60), spend(20, 5, 0, 60))),
+                // 10 of 5 in the last minute: the 5 of 0 s leaving at 60 s still leave 5, a full
+                // log; the next unit (and the retry) comes when the 6th oldest leaves, at 80 s
+                new Phase(Limit.of("changed", 5, Duration.ofMinutes(1)), List.of(no(30, 0, 50, 50), no(60, 0, 20, 20),
+                        ok(80, 4, 60)))));
     }
 
     @ParameterizedTest(name = "{0} on {1}")

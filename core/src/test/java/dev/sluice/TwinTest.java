@@ -69,6 +69,7 @@ class TwinTest {
                     assertThat(b.quotas().get(q).remaining()).as(where).isEqualTo(a.quotas().get(q).remaining());
                     assertThat(b.quotas().get(q).reset()).as(where).isEqualTo(a.quotas().get(q).reset());
                     assertThat(b.quotas().get(q).retryAfter()).as(where).isEqualTo(a.quotas().get(q).retryAfter());
+                    assertThat(b.quotas().get(q).nextUnit()).as(where).isEqualTo(a.quotas().get(q).nextUnit());
                 }
             }
         }
@@ -130,8 +131,13 @@ class TwinTest {
             assertThat(decision.storeFailed()).as("the store failed at step %d", step).isFalse();
             for (Decision.Quota quota : decision.outcome() == Decision.Outcome.UNSATISFIABLE ? List.<Decision.Quota>of()
                     : decision.quotas()) {
+                String where = "seed " + seed + " step " + step + " " + quota.limit();
                 ConformanceTest.assertWithinTheLimit(new Decision(decision.outcome(), List.of(quota), quota.retryAfter()),
-                        quota.limit(), "seed " + seed + " step " + step + " " + quota.limit());
+                        quota.limit(), where);
+                if (!quota.allowed() && (cost == 0 ? quota.limit().cost() : cost) == 1) {
+                    assertThat(quota.nextUnit()).as(where + ": the next unit of a limit refusing one unit")
+                            .isEqualTo(quota.retryAfter());
+                }
             }
             decisions.add(decision);
         }

@@ -106,13 +106,15 @@ abstract class LimitState {
     }
 
     /**
-     * Caps a converted state's reset and retry at {@code gone}, when it would have expired under
-     * its old parameters (from then on the budget is whole); {@code gone < 0}: not converted.
+     * Caps a converted state's reset, retry and next unit at {@code gone}, when it would have
+     * expired under its old parameters (from then on the budget is whole); {@code gone < 0}: not
+     * converted.
      */
     static void untilGone(long gone, long now, Verdict out) {
         if (gone >= 0) {
             out.resetMicros = Math.min(out.resetMicros, gone - now);
             out.retryMicros = Math.min(out.retryMicros, gone - now);
+            out.nextMicros = Math.min(out.nextMicros, gone - now);
         }
     }
 
@@ -185,7 +187,9 @@ abstract class LimitState {
             long skew = t - now;
             long reset = skew + ceilDiv(capacity - l, perMicro);
             long retry = fits ? 0 : skew + ceilDiv(need - l, perMicro);
-            out.set(fits, l / perToken, reset, retry, reset);
+            // the next whole token: (l / perToken + 1) tokens, reached by refilling from l
+            long next = l >= capacity ? 0 : skew + ceilDiv((l / perToken + 1) * perToken - l, perMicro);
+            out.set(fits, l / perToken, reset, retry, reset, next);
             if (!(fits && commit)) {
                 untilGone(gone, now, out);
             }
@@ -283,7 +287,10 @@ abstract class LimitState {
             long reset = delay + (r > 0 ? 1 : 0);
             long remaining = overCapacity ? 0 : Math.max(0, floorDiv(capacity - debt, perToken));
             long retry = fits ? 0 : delay + ceilDiv(r + need - capacity, perMicro);
-            out.set(fits, remaining, reset, retry, reset);
+            // debt must fall to capacity - (remaining + 1) tokens; written as retry is, from delay and r
+            long next = !overCapacity && debt == 0 ? 0
+                    : delay + ceilDiv(r + (remaining + 1) * perToken - capacity, perMicro);
+            out.set(fits, remaining, reset, retry, reset, next);
             if (!(fits && commit)) {
                 untilGone(gone, now, out);
             }
@@ -354,7 +361,8 @@ abstract class LimitState {
                 present = true;
             }
             long reset = (cw + 1) * window - now;
-            out.set(fits, Math.max(0, count - cn), reset, fits ? 0 : reset, reset);
+            // counted units come back all at once, when the window ends
+            out.set(fits, Math.max(0, count - cn), reset, fits ? 0 : reset, reset, cn == 0 ? 0 : reset);
             if (!(fits && commit)) {
                 untilGone(gone, now, out);
             }
@@ -461,7 +469,18 @@ abstract class LimitState {
                     retry = end + into - now;
                 }
             }
-            out.set(fits, remaining, end - now, retry, end + window - now);
+            // One unit more than remaining: while prev decays in this window, or else once cur has
+            // become the previous window's count and decays in the next one.
+            long next = 0;
+            if (remaining < count) {
+                long k = count - cc - remaining - 1;
+                if (k >= 0 && cp > 0) {
+                    next = end - floorDiv(k * window, cp) - now;
+                } else {
+                    next = end + Math.max(0, window - floorDiv((count - remaining - 1) * window, cc)) - now;
+                }
+            }
+            out.set(fits, remaining, end - now, retry, end + window - now, next);
             if (!(fits && commit)) {
                 untilGone(gone, now, out);
             }
@@ -542,7 +561,15 @@ abstract class LimitState {
                 wWindow = window;
             }
             long reset = size == 0 || live == 0 ? 0 : at(size - 1) + window - now;
-            out.set(fits, Math.max(0, count - live), reset, retry, reset);
+            // One unit more than remaining: the oldest live entry leaves (after a commit the expired
+            // ones are gone); a log holding more than the count (written under a larger one) must
+            // first fall to count - 1 entries.
+            long next = 0;
+            if (size > 0 && live > 0) {
+                long oldest = fits && commit ? 0 : expired + Math.max(0, live - count);
+                next = at((int) oldest) + window - now;
+            }
+            out.set(fits, Math.max(0, count - live), reset, retry, reset, next);
             if (!(fits && commit)) {
                 untilGone(gone, now, out);
             }

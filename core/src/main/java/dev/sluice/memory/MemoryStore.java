@@ -267,7 +267,7 @@ public final class MemoryStore implements RateLimitStore {
                     chosen[i].expiresAtMicros = now + v.ttlMicros;
                 }
                 quotas[i] = new Decision.Quota(limits.get(i), v.fits, v.remaining, micros(v.resetMicros),
-                        micros(v.retryMicros));
+                        micros(v.retryMicros), micros(v.nextMicros));
                 retry = Math.max(retry, v.retryMicros);
             }
             return all

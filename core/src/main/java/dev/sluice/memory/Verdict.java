@@ -9,10 +9,13 @@ final class Verdict {
     long remaining;
     long resetMicros;
     long retryMicros;
+    /** Until the limit grants one unit more than {@link #remaining}; 0 when it is whole (nothing to come). */
+    long nextMicros;
     /** How long the state stays meaningful; after that it equals an absent state. */
     long ttlMicros;
 
-    void set(boolean fits, long remaining, long resetMicros, long retryMicros, long ttlMicros) {
+    void set(boolean fits, long remaining, long resetMicros, long retryMicros, long ttlMicros, long nextMicros) {
+        this.nextMicros = nextMicros;
         this.fits = fits;
         this.remaining = remaining;
         this.resetMicros = resetMicros;

@@ -69,6 +69,8 @@ public final class RedisStore implements RateLimitStore {
     static final String SCRIPT = loadScript();
     static final String SHA = sha1(SCRIPT);
     private static final int ARGS_PER_LIMIT = 7;
+    /** Values decide.lua returns per limit: fits, remaining, reset_us, retry_us, next_us. */
+    private static final int VALUES_PER_LIMIT = 5;
     /** The most requests one coalesced script call decides. */
     static final int MAX_BATCH = 256;
     /** The default bound on callers whose rejection is remembered locally. */
@@ -432,7 +434,7 @@ public final class RedisStore implements RateLimitStore {
                 batch.sentNanos = sentNanos;
             }
         }
-        int width = 1 + 4 * key.limits.size();
+        int width = replyWidth(key.limits.size());
         CompletableFuture<List<Object>> reply;
         try {
             reply = call(key, live.size());
@@ -564,7 +566,7 @@ public final class RedisStore implements RateLimitStore {
         List<Decision.Quota> quotas = new ArrayList<>(original.quotas().size());
         for (Decision.Quota quota : original.quotas()) {
             quotas.add(new Decision.Quota(quota.limit(), quota.allowed(), quota.remaining(),
-                    minus(quota.reset(), elapsed), minus(quota.retryAfter(), elapsed)));
+                    minus(quota.reset(), elapsed), minus(quota.retryAfter(), elapsed), minus(quota.nextUnit(), elapsed)));
         }
         return new Decision(Decision.Outcome.REJECTED, quotas, minus(original.retryAfter(), elapsed));
     }
@@ -585,16 +587,22 @@ public final class RedisStore implements RateLimitStore {
         return failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
     }
 
-    /** The decision of request number {@code offset / width} in a script reply. */
+    /** How many values decide.lua returns per request: allowed, then {@link #VALUES_PER_LIMIT} per limit. */
+    static int replyWidth(int limits) {
+        return 1 + VALUES_PER_LIMIT * limits;
+    }
+
+    /** The decision of request number {@code offset / replyWidth(limits.size())} in a script reply. */
     static Decision toDecision(List<Object> reply, int offset, List<Limit> limits) {
         boolean allowed = number(reply, offset) == 1;
         List<Decision.Quota> quotas = new ArrayList<>(limits.size());
         Duration retry = Duration.ZERO;
         for (int i = 0; i < limits.size(); i++) {
-            int base = offset + 1 + 4 * i;
+            int base = offset + 1 + VALUES_PER_LIMIT * i;
             Duration limitRetry = Duration.of(number(reply, base + 3), ChronoUnit.MICROS);
             quotas.add(new Decision.Quota(limits.get(i), number(reply, base) == 1, number(reply, base + 1),
-                    Duration.of(number(reply, base + 2), ChronoUnit.MICROS), limitRetry));
+                    Duration.of(number(reply, base + 2), ChronoUnit.MICROS), limitRetry,
+                    Duration.of(number(reply, base + 4), ChronoUnit.MICROS)));
             if (limitRetry.compareTo(retry) > 0) {
                 retry = limitRetry;
             }

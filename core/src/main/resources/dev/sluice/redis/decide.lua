@@ -15,9 +15,10 @@ ARGV[3..] seven values per limit i, at 3 + 7 * (i - 1):
             capacity   bucket capacity in units (buckets); count otherwise
             cost       units this request spends, 1 <= cost <= capacity in tokens
 
-Returns   for each request: { allowed, then for each limit: fits, remaining, reset_us, retry_us },
+Returns   for each request: { allowed, then for each limit: fits, remaining, reset_us, retry_us, next_us },
           flattened. allowed is 1 only if every limit fits; then each limit's cost has been
-          consumed. Otherwise that request wrote nothing. Times are microseconds from now.
+          consumed. Otherwise that request wrote nothing. Times are microseconds from now; next_us
+          is the time until the limit grants one unit more than remaining (0 when it is whole).
 
 Stored state (f: the fingerprint of the parameters it was written under)
   token-bucket    hash  l level (units), t time, f 'perToken,perMicro,capacity'
@@ -30,7 +31,7 @@ Stored state (f: the fingerprint of the parameters it was written under)
 
 A changed limit (same key, another fingerprint): what was used carries over, clamped to the new
 limit, until the old state would have expired (its TTL): from then on it reads as absent, and
-until then a rejection's reset and retry are at most that long. Nothing is rewritten until a
+until then a rejection's reset, retry and next are at most that long. Nothing is rewritten until a
 request that fits commits under the new parameters.
   buckets   the whole tokens used when written (rounded up), at most the new burst, refill at
             the new rate from the time written
@@ -45,7 +46,8 @@ Invariants
   * Every key written gets a TTL in the same script: the time until its state equals an absent key.
   * Stored time never moves backwards: a clock behind the stored state grants nothing extra.
   * Read under any parameters: 0 <= remaining <= capacity; on a clock that does not go back,
-    0 <= reset, retry <= the new limit's time to restore its whole budget.
+    0 <= reset, retry <= the new limit's time to restore its whole budget. next is computed
+    from the converted state, as retry is: for a refused request of cost 1 it equals retry.
   * Every number stays an integer below 2^53 (checked by Units.check in Java), so Lua's doubles
     compute exactly what the Java twins in dev.sluice.memory.LimitState compute.
 --]]
@@ -102,12 +104,13 @@ end
 
 -- Caps a converted state's times at when its key would have expired under the old parameters:
 -- from then on the budget is whole again
-local function until_gone(gone, now, reset, retry)
+local function until_gone(gone, now, reset, retry, nxt)
   if gone then
     if reset > gone - now then reset = gone - now end
     if retry > gone - now then retry = gone - now end
+    if nxt > gone - now then nxt = gone - now end
   end
-  return reset, retry
+  return reset, retry, nxt
 end
 
 -- A log entry: its time, and the fingerprint the newest entry carries
@@ -118,7 +121,7 @@ local function entry(key, i)
   return tonumber(s), false
 end
 
--- Each algorithm: (key, now, limit, commit) -> fits, remaining, reset, retry
+-- Each algorithm: (key, now, limit, commit) -> fits, remaining, reset, retry, next
 -- It writes only when commit is true and the request fits.
 
 local function token_bucket(key, now, a, commit)
@@ -151,13 +154,16 @@ local function token_bucket(key, now, a, commit)
   local reset = skew + cdiv(cap - l, per_micro)
   local retry = 0
   if not fits then retry = skew + cdiv(need - l, per_micro) end
+  -- the next whole token: (l / per_token + 1) tokens, reached by refilling from l
+  local nxt = 0
+  if l < cap then nxt = skew + cdiv((idiv(l, per_token) + 1) * per_token - l, per_micro) end
   if fits and commit then
     redis.call('HSET', key, 'l', int(l), 't', int(t), 'f', a.fp)
     expire(key, reset)
   else
-    reset, retry = until_gone(gone, now, reset, retry)
+    reset, retry, nxt = until_gone(gone, now, reset, retry, nxt)
   end
-  return fits, idiv(l, per_token), reset, retry
+  return fits, idiv(l, per_token), reset, retry, nxt
 end
 
 local function gcra(key, now, a, commit)
@@ -218,6 +224,9 @@ local function gcra(key, now, a, commit)
   if remaining < 0 then remaining = 0 end
   local retry = 0
   if not fits then retry = delay + cdiv(r + need - cap, per_micro) end
+  -- debt must fall to cap - (remaining + 1) tokens; written as retry is, from delay and r
+  local nxt = 0
+  if over or debt ~= 0 then nxt = delay + cdiv(r + (remaining + 1) * per_token - cap, per_micro) end
   if fits and commit then
     local value = int(now + delay)
     if r > 0 then value = value .. ':' .. int(r) end
@@ -226,9 +235,9 @@ local function gcra(key, now, a, commit)
     if ms < 1 then ms = 1 end
     redis.call('SET', key, value, 'PX', int(ms))
   else
-    reset, retry = until_gone(gone, now, reset, retry)
+    reset, retry, nxt = until_gone(gone, now, reset, retry, nxt)
   end
-  return fits, remaining, reset, retry
+  return fits, remaining, reset, retry, nxt
 end
 
 local function fixed_window(key, now, a, commit)
@@ -258,15 +267,18 @@ local function fixed_window(key, now, a, commit)
   local reset = (w + 1) * window - now
   local retry = 0
   if not fits then retry = reset end
+  -- counted units come back all at once, when the window ends
+  local nxt = 0
+  if n > 0 then nxt = reset end
   if fits and commit then
     redis.call('HSET', key, 'w', int(w), 'n', int(n), 'f', a.fp)
     expire(key, reset)
   else
-    reset, retry = until_gone(gone, now, reset, retry)
+    reset, retry, nxt = until_gone(gone, now, reset, retry, nxt)
   end
   local remaining = count - n
   if remaining < 0 then remaining = 0 end
-  return fits, remaining, reset, retry
+  return fits, remaining, reset, retry, nxt
 end
 
 local function sliding_window(key, now, a, commit)
@@ -329,13 +341,26 @@ local function sliding_window(key, now, a, commit)
     end
   end
   local reset = finish - now
+  -- one unit more than remaining: while prev decays in this window, or else once cur has become
+  -- the previous window's count and decays in the next one
+  local nxt = 0
+  if remaining < count then
+    local k = count - cur - remaining - 1
+    if k >= 0 and prev > 0 then
+      nxt = finish - idiv(k * window, prev) - now
+    else
+      local into = window - idiv((count - remaining - 1) * window, cur)
+      if into < 0 then into = 0 end
+      nxt = finish + into - now
+    end
+  end
   if fits and commit then
     redis.call('HSET', key, 'w', int(w), 'c', int(cur), 'p', int(prev), 'f', a.fp)
     expire(key, finish + window - now)
   else
-    reset, retry = until_gone(gone, now, reset, retry)
+    reset, retry, nxt = until_gone(gone, now, reset, retry, nxt)
   end
-  return fits, remaining, reset, retry
+  return fits, remaining, reset, retry, nxt
 end
 
 local function sliding_log(key, now, a, commit)
@@ -396,14 +421,27 @@ local function sliding_log(key, now, a, commit)
       reset = entry(key, -1) + window - now
     end
   end
+  -- one unit more than remaining: the oldest live entry leaves (after a commit the expired ones
+  -- are gone); a log holding more than the count (written under a larger one) must first fall
+  -- to count - 1 entries
+  local nxt = 0
+  if live > 0 then
+    local oldest = expired
+    if fits and commit then
+      oldest = 0
+    elseif live > count then
+      oldest = expired + live - count
+    end
+    nxt = entry(key, oldest) + window - now
+  end
   if fits and commit then
     expire(key, reset)
   else
-    reset, retry = until_gone(gone, now, reset, retry)
+    reset, retry, nxt = until_gone(gone, now, reset, retry, nxt)
   end
   local remaining = count - live
   if remaining < 0 then remaining = 0 end
-  return fits, remaining, reset, retry
+  return fits, remaining, reset, retry, nxt
 end
 
 local algorithms = { token_bucket, gcra, sliding_window, fixed_window, sliding_log }
@@ -441,28 +479,30 @@ for i = 1, #KEYS do
 end
 
 local result = {}
-local width = 1 + 4 * #KEYS
+local width = 1 + 5 * #KEYS
 for r = 0, requests - 1 do
   local at = r * width
   local all = true
   result[at + 1] = 0
   for i = 1, #KEYS do
-    local fits, remaining, reset, retry = algorithms[limits[i].algorithm](KEYS[i], now, limits[i], false)
+    local fits, remaining, reset, retry, nxt = algorithms[limits[i].algorithm](KEYS[i], now, limits[i], false)
     all = all and fits
     local f = 0
     if fits then f = 1 end
-    result[at + 2 + 4 * (i - 1)] = f
-    result[at + 3 + 4 * (i - 1)] = remaining
-    result[at + 4 + 4 * (i - 1)] = reset
-    result[at + 5 + 4 * (i - 1)] = retry
+    result[at + 2 + 5 * (i - 1)] = f
+    result[at + 3 + 5 * (i - 1)] = remaining
+    result[at + 4 + 5 * (i - 1)] = reset
+    result[at + 5 + 5 * (i - 1)] = retry
+    result[at + 6 + 5 * (i - 1)] = nxt
   end
   if all then
     result[at + 1] = 1
     for i = 1, #KEYS do
-      local _, remaining, reset, retry = algorithms[limits[i].algorithm](KEYS[i], now, limits[i], true)
-      result[at + 3 + 4 * (i - 1)] = remaining
-      result[at + 4 + 4 * (i - 1)] = reset
-      result[at + 5 + 4 * (i - 1)] = retry
+      local _, remaining, reset, retry, nxt = algorithms[limits[i].algorithm](KEYS[i], now, limits[i], true)
+      result[at + 3 + 5 * (i - 1)] = remaining
+      result[at + 4 + 5 * (i - 1)] = reset
+      result[at + 5 + 5 * (i - 1)] = retry
+      result[at + 6 + 5 * (i - 1)] = nxt
     end
   end
 end

@@ -27,7 +27,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
  */
 final class LimitFilter implements ContainerRequestFilter, ContainerResponseFilter {
 
-    /** Carries an allowed decision from the request filter to the response filter (also across async resumes). */
+    /**
+     * Carries the layers of an allowed request (see {@link HttpAnswers.Layers}) from the request
+     * filter to the response filter (also across async resumes).
+     */
     static final String DECISION = "dev.sluice.jaxrs.decision";
     /** Set by {@link ServletClientAddress} on servlet containers: the socket peer's address. */
     static final String REMOTE_ADDR = "dev.sluice.jaxrs.remote-addr";
@@ -40,18 +43,25 @@ final class LimitFilter implements ContainerRequestFilter, ContainerResponseFilt
     private final RateLimiter limiter;
     private final CallerResolver resolver;
     private final HeaderStyle headers;
+    private final boolean partitionKey;
 
-    LimitFilter(RateLimiter limiter, CallerResolver resolver, HeaderStyle headers) {
+    LimitFilter(RateLimiter limiter, CallerResolver resolver, HeaderStyle headers, boolean partitionKey) {
         this.limiter = limiter;
         this.resolver = resolver;
         this.headers = headers;
+        this.partitionKey = partitionKey;
     }
 
     @Override
     public void filter(ContainerRequestContext request) {
-        Decision decision = limiter.decide(resolver.resolve(new View(request)));
+        String caller = resolver.resolve(new View(request));
+        Decision decision = limiter.decide(caller);
         switch (decision.outcome()) {
-            case ALLOWED, SHADOW_REJECTED -> request.setProperty(DECISION, decision);
+            case ALLOWED, SHADOW_REJECTED -> {
+                // Written on the way out, from every layer known by then.
+                layers(request).add(decision, pk(caller));
+                request.setProperty(DECISION, Boolean.TRUE);
+            }
             case FAILED_OPEN -> {
                 // Let it through without headers: we know nothing about the caller's budget. The limiter logged it.
             }
@@ -59,8 +69,8 @@ final class LimitFilter implements ContainerRequestFilter, ContainerResponseFilt
                 Response.ResponseBuilder answer = Response.status(429)
                         .header("Retry-After", HttpAnswers.retryAfterSeconds(decision))
                         .type(HttpAnswers.PROBLEM_JSON)
-                        .entity(HttpAnswers.tooManyRequests(decision));
-                HttpAnswers.writeHeaders(decision, headers, answer::header);
+                        .entity(HttpAnswers.tooManyRequests(decision, headers));
+                HttpAnswers.writeHeaders(layers(request).add(decision, pk(caller)), headers, answer::header);
                 request.abortWith(answer.build());
             }
             case FAILED_CLOSED -> request.abortWith(Response.status(503)
@@ -73,11 +83,20 @@ final class LimitFilter implements ContainerRequestFilter, ContainerResponseFilt
 
     @Override
     public void filter(ContainerRequestContext request, ContainerResponseContext response) {
-        // Aborted requests come through here too; only an allowed one carries a decision.
-        if (request.getProperty(DECISION) instanceof Decision decision) {
+        // Aborted requests come through here too; only an allowed one is marked.
+        if (request.getProperty(DECISION) != null
+                && request.getProperty(HttpAnswers.LAYERS) instanceof HttpAnswers.Layers layers) {
             MultivaluedMap<String, Object> out = response.getHeaders();
-            HttpAnswers.writeHeaders(decision, headers, out::putSingle);
+            HttpAnswers.writeHeaders(layers.all(), headers, out::putSingle);
         }
+    }
+
+    private static HttpAnswers.Layers layers(ContainerRequestContext request) {
+        return HttpAnswers.Layers.of(request::getProperty, request::setProperty);
+    }
+
+    private String pk(String caller) {
+        return partitionKey && headers.draft() ? HttpAnswers.PartitionKeys.of(caller) : null;
     }
 
     /** The request as key resolution sees it. */

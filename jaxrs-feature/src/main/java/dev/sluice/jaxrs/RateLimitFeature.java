@@ -7,6 +7,7 @@ import dev.sluice.SluiceConfig;
 import dev.sluice.SluiceConfig.ForwardedHeader;
 import dev.sluice.SluiceConfig.HeaderStyle;
 import dev.sluice.internal.CallerResolver;
+import dev.sluice.internal.HttpAnswers;
 import dev.sluice.internal.Classes;
 import dev.sluice.internal.OptionalMetrics;
 import dev.sluice.internal.SharedStores;
@@ -40,6 +41,7 @@ import java.util.stream.Collectors;
  *         .property("sluice.store", "redis://127.0.0.1:6379")        // default: memory
  *         .property("sluice.timeout", "50ms")                        // default: 100ms
  *         .property("sluice.headers", "both")                        // default: legacy
+ *         .property("sluice.partition-key", "true")                  // default: false
  *         .property("sluice.trusted-proxies", "10.0.0.0/8")          // default: none
  *         .property("sluice.forwarded-header", "forwarded")          // default: x-forwarded-for
  *         .property("sluice.ipv6-prefix", "64");                     // default: 64
@@ -60,7 +62,8 @@ import java.util.stream.Collectors;
  * forbidden requests are metered too.
  * <ul>
  *   <li>allowed: the resource answers and the rate-limit headers are added (also to responses of
- *       asynchronous resources);
+ *       asynchronous resources), listing the decisions of every Sluice layer of the request (a
+ *       servlet filter in front of the resource, too);
  *   <li>rejected: {@code 429}, {@code Retry-After} in whole seconds (at least 1), the headers with
  *       remaining 0 and an RFC 9457 {@code application/problem+json} body;
  *   <li>store failed or later than {@code sluice.timeout}: with failure mode {@code OPEN} the request
@@ -97,7 +100,7 @@ public final class RateLimitFeature implements DynamicFeature {
     private static final Logger LOG = LoggerFactory.getLogger(RateLimitFeature.class);
     private static final String PREFIX = "sluice.";
     private static final Set<String> APPLICATION_PROPERTIES = Set.of("store", "timeout", "headers", "trusted-proxies",
-            "forwarded-header", "ipv6-prefix", "mode", "metrics");
+            "forwarded-header", "ipv6-prefix", "mode", "metrics", "partition-key");
     private static final boolean SERVLET_API = Classes.present("jakarta.servlet.http.HttpServletRequest",
             RateLimitFeature.class.getClassLoader());
 
@@ -107,7 +110,8 @@ public final class RateLimitFeature implements DynamicFeature {
 
     /** The application-wide settings, from the {@code sluice.*} properties. */
     private record Settings(RateLimitStore store, Duration timeout, HeaderStyle headers, List<String> trustedProxies,
-                            ForwardedHeader forwardedHeader, int ipv6Prefix, boolean shadow, boolean metrics) {
+                            ForwardedHeader forwardedHeader, int ipv6Prefix, boolean shadow, boolean metrics,
+                            boolean partitionKey) {
     }
 
     /** A feature taking {@code sluice.store} (default {@code memory}) and the other settings from the application's properties. */
@@ -142,7 +146,9 @@ public final class RateLimitFeature implements DynamicFeature {
                         resourceInfo.getResourceMethod()) + ": " + e.getMessage(), e);
             }
             LimitFilter filter = new LimitFilter(limiter, new CallerResolver(plan.key(), app.trustedProxies(),
-                    app.forwardedHeader(), app.ipv6Prefix()), app.headers());
+                    app.forwardedHeader(), app.ipv6Prefix()), app.headers(), app.partitionKey());
+            HttpAnswers.warnOfNonTokenPolicies(plan.limits(), app.headers(), Routes.where(resourceInfo.getResourceClass(),
+                    resourceInfo.getResourceMethod()));
             context.register(filter, Map.of(ContainerRequestFilter.class, PRIORITY, ContainerResponseFilter.class, PRIORITY));
             if (SERVLET_API) {
                 ServletAddressRegistration.register(context, PRIORITY - 1);
@@ -162,8 +168,8 @@ public final class RateLimitFeature implements DynamicFeature {
                 if (name.startsWith(PREFIX) && !APPLICATION_PROPERTIES.contains(name.substring(PREFIX.length()))) {
                     throw new IllegalArgumentException("JAX-RS property '" + name + "' is not a Sluice application "
                             + "property; known: sluice.store, sluice.timeout, sluice.headers, sluice.trusted-proxies, "
-                            + "sluice.forwarded-header, sluice.ipv6-prefix, sluice.mode, sluice.metrics "
-                            + "(the others are @RateLimit attributes)");
+                            + "sluice.forwarded-header, sluice.ipv6-prefix, sluice.mode, sluice.metrics, "
+                            + "sluice.partition-key (the others are @RateLimit attributes)");
                 }
             }
             Function<String, String> property = name -> {
@@ -179,13 +185,15 @@ public final class RateLimitFeature implements DynamicFeature {
             int ipv6Prefix = parse(property, "ipv6-prefix", SluiceConfig::parseIpv6Prefix, SluiceConfig.DEFAULT_IPV6_PREFIX);
             boolean shadow = parse(property, "mode", SluiceConfig::parseShadowMode, false);
             boolean metrics = parse(property, "metrics", v -> SluiceConfig.parseBoolean("metrics", v), true);
+            boolean partitionKey = parse(property, "partition-key", v -> SluiceConfig.parseBoolean("partition-key", v), false);
             RateLimitStore store = givenStore;
             if (store == null) {
                 String name = parse(property, "store", SluiceConfig::parseStore, "memory");
                 store = parse(n -> name, "store", SharedStores.application()::acquire, null);
                 acquiredStore = name;
             }
-            settings = new Settings(store, timeout, headers, trusted, forwardedHeader, ipv6Prefix, shadow, metrics);
+            settings = new Settings(store, timeout, headers, trusted, forwardedHeader, ipv6Prefix, shadow, metrics,
+                    partitionKey);
         }
         return settings;
     }

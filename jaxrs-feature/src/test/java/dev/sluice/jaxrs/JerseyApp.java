@@ -1,6 +1,8 @@
 package dev.sluice.jaxrs;
 
 import dev.sluice.testing.HttpCalls;
+import jakarta.servlet.DispatcherType;
+import org.eclipse.jetty.ee11.servlet.FilterHolder;
 import org.eclipse.jetty.ee11.servlet.ServletContextHandler;
 import org.eclipse.jetty.ee11.servlet.ServletHolder;
 import org.eclipse.jetty.server.Server;
@@ -10,6 +12,8 @@ import org.glassfish.jersey.servlet.ServletContainer;
 
 import java.net.URI;
 import java.net.http.HttpResponse;
+import java.util.EnumSet;
+import java.util.Map;
 
 /**
  * One JAX-RS application: Jersey's servlet container in a Jetty 12 EE11 context, on 127.0.0.1 and
@@ -28,6 +32,14 @@ final class JerseyApp implements AutoCloseable {
 
     /** Starts {@code config}; throws whatever start-up threw, after stopping the server. */
     static JerseyApp start(ResourceConfig config) throws Exception {
+        return start(config, Map.of());
+    }
+
+    /**
+     * Starts {@code config} behind one {@code dev.sluice.servlet.RateLimitFilter} on {@code /*}
+     * configured by {@code filterParams} (none when empty).
+     */
+    static JerseyApp start(ResourceConfig config, Map<String, String> filterParams) throws Exception {
         Server server = new Server();
         ServerConnector connector = new ServerConnector(server);
         connector.setHost("127.0.0.1");
@@ -38,6 +50,12 @@ final class JerseyApp implements AutoCloseable {
         ServletHolder holder = new ServletHolder(new ServletContainer(config));
         holder.setInitOrder(0);
         context.addServlet(holder, "/*");
+        if (!filterParams.isEmpty()) {
+            FilterHolder filter = new FilterHolder(dev.sluice.servlet.RateLimitFilter.class);
+            filter.setName("front");
+            filter.setInitParameters(filterParams);
+            context.addFilter(filter, "/*", EnumSet.of(DispatcherType.REQUEST));
+        }
         server.setHandler(context);
         try {
             server.start();

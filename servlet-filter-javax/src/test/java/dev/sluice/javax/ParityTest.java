@@ -104,16 +104,16 @@ class ParityTest {
             assertThat(allowed.body()).isEqualTo("ok");
             assertThat(allowed.headers()).as(allowed.request()).containsEntry("RateLimit-Limit", "5")
                     .containsEntry("RateLimit-Remaining", Integer.toString(remaining))
-                    .containsEntry("RateLimit-Reset", Integer.toString(12 * i))
+                    .containsEntry("RateLimit-Reset", "12")
                     .containsEntry("RateLimit-Policy", "\"api\";q=5;w=60")
-                    .containsEntry("RateLimit", "\"api\";r=" + remaining + ";t=" + 12 * i)
+                    .containsEntry("RateLimit", "\"api\";r=" + remaining + ";t=12")
                     .doesNotContainKey("Retry-After");
         }
         Exchange rejected = run.get(6);
         assertThat(rejected.status()).isEqualTo(429);
         assertThat(rejected.headers()).containsEntry("Retry-After", "12").containsEntry("RateLimit-Limit", "5")
-                .containsEntry("RateLimit-Remaining", "0").containsEntry("RateLimit-Reset", "60")
-                .containsEntry("RateLimit", "\"api\";r=0;t=60");
+                .containsEntry("RateLimit-Remaining", "0").containsEntry("RateLimit-Reset", "12")
+                .containsEntry("RateLimit", "\"api\";r=0;t=12");
         assertThat(rejected.contentType()).startsWith("application/problem+json");
         assertThat(rejected.body()).contains("\"status\":429", "\"policy\":\"api\"", "retry after 12 s").doesNotContain("ok");
 

@@ -26,7 +26,6 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.Collections;
 import java.util.List;
-import java.util.Locale;
 import java.util.Objects;
 
 /**
@@ -56,10 +55,10 @@ import java.util.Objects;
  * {@code policy} (default: the filter name, with characters outside {@code A-Z a-z 0-9 . _ ~ -}
  * replaced by {@code -}), {@code algorithm}, {@code limit} (required), {@code burst}, {@code key},
  * {@code cost}, {@code store}, {@code failure-mode}, {@code timeout}, {@code headers},
- * {@code trusted-proxies}, {@code forwarded-header} ({@code x-forwarded-for} or {@code forwarded}:
- * the one header read from trusted proxies), {@code ipv6-prefix} (32 to 128, default 64: the
- * network an IPv6 client is keyed by), {@code mode} and {@code metrics}. They are parsed once, in
- * {@link #init}. An unknown init-param or a bad
+ * {@code partition-key}, {@code trusted-proxies}, {@code forwarded-header} ({@code x-forwarded-for} or
+ * {@code forwarded}: the one header read from trusted proxies), {@code ipv6-prefix} (32 to 128,
+ * default 64: the network an IPv6 client is keyed by), {@code mode} and {@code metrics}. They are
+ * parsed once, in {@link #init}. An unknown init-param or a bad
  * value makes {@code init} throw a {@link ServletException} naming the filter, the init-param
  * and the value, such as
  * {@code filter 'search': init-param 'limit' must look like <count>/<period> (e.g. 100/1m), got '100/minutes'},
@@ -101,8 +100,10 @@ import java.util.Objects;
  * <p>A request is charged once per filter, however many times it passes the filter (a filter
  * mapped for {@code REQUEST}, {@code FORWARD}, {@code INCLUDE}, {@code ERROR} and {@code ASYNC}
  * decides on the first dispatch that reaches it and lets the others through). When several
- * filters apply to one request, each charges its own policy and the filter that runs last writes
- * the rate-limit headers.
+ * filters (or a filter and a rate-limited JAX-RS resource method) apply to one request, each
+ * charges its own policy and adds its decision to a request attribute; each rewrites the
+ * rate-limit headers from all of them, so the draft lists carry one member per policy of every
+ * layer and the legacy headers describe the binding limit of all layers.
  *
  * <p>Instances are thread-safe. Their configuration is immutable: the {@code with*} methods
  * return copies.
@@ -122,13 +123,14 @@ public final class RateLimitFilter implements Filter {
     private final List<String> givenTrustedProxies;
     private final ForwardedHeader givenForwardedHeader;
     private final int givenIpv6Prefix;
+    private final boolean givenPartitionKey;
 
     /** Everything the request path needs, built by {@link #init}; {@code null} outside init..destroy. */
     private volatile Active active;
 
     /** What an initialised filter decides with; immutable. */
-    private record Active(RateLimiter limiter, CallerResolver resolver, HeaderStyle headers, String chargedAttribute,
-                          SharedStores stores, String store) {
+    private record Active(RateLimiter limiter, CallerResolver resolver, HeaderStyle headers, boolean partitionKey,
+                          String chargedAttribute, SharedStores stores, String store) {
     }
 
     /**
@@ -136,7 +138,8 @@ public final class RateLimitFilter implements Filter {
      * container calls for a {@code <filter-class>}.
      */
     public RateLimitFilter() {
-        this(null, IP, HeaderStyle.LEGACY, List.of(), ForwardedHeader.X_FORWARDED_FOR, SluiceConfig.DEFAULT_IPV6_PREFIX);
+        this(null, IP, HeaderStyle.LEGACY, List.of(), ForwardedHeader.X_FORWARDED_FOR, SluiceConfig.DEFAULT_IPV6_PREFIX,
+                false);
     }
 
     /**
@@ -148,17 +151,18 @@ public final class RateLimitFilter implements Filter {
      */
     public RateLimitFilter(RateLimiter limiter) {
         this(Objects.requireNonNull(limiter, "limiter"), IP, HeaderStyle.LEGACY, List.of(),
-                ForwardedHeader.X_FORWARDED_FOR, SluiceConfig.DEFAULT_IPV6_PREFIX);
+                ForwardedHeader.X_FORWARDED_FOR, SluiceConfig.DEFAULT_IPV6_PREFIX, false);
     }
 
     private RateLimitFilter(RateLimiter limiter, List<KeySource> key, HeaderStyle headers, List<String> trustedProxies,
-                            ForwardedHeader forwardedHeader, int ipv6Prefix) {
+                            ForwardedHeader forwardedHeader, int ipv6Prefix, boolean partitionKey) {
         this.givenLimiter = limiter;
         this.givenKey = key;
         this.givenHeaders = headers;
         this.givenTrustedProxies = trustedProxies;
         this.givenForwardedHeader = forwardedHeader;
         this.givenIpv6Prefix = ipv6Prefix;
+        this.givenPartitionKey = partitionKey;
     }
 
     /**
@@ -174,7 +178,7 @@ public final class RateLimitFilter implements Filter {
     public RateLimitFilter withKey(String sources) {
         requireGiven("withKey");
         return new RateLimitFilter(givenLimiter, SluiceConfig.parseKeySources(Objects.requireNonNull(sources, "sources")),
-                givenHeaders, givenTrustedProxies, givenForwardedHeader, givenIpv6Prefix);
+                givenHeaders, givenTrustedProxies, givenForwardedHeader, givenIpv6Prefix, givenPartitionKey);
     }
 
     /**
@@ -187,7 +191,21 @@ public final class RateLimitFilter implements Filter {
     public RateLimitFilter withHeaders(HeaderStyle headers) {
         requireGiven("withHeaders");
         return new RateLimitFilter(givenLimiter, givenKey, Objects.requireNonNull(headers, "headers"), givenTrustedProxies,
-                givenForwardedHeader, givenIpv6Prefix);
+                givenForwardedHeader, givenIpv6Prefix, givenPartitionKey);
+    }
+
+    /**
+     * A copy of this filter sending, with draft headers, the partition key {@code pk}: a keyed
+     * hash of the caller (see the {@code partition-key} parameter).
+     *
+     * @param partitionKey whether to send {@code pk}
+     * @return a new filter; this one is unchanged
+     * @throws IllegalStateException if this filter is configured by init-params
+     */
+    public RateLimitFilter withPartitionKey(boolean partitionKey) {
+        requireGiven("withPartitionKey");
+        return new RateLimitFilter(givenLimiter, givenKey, givenHeaders, givenTrustedProxies, givenForwardedHeader,
+                givenIpv6Prefix, partitionKey);
     }
 
     /**
@@ -204,7 +222,7 @@ public final class RateLimitFilter implements Filter {
         requireGiven("withTrustedProxies");
         return new RateLimitFilter(givenLimiter, givenKey, givenHeaders,
                 SluiceConfig.parseTrustedProxies(Objects.requireNonNull(cidrs, "cidrs")), givenForwardedHeader,
-                givenIpv6Prefix);
+                givenIpv6Prefix, givenPartitionKey);
     }
 
     /**
@@ -220,7 +238,8 @@ public final class RateLimitFilter implements Filter {
     public RateLimitFilter withForwardedHeader(String header) {
         requireGiven("withForwardedHeader");
         return new RateLimitFilter(givenLimiter, givenKey, givenHeaders, givenTrustedProxies,
-                SluiceConfig.parseForwardedHeader(Objects.requireNonNull(header, "header")), givenIpv6Prefix);
+                SluiceConfig.parseForwardedHeader(Objects.requireNonNull(header, "header")), givenIpv6Prefix,
+                givenPartitionKey);
     }
 
     /**
@@ -236,7 +255,7 @@ public final class RateLimitFilter implements Filter {
     public RateLimitFilter withIpv6Prefix(int prefix) {
         requireGiven("withIpv6Prefix");
         return new RateLimitFilter(givenLimiter, givenKey, givenHeaders, givenTrustedProxies, givenForwardedHeader,
-                SluiceConfig.checkIpv6Prefix(prefix));
+                SluiceConfig.checkIpv6Prefix(prefix), givenPartitionKey);
     }
 
     private void requireGiven(String method) {
@@ -265,7 +284,8 @@ public final class RateLimitFilter implements Filter {
                         + config.getInitParameter(params.get(0)) + "'");
             }
             active = new Active(givenLimiter, new CallerResolver(givenKey, givenTrustedProxies, givenForwardedHeader,
-                    givenIpv6Prefix), givenHeaders, charged, null, null);
+                    givenIpv6Prefix), givenHeaders, givenPartitionKey, charged, null, null);
+            HttpAnswers.warnOfNonTokenPolicies(givenLimiter.limits(), givenHeaders, where(name).trim());
             LOG.info("Sluice filter '{}': {}, key {}", name, givenLimiter, givenKey);
             return;
         }
@@ -292,9 +312,11 @@ public final class RateLimitFilter implements Filter {
         RateLimiter limiter = RateLimiter.builder().limit(parsed.limit()).store(store).failureMode(parsed.failureMode())
                 .timeout(parsed.timeout()).shadowMode(parsed.shadow())
                 .listener(OptionalMetrics.listener(parsed.metrics(), parsed.limit().policy())).build();
-        active = new Active(limiter, new CallerResolver(parsed), parsed.headers(), charged, stores, parsed.store());
+        active = new Active(limiter, new CallerResolver(parsed), parsed.headers(), parsed.partitionKey(), charged, stores,
+                parsed.store());
+        HttpAnswers.warnOfNonTokenPolicies(limiter.limits(), parsed.headers(), where(name).trim());
         LOG.info("Sluice filter '{}': {}, key {}, store {}, headers {}, trusted proxies {} ({}), ipv6 prefix /{}", name,
-                limiter, parsed.key(), parsed.store(), parsed.headers().name().toLowerCase(Locale.ROOT),
+                limiter, parsed.key(), parsed.store(), parsed.headers().configName(),
                 parsed.trustedProxies(), parsed.forwardedHeader().configName(), parsed.ipv6Prefix());
     }
 
@@ -335,19 +357,20 @@ public final class RateLimitFilter implements Filter {
         // Marked before deciding: a forward, include, error or async dispatch of this request
         // passes through without being charged again.
         request.setAttribute(a.chargedAttribute, Boolean.TRUE);
-        Decision decision = a.limiter.decide(a.resolver.resolve(new ServletRequestView(request)));
+        String caller = a.resolver.resolve(new ServletRequestView(request));
+        Decision decision = a.limiter.decide(caller);
         switch (decision.outcome()) {
             case ALLOWED, SHADOW_REJECTED -> {
                 // Before the chain: once the application writes, the response may be committed.
-                HttpAnswers.writeHeaders(decision, a.headers, response::setHeader);
+                HttpAnswers.writeHeaders(layers(request, decision, caller, a), a.headers, response::setHeader);
                 chain.doFilter(request, response);
             }
             case FAILED_OPEN -> chain.doFilter(request, response);
             case REJECTED, UNSATISFIABLE -> {
                 response.setStatus(429);
                 response.setHeader("Retry-After", Long.toString(HttpAnswers.retryAfterSeconds(decision)));
-                HttpAnswers.writeHeaders(decision, a.headers, response::setHeader);
-                writeProblem(response, HttpAnswers.tooManyRequests(decision).getBytes(StandardCharsets.UTF_8));
+                HttpAnswers.writeHeaders(layers(request, decision, caller, a), a.headers, response::setHeader);
+                writeProblem(response, HttpAnswers.tooManyRequests(decision, a.headers).getBytes(StandardCharsets.UTF_8));
             }
             case FAILED_CLOSED -> {
                 response.setStatus(HttpServletResponse.SC_SERVICE_UNAVAILABLE);
@@ -355,6 +378,12 @@ public final class RateLimitFilter implements Filter {
                 writeProblem(response, UNAVAILABLE_BODY);
             }
         }
+    }
+
+    /** Adds this filter's decision to the request's layers and returns them all. */
+    private static List<HttpAnswers.Layer> layers(HttpServletRequest request, Decision decision, String caller, Active a) {
+        String pk = a.partitionKey && a.headers.draft() ? HttpAnswers.PartitionKeys.of(caller) : null;
+        return HttpAnswers.Layers.of(request::getAttribute, request::setAttribute).add(decision, pk);
     }
 
     private static void writeProblem(HttpServletResponse response, byte[] body) throws IOException {

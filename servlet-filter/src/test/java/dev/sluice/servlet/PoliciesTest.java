@@ -50,8 +50,9 @@ class PoliciesTest {
         try (var running = container.start(app)) {
             assertThat(get(running.uri("/api/x")).statusCode()).isEqualTo(200);
             HttpResponse<String> second = get(running.uri("/api/x"));
-            // The filter that runs last (narrow) writes the headers.
-            assertThat(header(second, "RateLimit")).isEqualTo("\"narrow\";r=0;t=60");
+            // Both layers are listed: wide (5/1m, 2 spent, one back in 12 s), narrow (2/1m, one back in 30 s).
+            assertThat(header(second, "RateLimit")).isEqualTo("\"wide\";r=3;t=12, \"narrow\";r=0;t=30");
+            assertThat(header(second, "RateLimit-Policy")).isEqualTo("\"wide\";q=5;w=60, \"narrow\";q=2;w=60");
             HttpResponse<String> third = get(running.uri("/api/x"));
             assertThat(third.statusCode()).isEqualTo(429);
             assertThat(Http.json(third)).containsEntry("policy", "narrow");

@@ -50,9 +50,10 @@ class ResponseTest {
             HttpResponse<String> both = get(running.uri("/both/x"));
             assertThat(header(both, "RateLimit-Limit")).isEqualTo("5");
             assertThat(header(both, "RateLimit-Remaining")).isEqualTo("3");
-            assertThat(header(both, "RateLimit-Reset")).isEqualTo("24");
+            // two spent: the next of them is back in 12 s (the whole budget in 24 s)
+            assertThat(header(both, "RateLimit-Reset")).isEqualTo("12");
             assertThat(header(both, "RateLimit-Policy")).isEqualTo("\"api.v2\";q=5;w=60");
-            assertThat(header(both, "RateLimit")).startsWith("\"api.v2\";r=3;t=");
+            assertThat(header(both, "RateLimit")).isEqualTo("\"api.v2\";r=3;t=12");
 
             HttpResponse<String> none = get(running.uri("/none/x"));
             assertThat(none.statusCode()).isEqualTo(200);
@@ -101,6 +102,111 @@ class ResponseTest {
             assertThat(header(second, "RateLimit")).startsWith("\"costly\";r=0;");
             // One more unit arrives 20 s after the first request.
             assertThat(header(second, "Retry-After")).isEqualTo("20");
+        }
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("containers")
+    void tIsTheTimeUntilOneMoreUnitAndEqualsRetryAfterOnA429(Container container) throws Exception {
+        TestApp app = new TestApp()
+                .filter("five", "/five/*", "limit", "5/10s", "headers", "both")
+                .filter("window", "/window/*", "limit", "2/1m", "algorithm", "sliding-log", "headers", "draft-10");
+        try (var running = container.start(app)) {
+            HttpResponse<String> third = null;
+            for (int i = 0; i < 3; i++) {
+                third = get(running.uri("/five/x"));
+            }
+            // 3 of 5 spent on a 5/10s bucket: one more unit in 2 s (the whole budget only in 6 s)
+            assertThat(header(third, "RateLimit")).isEqualTo("\"five\";r=2;t=2");
+            assertThat(header(third, "RateLimit-Reset")).isEqualTo("2");
+            get(running.uri("/five/x"));
+            get(running.uri("/five/x"));
+            HttpResponse<String> refused = get(running.uri("/five/x"));
+            assertThat(refused.statusCode()).isEqualTo(429);
+            assertThat(header(refused, "Retry-After")).isEqualTo("2");
+            assertThat(header(refused, "RateLimit")).isEqualTo("\"five\";r=0;t=2");
+            assertThat(header(refused, "RateLimit-Reset")).isEqualTo("2");
+
+            get(running.uri("/window/x"));
+            HttpResponse<String> full = get(running.uri("/window/x"));
+            assertThat(header(full, "RateLimit")).isEqualTo("\"window\";r=0;t=60");
+        }
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("containers")
+    void subSecondPeriodsArePublishedAtTheirRealRate(Container container) throws Exception {
+        TestApp app = new TestApp().filter("fast", "/*", "limit", "20/500ms", "headers", "draft");
+        try (var running = container.start(app)) {
+            assertThat(header(get(running.uri("/x")), "RateLimit-Policy")).isEqualTo("\"fast\";q=40;w=1");
+        }
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("containers")
+    void stackedFiltersListEveryPolicyAndTheLegacyHeadersReportTheBindingOne(Container container) throws Exception {
+        TestApp app = new TestApp()
+                .filter("outer", "/*", "limit", "100/1m", "headers", "both", "algorithm", "fixed-window")
+                .filter("inner", "/api/*", "limit", "2/1m", "headers", "both");
+        try (var running = container.start(app)) {
+            HttpResponse<String> first = get(running.uri("/api/x"));
+            assertThat(first.statusCode()).isEqualTo(200);
+            assertThat(header(first, "RateLimit-Policy")).isEqualTo("\"outer\";q=100;w=60, \"inner\";q=2;w=60");
+            assertThat(header(first, "RateLimit")).matches("\"outer\";r=99;t=\\d+, \"inner\";r=1;t=30");
+            assertThat(header(first, "RateLimit-Limit")).isEqualTo("2");
+            assertThat(header(first, "RateLimit-Remaining")).isEqualTo("1");
+            assertThat(header(first, "RateLimit-Reset")).isEqualTo("30");
+
+            get(running.uri("/api/x"));
+            HttpResponse<String> refused = get(running.uri("/api/x"));
+            assertThat(refused.statusCode()).isEqualTo(429);
+            assertThat(header(refused, "RateLimit")).matches("\"outer\";r=97;t=\\d+, \"inner\";r=0;t=30");
+            assertThat(header(refused, "RateLimit-Limit")).isEqualTo("2");
+            assertThat(header(refused, "RateLimit-Remaining")).isEqualTo("0");
+            assertThat(header(refused, "Retry-After")).isEqualTo("30");
+
+            // only the outer layer applies here
+            HttpResponse<String> outerOnly = get(running.uri("/other"));
+            assertThat(header(outerOnly, "RateLimit")).matches("\"outer\";r=96;t=\\d+");
+            assertThat(header(outerOnly, "RateLimit-Limit")).isEqualTo("100");
+        }
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("containers")
+    void draftRejectionsUseTheQuotaExceededProblemType(Container container) throws Exception {
+        TestApp app = new TestApp()
+                .filter("draft", "/draft/*", "limit", "1/1m", "headers", "draft-10")
+                .filter("legacy", "/legacy/*", "limit", "1/1m");
+        try (var running = container.start(app)) {
+            get(running.uri("/draft/x"));
+            Map<String, Object> draft = Http.json(get(running.uri("/draft/x")));
+            assertThat(draft).containsEntry("type", "https://iana.org/assignments/http-problem-types#quota-exceeded")
+                    .containsEntry("title", "Quota Exceeded").containsEntry("status", 429L);
+            assertThat((Object[]) draft.get("violated-policies")).containsExactly("draft");
+
+            get(running.uri("/legacy/x"));
+            Map<String, Object> legacy = Http.json(get(running.uri("/legacy/x")));
+            assertThat(legacy).containsEntry("type", "about:blank").doesNotContainKey("violated-policies");
+        }
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("containers")
+    void partitionKeyIsAKeyedHashOfTheCallerWhenAskedFor(Container container) throws Exception {
+        TestApp app = new TestApp()
+                .filter("keyed", "/keyed/*", "limit", "5/1m", "headers", "draft", "partition-key", "true",
+                        "key", "header:X-API-Key")
+                .filter("plain", "/plain/*", "limit", "5/1m", "headers", "draft");
+        try (var running = container.start(app)) {
+            HttpResponse<String> alice = get(running.uri("/keyed/x"), "X-API-Key", "alice");
+            String pk = header(alice, "RateLimit").replaceAll(".*;pk=", "");
+            assertThat(pk).matches(":[A-Za-z0-9+/]{16}:");
+            assertThat(header(alice, "RateLimit-Policy")).isEqualTo("\"keyed\";q=5;w=60;pk=" + pk);
+            assertThat(header(get(running.uri("/keyed/x"), "X-API-Key", "alice"), "RateLimit")).endsWith(";pk=" + pk);
+            assertThat(header(get(running.uri("/keyed/x"), "X-API-Key", "bob"), "RateLimit")).doesNotEndWith(pk)
+                    .contains(";pk=:");
+            assertThat(header(get(running.uri("/plain/x")), "RateLimit")).doesNotContain("pk=");
         }
     }
 }
