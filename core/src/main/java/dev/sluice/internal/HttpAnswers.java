@@ -90,9 +90,15 @@ public final class HttpAnswers {
     public static final class Layers {
         private final List<Layer> layers = new ArrayList<>(2);
 
-        /** Adds one layer's decision and returns every layer so far, this one last. */
-        public synchronized List<Layer> add(Decision decision, String partitionKey) {
-            layers.add(new Layer(decision, partitionKey));
+        /**
+         * Adds one layer's decision and returns every layer so far, this one last. A layer whose
+         * {@code headers} is {@code none} publishes nothing, not even to the layers around it: it
+         * is not added.
+         */
+        public synchronized List<Layer> add(Decision decision, String partitionKey, HeaderStyle style) {
+            if (style != HeaderStyle.NONE) {
+                layers.add(new Layer(decision, partitionKey));
+            }
             return List.copyOf(layers);
         }
 

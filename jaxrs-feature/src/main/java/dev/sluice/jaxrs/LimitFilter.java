@@ -59,7 +59,7 @@ final class LimitFilter implements ContainerRequestFilter, ContainerResponseFilt
         switch (decision.outcome()) {
             case ALLOWED, SHADOW_REJECTED -> {
                 // Written on the way out, from every layer known by then.
-                layers(request).add(decision, pk(caller));
+                layers(request).add(decision, pk(caller), headers);
                 request.setProperty(DECISION, Boolean.TRUE);
             }
             case FAILED_OPEN -> {
@@ -70,7 +70,7 @@ final class LimitFilter implements ContainerRequestFilter, ContainerResponseFilt
                         .header("Retry-After", HttpAnswers.retryAfterSeconds(decision))
                         .type(HttpAnswers.PROBLEM_JSON)
                         .entity(HttpAnswers.tooManyRequests(decision, headers));
-                HttpAnswers.writeHeaders(layers(request).add(decision, pk(caller)), headers, answer::header);
+                HttpAnswers.writeHeaders(layers(request).add(decision, pk(caller), headers), headers, answer::header);
                 request.abortWith(answer.build());
             }
             case FAILED_CLOSED -> request.abortWith(Response.status(503)

@@ -383,7 +383,7 @@ public final class RateLimitFilter implements Filter {
     /** Adds this filter's decision to the request's layers and returns them all. */
     private static List<HttpAnswers.Layer> layers(HttpServletRequest request, Decision decision, String caller, Active a) {
         String pk = a.partitionKey && a.headers.draft() ? HttpAnswers.PartitionKeys.of(caller) : null;
-        return HttpAnswers.Layers.of(request::getAttribute, request::setAttribute).add(decision, pk);
+        return HttpAnswers.Layers.of(request::getAttribute, request::setAttribute).add(decision, pk, a.headers);
     }
 
     private static void writeProblem(HttpServletResponse response, byte[] body) throws IOException {

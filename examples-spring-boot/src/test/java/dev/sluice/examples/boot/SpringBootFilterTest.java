@@ -45,6 +45,7 @@ class SpringBootFilterTest {
             assertThat(ok.body()).isEqualTo("results for 'sluice'\n");
             assertThat(ok.headers().firstValue("RateLimit-Limit")).hasValue("5");
             assertThat(ok.headers().firstValue("RateLimit-Remaining")).hasValue(Integer.toString(4 - i));
+            // search-per-ip, the other filter on /search, sends no headers (headers=none): not even in this list.
             assertThat(ok.headers().firstValue("RateLimit-Policy")).hasValue("\"search\";q=5;w=60");
         }
         HttpResponse<String> refused = get(port, "/search?q=sluice", apiKey);
