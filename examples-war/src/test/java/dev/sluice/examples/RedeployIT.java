@@ -72,7 +72,26 @@ import static org.assertj.core.api.Assertions.assertThat;
  * ({@code Hk2RequestScope$Instance}) in that thread's thread-local, pinning that deployment (and,
  * through the connection it names, another) for the thread's life (seen once, on the memory store).
  *
- * <p>{@code -Dredeploy.heapdump=FILE.hprof} writes a heap dump when loaders remain.
+ * <p>What holds a deployment for a while after it is undeployed, by design (heap dump taken
+ * just after the 11th of 12 undeploys on Redis, shortest strong paths from the GC roots, the
+ * referent of a {@code Finalizer} followed):
+ * <ul>
+ *   <li>Every deployment: {@code class java.lang.ref.Finalizer (sticky class) -> static unfinalized
+ *       -> Finalizer.next/prev ... -> referent io.netty.buffer.AdaptivePoolingAllocator -> its class
+ *       -> WebAppClassLoader}. netty 4.2's default allocator (a static of the application's netty)
+ *       has a {@code finalize()}, so an undeployed application's loader goes only after the JVM's
+ *       finalizer thread has run it, at a later collection. {@link #awaitCollected} therefore runs
+ *       the pending finalizers ({@code System.runFinalization()}) after each {@code System.gc()}
+ *       instead of leaving them to the finalizer thread's turn; nothing is counted away.
+ *   <li>The one just undeployed: {@code Thread "globalEventExecutor-2-2" (a live thread) -> its class
+ *       io.netty.util.concurrent.FastThreadLocalThread -> WebAppClassLoader}: the application's own
+ *       netty {@code GlobalEventExecutor} thread, which ends by itself about a second after its last
+ *       task; {@link #awaitNoNewThreads} waits for it before the loaders are counted.
+ * </ul>
+ * The intermittent failure (1 of 20 loaders still reachable after ~20 s on Redis) was not
+ * reproduced while these were found, so its path is not known yet; when it fails, the test prints
+ * which deployments' loaders survived and every thread with its context class loader, and
+ * {@code -Dredeploy.heapdump=FILE.hprof} writes a heap dump.
  */
 class RedeployIT {
 
@@ -139,6 +158,9 @@ class RedeployIT {
             connector.getConnectedEndPoints().forEach(EndPoint::close);
             forgetTheLastLinkedRecord();
             long alive = awaitCollected(loaders);
+            if (alive > 0) {
+                describeSurvivors(loaders);
+            }
             if (alive > 0 && System.getProperty("redeploy.heapdump") != null) {
                 ManagementFactory.getPlatformMXBean(com.sun.management.HotSpotDiagnosticMXBean.class)
                         .dumpHeap(System.getProperty("redeploy.heapdump"), true);
@@ -219,11 +241,43 @@ class RedeployIT {
         return extra;
     }
 
+    /**
+     * Prints which deployments' loaders survived, and every live thread with its state, its context
+     * class loader (naming the deployment if it is one of them) and the top of its stack: the
+     * first thing to read when this test fails, before the heap dump.
+     */
+    private static void describeSurvivors(List<WeakReference<ClassLoader>> loaders) {
+        for (int i = 0; i < loaders.size(); i++) {
+            ClassLoader loader = loaders.get(i).get();
+            if (loader != null) {
+                System.out.println("RedeployIT: loader of deployment #" + i + " still reachable: " + loader);
+            }
+        }
+        Thread.getAllStackTraces().forEach((t, stack) -> {
+            ClassLoader ccl = t.getContextClassLoader();
+            int index = -1;
+            for (int i = 0; i < loaders.size(); i++) {
+                if (ccl != null && loaders.get(i).get() == ccl) {
+                    index = i;
+                }
+            }
+            System.out.println("RedeployIT: thread '" + t.getName() + "' " + t.getClass().getName() + " " + t.getState()
+                    + (t.isDaemon() ? " daemon" : "") + " ccl=" + (index >= 0 ? "WEBAPP#" + index : String.valueOf(ccl)));
+            for (int f = 0; f < Math.min(6, stack.length); f++) {
+                System.out.println("RedeployIT:     at " + stack[f]);
+            }
+        });
+        System.out.flush();
+    }
+
     /** How many of the class loaders are still reachable after garbage collection (up to ~20 s). */
     private static long awaitCollected(List<WeakReference<ClassLoader>> loaders) throws InterruptedException {
         long alive = loaders.size();
         for (int i = 0; i < 40 && alive > 0; i++) {
             System.gc();
+            // An undeployed application's netty allocators are finalizable (see the class comment):
+            // its loader can go only after their finalizers ran, and at the next collection.
+            System.runFinalization();
             Thread.sleep(500);
             alive = loaders.stream().filter(ref -> ref.get() != null).count();
         }
