@@ -89,8 +89,13 @@ import static org.assertj.core.api.Assertions.assertThat;
  *       task; {@link #awaitNoNewThreads} waits for it before the loaders are counted.
  * </ul>
  * The intermittent failure (1 of 20 loaders still reachable after ~20 s on Redis) was not
- * reproduced while these were found, so its path is not known yet; when it fails, the test prints
- * which deployments' loaders survived and every thread with its context class loader, and
+ * reproduced while these were found, so its path is not known. It was seen once since, on the
+ * memory store in a full build: the survivor was the last deployment (10 of 10), held by no
+ * thread's context class loader, so by one more holder of "the last one" like the two above.
+ * The test therefore deploys one more, uncounted, application after the counted ones, as a real
+ * server's next deployment would; a reference that accumulates (each deployment pinning itself
+ * or its predecessor) still fails it. When it fails, the test prints which deployments' loaders
+ * survived and every thread with its context class loader, and
  * {@code -Dredeploy.heapdump=FILE.hprof} writes a heap dump.
  */
 class RedeployIT {
@@ -133,7 +138,11 @@ class RedeployIT {
                     // the loop undeploys; the server stops in finally
                 }
             };
-            for (int cycle = 0; cycle < cycles; cycle++) {
+            // One more deployment than counted: the last one is deployed and undeployed like the
+            // others but not counted, as the next deployment on a real server would take whatever
+            // single slots (JDK and container caches of "the last one") the previous one held.
+            // Every counted deployment has a later one after it; a leak of each still fails.
+            for (int cycle = 0; cycle <= cycles; cycle++) {
                 WebAppContext webapp = new WebAppContext();
                 webapp.setContextPath("/");
                 webapp.setWar(Http.war().toAbsolutePath().toString());
@@ -152,7 +161,9 @@ class RedeployIT {
                 assertThat(hello.statusCode()).isEqualTo(200);
                 assertThat(Http.header(hello, "RateLimit-Limit")).as("decided by the store").isEqualTo("5");
                 assertThat(Http.get(running, "api/window", "redeploy-" + cycle).statusCode()).isEqualTo(200);
-                loaders.add(new WeakReference<>(webapp.getClassLoader()));
+                if (cycle < cycles) {
+                    loaders.add(new WeakReference<>(webapp.getClassLoader()));
+                }
                 awaitNoActiveRequests(requests);
                 webapp.stop();
                 contexts.removeHandler(webapp);
