@@ -1,5 +1,6 @@
 package dev.sluice;
 
+import dev.sluice.internal.Durations;
 import dev.sluice.internal.Units;
 
 import java.time.Duration;
@@ -79,7 +80,7 @@ public record Limit(String policy, Algorithm algorithm, long count, Duration per
      * @throws IllegalArgumentException if the policy or the limit is malformed
      */
     public static Limit of(String policy, String limit) {
-        SluiceConfig.Rate parsed = SluiceConfig.parseRate(limit);
+        Durations.Rate parsed = Durations.parseRate(limit);
         return new Limit(policy, Algorithm.TOKEN_BUCKET, parsed.count(), parsed.period(), parsed.count(), 1);
     }
 
@@ -126,7 +127,7 @@ public record Limit(String policy, Algorithm algorithm, long count, Duration per
     /** The configuration form, e.g. {@code api: token-bucket 10/1s burst 20 cost 1}. */
     @Override
     public String toString() {
-        return policy + ": " + algorithm.configName() + " " + count + "/" + SluiceConfig.formatDuration(period)
+        return policy + ": " + algorithm.configName() + " " + count + "/" + Durations.formatDuration(period)
                 + (algorithm.hasBurst() ? " burst " + burst : "") + " cost " + cost;
     }
 }

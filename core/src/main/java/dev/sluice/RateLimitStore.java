@@ -7,9 +7,10 @@ import java.util.concurrent.CompletionStage;
  * Where the counting state lives: the service provider interface behind {@link RateLimiter}.
  *
  * <p>Sluice ships two: {@link dev.sluice.memory.MemoryStore} (one JVM) and
- * {@link dev.sluice.redis.RedisStore} (many JVMs sharing one Redis, one atomic script per
- * decision). Both give identical decisions for identical inputs; the conformance suite holds them
- * to it. An implementation must:
+ * {@code dev.sluice.redis.RedisStore} in {@code sluice-redis} (many JVMs sharing one Redis, one
+ * atomic script per decision). Both give identical decisions for identical inputs: both run the
+ * store contract ({@code RateLimitStoreContract} in core's test jar). An application's
+ * {@code store} setting finds its store through a {@link StoreProvider}. An implementation must:
  *
  * <ul>
  *   <li>decide all limits together, atomically: consume each limit's {@link Limit#cost()} from

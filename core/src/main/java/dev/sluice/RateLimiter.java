@@ -1,5 +1,6 @@
 package dev.sluice;
 
+import dev.sluice.internal.Durations;
 import dev.sluice.internal.Timeouts;
 import dev.sluice.memory.MemoryStore;
 import org.slf4j.Logger;
@@ -301,7 +302,7 @@ public final class RateLimiter {
                     + e.getCause(), e.getCause());
         } catch (TimeoutException e) {
             throw new IllegalStateException("could not reset caller state for policies " + policies()
-                    + " within " + SluiceConfig.formatDuration(timeout), e);
+                    + " within " + Durations.formatDuration(timeout), e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted while resetting caller state for policies " + policies(), e);
@@ -362,7 +363,7 @@ public final class RateLimiter {
     @Override
     public String toString() {
         return "RateLimiter" + limits + " failure-mode " + failureMode.configName() + " timeout "
-                + SluiceConfig.formatDuration(timeout) + (shadow ? " shadow" : "");
+                + Durations.formatDuration(timeout) + (shadow ? " shadow" : "");
     }
 
     /** Collects the limits and settings of a {@link RateLimiter}; validates in {@link #build()}. */
@@ -370,7 +371,7 @@ public final class RateLimiter {
         private final List<Limit> limits = new ArrayList<>();
         private RateLimitStore store;
         private FailureMode failureMode = FailureMode.OPEN;
-        private Duration timeout = SluiceConfig.DEFAULT_TIMEOUT;
+        private Duration timeout = Durations.DEFAULT_TIMEOUT;
         private boolean shadow;
         private DecisionListener listener;
         private Executor executor = DEFAULT_EXECUTOR;
@@ -434,7 +435,7 @@ public final class RateLimiter {
 
         /** The longest a decision may wait on the store, from 1 ms to 1 minute; default 100 ms. */
         public Builder timeout(Duration timeout) {
-            this.timeout = SluiceConfig.checkTimeout(timeout);
+            this.timeout = Durations.checkTimeout(timeout);
             return this;
         }
 

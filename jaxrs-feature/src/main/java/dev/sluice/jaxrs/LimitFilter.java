@@ -2,10 +2,10 @@ package dev.sluice.jaxrs;
 
 import dev.sluice.Decision;
 import dev.sluice.RateLimiter;
-import dev.sluice.SluiceConfig.HeaderStyle;
-import dev.sluice.internal.CallerResolver;
-import dev.sluice.internal.HttpAnswers;
-import dev.sluice.internal.RequestView;
+import dev.sluice.web.SluiceConfig.HeaderStyle;
+import dev.sluice.web.CallerResolver;
+import dev.sluice.web.HttpAnswers;
+import dev.sluice.web.RequestView;
 import jakarta.ws.rs.container.ContainerRequestContext;
 import jakarta.ws.rs.container.ContainerRequestFilter;
 import jakarta.ws.rs.container.ContainerResponseContext;

@@ -2,8 +2,8 @@ package dev.sluice.jaxrs;
 
 import dev.sluice.FailureMode;
 import dev.sluice.Limit;
-import dev.sluice.SluiceConfig;
-import dev.sluice.SluiceConfig.KeySource;
+import dev.sluice.web.SluiceConfig;
+import dev.sluice.web.SluiceConfig.KeySource;
 import jakarta.ws.rs.HttpMethod;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;

@@ -5,7 +5,7 @@
  * <p>The public surface is those two types ({@link dev.sluice.jaxrs.ServletClientAddress} is public
  * only because JAX-RS requires providers registered by class to be). The annotation's attributes and the application's
  * {@code sluice.*} properties are Sluice's one configuration vocabulary, parsed by
- * {@link dev.sluice.SluiceConfig}; the HTTP answers (headers, {@code Retry-After}, problem bodies)
+ * {@link dev.sluice.web.SluiceConfig}; the HTTP answers (headers, {@code Retry-After}, problem bodies)
  * and key resolution are shared with the servlet filter, so both adapters behave alike.
  */
 package dev.sluice.jaxrs;

@@ -2,7 +2,7 @@ package dev.sluice.javax;
 
 import dev.sluice.Limit;
 import dev.sluice.RateLimiter;
-import dev.sluice.SluiceConfig;
+import dev.sluice.web.SluiceConfig;
 import dev.sluice.servlet.RateLimitFilter;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;

@@ -1,6 +1,6 @@
 package dev.sluice.servlet;
 
-import dev.sluice.internal.RequestView;
+import dev.sluice.web.RequestView;
 import jakarta.servlet.http.HttpServletRequest;
 
 import java.security.Principal;

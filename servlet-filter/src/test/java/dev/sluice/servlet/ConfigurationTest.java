@@ -3,7 +3,7 @@ package dev.sluice.servlet;
 import dev.sluice.Decision;
 import dev.sluice.Limit;
 import dev.sluice.RateLimiter;
-import dev.sluice.SluiceConfig;
+import dev.sluice.web.SluiceConfig;
 import dev.sluice.memory.MemoryStore;
 import jakarta.servlet.ServletException;
 import org.junit.jupiter.api.Test;

@@ -1,6 +1,11 @@
-package dev.sluice;
+package dev.sluice.web;
 
-import dev.sluice.internal.Cidr;
+import dev.sluice.Algorithm;
+import dev.sluice.FailureMode;
+import dev.sluice.Limit;
+import dev.sluice.internal.Durations;
+import dev.sluice.internal.StoreProviders;
+
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -73,12 +78,10 @@ public record SluiceConfig(Limit limit, List<KeySource> key, String store, Failu
             "failure-mode", "timeout", "headers", "trusted-proxies", "forwarded-header", "ipv6-prefix", "mode",
             "metrics", "partition-key");
     /** The default {@code timeout}. */
-    public static final Duration DEFAULT_TIMEOUT = Duration.ofMillis(100);
+    public static final Duration DEFAULT_TIMEOUT = Durations.DEFAULT_TIMEOUT;
     /** The default {@code ipv6-prefix}: a /64, the smallest network an IPv6 client is normally given. */
     public static final int DEFAULT_IPV6_PREFIX = 64;
 
-    private static final Pattern RATE = Pattern.compile("(\\d{1,18})\\s*/\\s*(\\d{0,18})\\s*(ms|s|m|h|d)");
-    private static final Pattern DURATION = Pattern.compile("(\\d{1,18})\\s*(ms|s|m|h|d)");
     private static final Pattern HEADER_NAME = Pattern.compile("[!#$%&'*+.^_`|~0-9A-Za-z-]+");
     private static final Pattern PARAM_NAME = Pattern.compile("[^\\s,]+");
 
@@ -91,7 +94,7 @@ public record SluiceConfig(Limit limit, List<KeySource> key, String store, Failu
         }
         Objects.requireNonNull(store, "store");
         Objects.requireNonNull(failureMode, "failureMode");
-        checkTimeout(timeout);
+        Durations.checkTimeout(timeout);
         Objects.requireNonNull(headers, "headers");
         trustedProxies = List.copyOf(trustedProxies);
         Objects.requireNonNull(forwardedHeader, "forwardedHeader");
@@ -116,9 +119,6 @@ public record SluiceConfig(Limit limit, List<KeySource> key, String store, Failu
                 DEFAULT_IPV6_PREFIX, shadow, metrics, false);
     }
 
-    /** A count per period, as written in {@code limit}. */
-    public record Rate(long count, Duration period) {
-    }
 
     /**
      * Which rate-limit headers responses carry. The draft form names its revision
@@ -236,7 +236,7 @@ public record SluiceConfig(Limit limit, List<KeySource> key, String store, Failu
         if (limitValue == null) {
             throw new IllegalArgumentException("'limit' is required, e.g. 100/1m");
         }
-        Rate rate = parseRate(limitValue);
+        Durations.Rate rate = parseRate(limitValue);
         String policy = present(lookup.apply("policy"));
         Algorithm algorithm = orDefault(lookup, "algorithm", Algorithm::fromConfigName, Algorithm.TOKEN_BUCKET);
         Long burst = orDefault(lookup, "burst", v -> parsePositive("burst", v), null);
@@ -291,85 +291,13 @@ public record SluiceConfig(Limit limit, List<KeySource> key, String store, Failu
     }
 
     /** Parses {@code <count>/<period>}, such as {@code 10/s}, {@code 100/1m} or {@code 20/500ms}. */
-    public static Rate parseRate(String value) {
-        Matcher m = value == null ? null : RATE.matcher(value.trim());
-        if (m == null || !m.matches()) {
-            throw new IllegalArgumentException("'limit' must look like <count>/<period> (e.g. 100/1m), got '" + value + "'");
-        }
-        long count = Long.parseLong(m.group(1));
-        long amount = m.group(2).isEmpty() ? 1 : Long.parseLong(m.group(2));
-        if (count < 1 || amount < 1) {
-            throw new IllegalArgumentException("'limit' must have a count and a period of at least 1 (e.g. 100/1m), got '"
-                    + value + "'");
-        }
-        return new Rate(count, toDuration("limit", value, amount, m.group(3)));
-    }
-
-    /**
-     * Parses a duration such as {@code 50ms}, {@code 2s}, {@code 1m}, {@code 1h} or {@code 1d}.
-     *
-     * @param parameter the parameter named in an error
-     */
-    public static Duration parseDuration(String parameter, String value) {
-        Matcher m = value == null ? null : DURATION.matcher(value.trim());
-        if (m == null || !m.matches()) {
-            throw new IllegalArgumentException("'" + parameter + "' must look like <amount><unit> with unit ms, s, m, h "
-                    + "or d (e.g. 50ms), got '" + value + "'");
-        }
-        return toDuration(parameter, value, Long.parseLong(m.group(1)), m.group(2));
-    }
-
-    private static Duration toDuration(String parameter, String raw, long amount, String unit) {
-        try {
-            return switch (unit) {
-                case "ms" -> Duration.ofMillis(amount);
-                case "s" -> Duration.ofSeconds(amount);
-                case "m" -> Duration.ofMinutes(amount);
-                case "h" -> Duration.ofHours(amount);
-                default -> Duration.ofDays(amount);
-            };
-        } catch (ArithmeticException e) {
-            throw new IllegalArgumentException("'" + parameter + "' is too long, got '" + raw + "'");
-        }
-    }
-
-    /** Writes a duration in the vocabulary's syntax, in the largest exact unit: {@code 1m}, {@code 500ms}. */
-    public static String formatDuration(Duration d) {
-        long nanos = d.toNanosPart();
-        long seconds = d.getSeconds();
-        if (nanos % 1_000_000 != 0) {
-            return (seconds * 1_000_000 + nanos / 1_000) + "us";
-        }
-        if (nanos != 0 || seconds == 0) {
-            return d.toMillis() + "ms";
-        }
-        if (seconds % 86_400 == 0) {
-            return seconds / 86_400 + "d";
-        }
-        if (seconds % 3_600 == 0) {
-            return seconds / 3_600 + "h";
-        }
-        if (seconds % 60 == 0) {
-            return seconds / 60 + "m";
-        }
-        return seconds + "s";
-    }
-
-    /** Throws unless {@code timeout} is between 1 ms and 1 minute. */
-    public static Duration checkTimeout(Duration timeout) {
-        return checkTimeout(timeout, timeout == null ? null : formatDuration(timeout));
+    public static Durations.Rate parseRate(String value) {
+        return Durations.parseRate(value);
     }
 
     /** Parses a {@code timeout}: a duration from 1 ms to 1 minute, such as {@code 50ms}. */
     public static Duration parseTimeout(String value) {
-        return checkTimeout(parseDuration("timeout", value), value);
-    }
-
-    private static Duration checkTimeout(Duration timeout, String raw) {
-        if (timeout == null || timeout.compareTo(Duration.ofMillis(1)) < 0 || timeout.compareTo(Duration.ofMinutes(1)) > 0) {
-            throw new IllegalArgumentException("'timeout' must be between 1ms and 1m, got '" + raw + "'");
-        }
-        return timeout;
+        return Durations.parseTimeout(value);
     }
 
     /** Parses a comma-separated list of key sources: {@code header:X-API-Key,principal,param:key,ip}. */
@@ -415,18 +343,8 @@ public record SluiceConfig(Limit limit, List<KeySource> key, String store, Failu
      */
     public static String parseStore(String value) {
         String trimmed = value.trim();
-        if (trimmed.equals("memory")) {
-            return trimmed;
-        }
-        if (trimmed.startsWith("redisson:") && trimmed.length() > "redisson:".length()) {
-            return trimmed;
-        }
-        if (trimmed.matches("rediss?://([^@/\\s]*@)?[^:/\\s]+(:\\d{1,5})?(/\\d{1,2})?/?")) {
-            dev.sluice.redis.RedisStore.config(trimmed); // the port's and the database's ranges
-            return trimmed;
-        }
-        throw new IllegalArgumentException("'store' must be memory, redis://host:port[/db], rediss://host:port[/db] "
-                + "or redisson:PATH, got '" + value + "'");
+        StoreProviders.forStore(trimmed);
+        return trimmed;
     }
 
     /** Parses comma-separated CIDRs or addresses, such as {@code 10.0.0.0/8, ::1}; returns them normalised. */

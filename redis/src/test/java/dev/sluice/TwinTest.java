@@ -2,6 +2,7 @@ package dev.sluice;
 
 import dev.sluice.redis.RedisStore;
 import dev.sluice.testing.ManualClock;
+import dev.sluice.testing.RateLimitStoreContract;
 import dev.sluice.testing.Stores;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -132,7 +133,7 @@ class TwinTest {
             for (Decision.Quota quota : decision.outcome() == Decision.Outcome.UNSATISFIABLE ? List.<Decision.Quota>of()
                     : decision.quotas()) {
                 String where = "seed " + seed + " step " + step + " " + quota.limit();
-                ConformanceTest.assertWithinTheLimit(new Decision(decision.outcome(), List.of(quota), quota.retryAfter()),
+                RateLimitStoreContract.assertWithinTheLimit(new Decision(decision.outcome(), List.of(quota), quota.retryAfter()),
                         quota.limit(), where);
                 if (!quota.allowed() && (cost == 0 ? quota.limit().cost() : cost) == 1) {
                     assertThat(quota.nextUnit()).as(where + ": the next unit of a limit refusing one unit")

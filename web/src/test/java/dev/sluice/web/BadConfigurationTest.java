@@ -1,4 +1,9 @@
-package dev.sluice;
+package dev.sluice.web;
+
+import dev.sluice.Algorithm;
+import dev.sluice.FailureMode;
+import dev.sluice.Limit;
+import dev.sluice.RateLimiter;
 
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -107,8 +112,8 @@ class BadConfigurationTest {
         assertThat(config.timeout()).isEqualTo(Duration.ofMillis(50));
         assertThat(config.failureMode()).isEqualTo(FailureMode.OPEN);
         assertThat(config.headers()).isEqualTo(SluiceConfig.HeaderStyle.BOTH);
-        assertThat(SluiceConfig.parseRate("10/s")).isEqualTo(new SluiceConfig.Rate(10, Duration.ofSeconds(1)));
-        assertThat(SluiceConfig.parseRate("1000/1d")).isEqualTo(new SluiceConfig.Rate(1000, Duration.ofDays(1)));
+        assertThat(SluiceConfig.parseRate("10/s")).isEqualTo(new dev.sluice.internal.Durations.Rate(10, Duration.ofSeconds(1)));
+        assertThat(SluiceConfig.parseRate("1000/1d")).isEqualTo(new dev.sluice.internal.Durations.Rate(1000, Duration.ofDays(1)));
         assertThat(Limit.of("x", "5000/1h")).hasToString("x: token-bucket 5000/1h burst 5000 cost 1");
     }
 

@@ -1,4 +1,4 @@
-package dev.sluice.internal;
+package dev.sluice.web;
 
 import dev.sluice.RateLimitStore;
 import dev.sluice.redis.RedisStore;

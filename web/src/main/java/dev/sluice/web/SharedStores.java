@@ -1,8 +1,8 @@
-package dev.sluice.internal;
+package dev.sluice.web;
 
 import dev.sluice.RateLimitStore;
-import dev.sluice.memory.MemoryStore;
-import dev.sluice.redis.RedisStore;
+import dev.sluice.internal.StoreProviders;
+import dev.sluice.internal.Timeouts;
 
 import java.util.HashMap;
 import java.util.Map;
@@ -48,7 +48,7 @@ public final class SharedStores {
     public synchronized RateLimitStore acquire(String store) {
         Entry entry = stores.get(store);
         if (entry == null) {
-            entry = new Entry(store.equals("memory") ? MemoryStore.create() : RedisStore.connect(store));
+            entry = new Entry(StoreProviders.forStore(store).open(store));
             stores.put(store, entry);
         }
         entry.users++;

@@ -1,8 +1,8 @@
-package dev.sluice.internal;
+package dev.sluice.web;
 
 import dev.sluice.Decision;
 import dev.sluice.Limit;
-import dev.sluice.SluiceConfig.HeaderStyle;
+import dev.sluice.web.SluiceConfig.HeaderStyle;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;

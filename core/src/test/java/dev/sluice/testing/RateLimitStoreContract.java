@@ -1,7 +1,12 @@
-package dev.sluice;
+package dev.sluice.testing;
 
-import dev.sluice.testing.ManualClock;
-import dev.sluice.testing.Stores;
+import dev.sluice.Algorithm;
+import dev.sluice.Decision;
+import dev.sluice.Limit;
+import dev.sluice.RateLimitStore;
+import dev.sluice.RateLimiter;
+import dev.sluice.TimeSource;
+
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -20,21 +25,40 @@ import static dev.sluice.Algorithm.TOKEN_BUCKET;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The conformance suite: every algorithm on both stores, through the same injected-time
- * scenarios, with the exact decision each must give. Both stores must meet the same table, so
- * they give identical decisions; {@link TwinTest} adds random traces.
+ * The store contract: every algorithm through the same injected-time scenarios, with the exact
+ * decision each must give. Every store meets the same table, so stores give identical decisions;
+ * the in-memory store runs it in {@code sluice-core}, the Redis store in {@code sluice-redis}, and
+ * a third-party store can run it from core's test jar by naming how to build itself:
+ *
+ * <pre>{@code
+ * class MyStoreContractTest extends RateLimitStoreContract {
+ *     protected RateLimitStore newStore(TimeSource time) { return MyStore.reading(time); }
+ * }
+ * }</pre>
  *
  * <p>Times are in seconds from a start aligned to every window, with long periods (100 s) so that
  * real-time TTLs in Redis never expire a key in the middle of a scenario.
  */
-class ConformanceTest {
+public abstract class RateLimitStoreContract {
 
-    static Stream<Arguments> everyAlgorithmOnEveryStore() {
+    /**
+     * The timeout of suites that test decisions rather than deadlines: long enough that a busy
+     * two-core CI machine never turns a slow answer into a failure decision.
+     */
+    public static final Duration PATIENT = Duration.ofSeconds(20);
+
+    /** A new store that reads {@code time} instead of its own clock. */
+    protected abstract RateLimitStore newStore(TimeSource time);
+
+    private String storeName() {
+        return getClass().getSimpleName();
+    }
+
+
+    static Stream<Arguments> everyAlgorithm() {
         List<Arguments> cases = new ArrayList<>();
         for (Algorithm algorithm : Algorithm.values()) {
-            for (Stores store : Stores.values()) {
-                cases.add(Arguments.of(algorithm, store));
-            }
+            cases.add(Arguments.of(algorithm));
         }
         return cases.stream();
     }
@@ -51,16 +75,16 @@ class ConformanceTest {
         return new Step(at, 0, false, remaining, reset, retry);
     }
 
-    private static void play(Algorithm algorithm, Stores store, Limit limit, List<Step> steps) {
+    private void play(Algorithm algorithm, Limit limit, List<Step> steps) {
         ManualClock clock = new ManualClock();
         long start = clock.nowMicros();
-        RateLimiter limiter = RateLimiter.builder().limit(limit.withAlgorithm(algorithm)).store(store.create(clock)).timeout(Stores.PATIENT).build();
+        RateLimiter limiter = RateLimiter.builder().limit(limit.withAlgorithm(algorithm)).store(newStore(clock)).timeout(PATIENT).build();
         String caller = "conf-" + UUID.randomUUID();
         int i = 0;
         for (Step step : steps) {
             clock.set(start + Math.round(step.at * 1_000_000));
             Decision d = step.cost == 0 ? limiter.decide(caller) : limiter.decide(caller, step.cost);
-            String where = algorithm + " on " + store + ", step " + i++ + " at " + step.at + "s";
+            String where = algorithm + " on " + storeName() + ", step " + i++ + " at " + step.at + "s";
             assertThat(d.allowed()).as(where + ": allowed").isEqualTo(step.allowed);
             assertThat(d.remaining()).as(where + ": remaining").isEqualTo(step.remaining);
             assertThat(d.reset()).as(where + ": reset").isEqualTo(seconds(step.reset));
@@ -72,13 +96,13 @@ class ConformanceTest {
         }
     }
 
-    @ParameterizedTest(name = "{0} on {1}")
-    @MethodSource("everyAlgorithmOnEveryStore")
-    void nextUnitIsWhenOneMoreUnitIsGranted(Algorithm algorithm, Stores store) {
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("everyAlgorithm")
+    void nextUnitIsWhenOneMoreUnitIsGranted(Algorithm algorithm) {
         ManualClock clock = new ManualClock();
         long start = clock.nowMicros();
-        RateLimiter limiter = RateLimiter.builder().limit(FIVE.withAlgorithm(algorithm)).store(store.create(clock))
-                .timeout(Stores.PATIENT).build();
+        RateLimiter limiter = RateLimiter.builder().limit(FIVE.withAlgorithm(algorithm)).store(newStore(clock))
+                .timeout(PATIENT).build();
         String caller = "next-" + UUID.randomUUID();
         // three requests at 0 s, one at 30 s; the time until one more unit after each
         double[] expected = switch (algorithm) {
@@ -96,7 +120,7 @@ class ConformanceTest {
             clock.set(start + Math.round(at[i] * 1_000_000));
             Decision d = limiter.decide(caller);
             assertThat(d.allowed()).isTrue();
-            assertThat(d.binding().nextUnit()).as(algorithm + " on " + store + ", request " + i)
+            assertThat(d.binding().nextUnit()).as(algorithm + " on " + storeName() + ", request " + i)
                     .isEqualTo(seconds(expected[i]));
         }
     }
@@ -114,18 +138,18 @@ class ConformanceTest {
      * would. Beyond the exact decisions, every answer must be one the phase's limit could give:
      * remaining within [0, capacity], reset and retry never longer than its full restore.
      */
-    private static void playChanges(Algorithm algorithm, Stores store, List<Phase> phases) {
+    private void playChanges(Algorithm algorithm, List<Phase> phases) {
         ManualClock clock = new ManualClock();
         long start = clock.nowMicros();
-        RateLimitStore shared = store.create(clock);
+        RateLimitStore shared = newStore(clock);
         String caller = "change-" + UUID.randomUUID();
         int i = 0;
         for (Phase phase : phases) {
             Limit limit = phase.limit.withAlgorithm(algorithm);
-            RateLimiter limiter = RateLimiter.builder().limit(limit).store(shared).timeout(Stores.PATIENT).build();
+            RateLimiter limiter = RateLimiter.builder().limit(limit).store(shared).timeout(PATIENT).build();
             for (Step step : phase.steps) {
                 clock.set(start + Math.round(step.at * 1_000_000));
-                String where = algorithm + " on " + store + ", step " + i++ + " at " + step.at + "s under " + limit;
+                String where = algorithm + " on " + storeName() + ", step " + i++ + " at " + step.at + "s under " + limit;
                 Decision d = step.cost == 0 ? limiter.decide(caller) : limiter.decide(caller, step.cost);
                 assertThat(d.storeFailed()).as(where + ": store failed").isFalse();
                 assertThat(d.allowed()).as(where + ": allowed").isEqualTo(step.allowed);
@@ -146,7 +170,7 @@ class ConformanceTest {
      * next unit is to come exactly when the budget is not whole, and never later than the whole
      * budget's restore.
      */
-    static void assertWithinTheLimit(Decision d, Limit limit, String where) {
+    public static void assertWithinTheLimit(Decision d, Limit limit, String where) {
         for (Decision.Quota q : d.quotas()) {
             assertThat(q.remaining()).as(where + ": remaining").isBetween(0L, q.limit().capacity());
             assertThat(q.reset()).as(where + ": reset").isBetween(Duration.ZERO, fullRestore(q.limit()));
@@ -159,7 +183,7 @@ class ConformanceTest {
     }
 
     /** The longest time a limit can need to restore its whole budget, from any state. */
-    static Duration fullRestore(Limit limit) {
+    public static Duration fullRestore(Limit limit) {
         return switch (limit.algorithm()) {
             // burst tokens at count per period, rounded up to whole microseconds
             case TOKEN_BUCKET, GCRA -> Duration.ofNanos(
@@ -175,9 +199,9 @@ class ConformanceTest {
 
     private static final Limit FIVE = Limit.of("conformance", 5, Duration.ofSeconds(100));
 
-    @ParameterizedTest(name = "{0} on {1}")
-    @MethodSource("everyAlgorithmOnEveryStore")
-    void burstThenSteadyRate(Algorithm algorithm, Stores store) {
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("everyAlgorithm")
+    void burstThenSteadyRate(Algorithm algorithm) {
         List<Step> steps = switch (algorithm) {
             case TOKEN_BUCKET, GCRA -> List.of(
                     ok(0, 4, 20), ok(0, 3, 40), ok(0, 2, 60), ok(0, 1, 80), ok(0, 0, 100),
@@ -210,14 +234,14 @@ class ConformanceTest {
                     no(40, 0, 60, 60),
                     ok(140, 4, 100));
         };
-        play(algorithm, store, FIVE, steps);
+        play(algorithm, FIVE, steps);
     }
 
-    @ParameterizedTest(name = "{0} on {1}")
-    @MethodSource("everyAlgorithmOnEveryStore")
-    void boundaryBurstIsTwiceTheLimitOnlyForTheFixedWindow(Algorithm algorithm, Stores store) {
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("everyAlgorithm")
+    void boundaryBurstIsTwiceTheLimitOnlyForTheFixedWindow(Algorithm algorithm) {
         ManualClock clock = new ManualClock();
-        RateLimiter limiter = RateLimiter.builder().limit(FIVE.withAlgorithm(algorithm)).store(store.create(clock)).timeout(Stores.PATIENT).build();
+        RateLimiter limiter = RateLimiter.builder().limit(FIVE.withAlgorithm(algorithm)).store(newStore(clock)).timeout(PATIENT).build();
         String caller = "edge-" + UUID.randomUUID();
         clock.advance(Duration.ofSeconds(90)); // the last tenth of the first window
         int first = admitted(limiter, caller, 5);
@@ -237,9 +261,9 @@ class ConformanceTest {
         return admitted;
     }
 
-    @ParameterizedTest(name = "{0} on {1}")
-    @MethodSource("everyAlgorithmOnEveryStore")
-    void costAboveOne(Algorithm algorithm, Stores store) {
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("everyAlgorithm")
+    void costAboveOne(Algorithm algorithm) {
         Limit ten = Limit.of("cost", 10, Duration.ofSeconds(100)).withCost(4);
         List<Step> steps = switch (algorithm) {
             case TOKEN_BUCKET, GCRA -> List.of(ok(0, 6, 40), ok(0, 2, 80), no(0, 2, 80, 20), ok(20, 0, 100));
@@ -248,14 +272,14 @@ class ConformanceTest {
             case SLIDING_WINDOW -> List.of(ok(0, 6, 100), ok(0, 2, 100), no(0, 2, 100, 125), no(20, 2, 80, 105));
             case SLIDING_LOG -> List.of(ok(0, 6, 100), ok(0, 2, 100), no(0, 2, 100, 100), no(20, 2, 80, 80));
         };
-        play(algorithm, store, ten, steps);
+        play(algorithm, ten, steps);
     }
 
-    @ParameterizedTest(name = "{0} on {1}")
-    @MethodSource("everyAlgorithmOnEveryStore")
-    void costAboveWhatThePolicyCanEverGrantIsRefusedAndConsumesNothing(Algorithm algorithm, Stores store) {
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("everyAlgorithm")
+    void costAboveWhatThePolicyCanEverGrantIsRefusedAndConsumesNothing(Algorithm algorithm) {
         ManualClock clock = new ManualClock();
-        RateLimiter limiter = RateLimiter.builder().limit(FIVE.withAlgorithm(algorithm)).store(store.create(clock)).timeout(Stores.PATIENT).build();
+        RateLimiter limiter = RateLimiter.builder().limit(FIVE.withAlgorithm(algorithm)).store(newStore(clock)).timeout(PATIENT).build();
         String caller = "never-" + UUID.randomUUID();
         assertThat(limiter.decide(caller).remaining()).isEqualTo(4);
 
@@ -270,23 +294,23 @@ class ConformanceTest {
         assertThat(next.reset()).isEqualTo(Duration.ofSeconds(algorithm.hasBurst() ? 40 : 100));
     }
 
-    @ParameterizedTest(name = "{0} on {1}")
-    @MethodSource("everyAlgorithmOnEveryStore")
-    void aYearIdleRestoresTheWholeBudget(Algorithm algorithm, Stores store) {
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("everyAlgorithm")
+    void aYearIdleRestoresTheWholeBudget(Algorithm algorithm) {
         double year = 366 * 86_400;
         double reset = algorithm.hasBurst() ? 20 : 100;
-        play(algorithm, store, FIVE, List.of(
+        play(algorithm, FIVE, List.of(
                 ok(0, 4, reset), ok(0, 3, algorithm.hasBurst() ? 40 : 100),
                 ok(year, 4, reset), ok(year, 3, algorithm.hasBurst() ? 40 : 100)));
     }
 
-    @ParameterizedTest(name = "{0} on {1}")
-    @MethodSource("everyAlgorithmOnEveryStore")
-    void severalLimitsAreAllOrNothing(Algorithm algorithm, Stores store) {
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("everyAlgorithm")
+    void severalLimitsAreAllOrNothing(Algorithm algorithm) {
         ManualClock clock = new ManualClock();
         Limit shortLimit = Limit.of("short", 2, Duration.ofSeconds(100)).withAlgorithm(algorithm);
         Limit longLimit = Limit.of("long", 3, Duration.ofSeconds(1000)).withAlgorithm(algorithm);
-        RateLimiter limiter = RateLimiter.builder().limit(shortLimit).limit(longLimit).store(store.create(clock)).timeout(Stores.PATIENT).build();
+        RateLimiter limiter = RateLimiter.builder().limit(shortLimit).limit(longLimit).store(newStore(clock)).timeout(PATIENT).build();
         String caller = "multi-" + UUID.randomUUID();
 
         assertThat(limiter.decide(caller).allowed()).isTrue();
@@ -313,72 +337,72 @@ class ConformanceTest {
         }
     }
 
-    static Stream<Arguments> bucketsOnEveryStore() {
-        return everyAlgorithmOnEveryStore().filter(a -> ((Algorithm) a.get()[0]).hasBurst());
+    static Stream<Arguments> buckets() {
+        return everyAlgorithm().filter(a -> ((Algorithm) a.get()[0]).hasBurst());
     }
 
-    static Stream<Arguments> onEveryStore(Algorithm algorithm) {
-        return everyAlgorithmOnEveryStore().filter(a -> a.get()[0] == algorithm);
+    static Stream<Arguments> only(Algorithm algorithm) {
+        return everyAlgorithm().filter(a -> a.get()[0] == algorithm);
     }
 
-    static Stream<Arguments> fixedWindowOnEveryStore() {
-        return onEveryStore(FIXED_WINDOW);
+    static Stream<Arguments> fixedWindow() {
+        return only(FIXED_WINDOW);
     }
 
-    static Stream<Arguments> slidingWindowOnEveryStore() {
-        return onEveryStore(SLIDING_WINDOW);
+    static Stream<Arguments> slidingWindow() {
+        return only(SLIDING_WINDOW);
     }
 
-    static Stream<Arguments> slidingLogOnEveryStore() {
-        return onEveryStore(SLIDING_LOG);
+    static Stream<Arguments> slidingLog() {
+        return only(SLIDING_LOG);
     }
 
     private static final Limit TEN_PER_100S = Limit.of("changed", 10, Duration.ofSeconds(100));
 
-    @ParameterizedTest(name = "{0} on {1}")
-    @MethodSource("bucketsOnEveryStore")
-    void aSmallerBurstKeepsWhatWasUsedClampedToTheNewBurst(Algorithm algorithm, Stores store) {
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("buckets")
+    void aSmallerBurstKeepsWhatWasUsedClampedToTheNewBurst(Algorithm algorithm) {
         // one token per 10 s; 15 of 20 used at 0 s, clamped to 10, refilled from then on
-        playChanges(algorithm, store, List.of(
+        playChanges(algorithm, List.of(
                 new Phase(TEN_PER_100S.withBurst(20), List.of(spend(0, 15, 5, 150))),
                 new Phase(TEN_PER_100S.withBurst(10), List.of(no(5, 0, 95, 5), no(8, 0, 92, 2), ok(10, 0, 100)))));
     }
 
-    @ParameterizedTest(name = "{0} on {1}")
-    @MethodSource("bucketsOnEveryStore")
-    void aLargerBurstKeepsWhatWasUsed(Algorithm algorithm, Stores store) {
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("buckets")
+    void aLargerBurstKeepsWhatWasUsed(Algorithm algorithm) {
         // 15 of 20 used at 0 s, one token refilled since: 14 used of 40
-        playChanges(algorithm, store, List.of(
+        playChanges(algorithm, List.of(
                 new Phase(TEN_PER_100S.withBurst(20), List.of(spend(0, 15, 5, 150))),
                 new Phase(TEN_PER_100S.withBurst(40), List.of(ok(10, 25, 150)))));
     }
 
-    @ParameterizedTest(name = "{0} on {1}")
-    @MethodSource("bucketsOnEveryStore")
-    void aRaisedRateAppliesAtOnce(Algorithm algorithm, Stores store) {
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("buckets")
+    void aRaisedRateAppliesAtOnce(Algorithm algorithm) {
         // one request of 1/30d used one token; under 100/s it is one of 100, half refilled 5 ms later
-        playChanges(algorithm, store, List.of(
+        playChanges(algorithm, List.of(
                 new Phase(Limit.of("changed", 1, Duration.ofDays(30)), List.of(ok(0, 0, 30 * 86_400))),
                 new Phase(Limit.of("changed", "100/s").withBurst(100), List.of(ok(0.005, 98, 0.015)))));
     }
 
-    @ParameterizedTest(name = "{0} on {1}")
-    @MethodSource("bucketsOnEveryStore")
-    void aLoweredRateKeepsWhatWasUsedUntilTheOldBucketWouldBeFull(Algorithm algorithm, Stores store) {
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("buckets")
+    void aLoweredRateKeepsWhatWasUsedUntilTheOldBucketWouldBeFull(Algorithm algorithm) {
         // 100 of 100 used at 0 s, clamped to a burst of 1 that refills in 1000 s; but at 100 s
         // the old bucket is full and its key gone
-        playChanges(algorithm, store, List.of(
+        playChanges(algorithm, List.of(
                 new Phase(Limit.of("changed", 100, Duration.ofSeconds(100)), List.of(spend(0, 100, 0, 100))),
                 new Phase(Limit.of("changed", 1, Duration.ofSeconds(1000)), List.of(no(50, 0, 50, 50),
                         no(99, 0, 1, 1), ok(100, 0, 1000)))));
     }
 
-    @ParameterizedTest(name = "{0} on {1}")
-    @MethodSource("bucketsOnEveryStore")
-    void aClampedBurstRefillsAtTheNewRate(Algorithm algorithm, Stores store) {
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("buckets")
+    void aClampedBurstRefillsAtTheNewRate(Algorithm algorithm) {
         // 2 of 2 used at 0 s, refilled in 30 days; under 1/s with a burst of 1 the use is clamped
         // to 1 token, refilled in a second: no lockout for the rest of the 30 days
-        playChanges(algorithm, store, List.of(
+        playChanges(algorithm, List.of(
                 new Phase(Limit.of("changed", 2, Duration.ofDays(30)), List.of(spend(0, 2, 0, 30 * 86_400))),
                 new Phase(Limit.of("changed", "1/s"), List.of(no(0.5, 0, 0.5, 0.5), ok(1, 0, 1), no(1.5, 0, 0.5, 0.5),
                         ok(2, 0, 1)))));
@@ -386,10 +410,10 @@ class ConformanceTest {
 
     private static final Limit DAILY = Limit.of("changed", 1000, Duration.ofDays(1));
 
-    @ParameterizedTest(name = "{0} on {1}")
-    @MethodSource("fixedWindowOnEveryStore")
-    void aFixedWindowsCountCarriesOverClampedToTheNewCount(Algorithm algorithm, Stores store) {
-        playChanges(algorithm, store, List.of(
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("fixedWindow")
+    void aFixedWindowsCountCarriesOverClampedToTheNewCount(Algorithm algorithm) {
+        playChanges(algorithm, List.of(
                 new Phase(DAILY, List.of(spend(0, 800, 200, 86_400))),
                 // 800 used of 500: nothing left until the day ends
                 new Phase(Limit.of("changed", 500, Duration.ofDays(1)), List.of(no(3_600, 0, 82_800, 82_800))),
@@ -397,10 +421,10 @@ class ConformanceTest {
                 new Phase(Limit.of("changed", 2000, Duration.ofDays(1)), List.of(ok(7_200, 1199, 79_200)))));
     }
 
-    @ParameterizedTest(name = "{0} on {1}")
-    @MethodSource("fixedWindowOnEveryStore")
-    void aFixedWindowsCountCarriesOverIntoTheNewWindowHoldingTheOldOnesStart(Algorithm algorithm, Stores store) {
-        playChanges(algorithm, store, List.of(
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("fixedWindow")
+    void aFixedWindowsCountCarriesOverIntoTheNewWindowHoldingTheOldOnesStart(Algorithm algorithm) {
+        playChanges(algorithm, List.of(
                 new Phase(Limit.of("changed", 10, Duration.ofSeconds(100)), List.of(spend(0, 5, 5, 100))),
                 // a longer window that holds the old one's start: the 5 carry over
                 new Phase(Limit.of("changed", 10, Duration.ofSeconds(1000)), List.of(ok(50, 4, 950))),
@@ -408,10 +432,10 @@ class ConformanceTest {
                 new Phase(Limit.of("changed", 10, Duration.ofSeconds(10)), List.of(ok(60, 9, 10)))));
     }
 
-    @ParameterizedTest(name = "{0} on {1}")
-    @MethodSource("fixedWindowOnEveryStore")
-    void aWindowIndexFromAShortPeriodIsNoLockoutUnderALongOne(Algorithm algorithm, Stores store) {
-        playChanges(algorithm, store, List.of(
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("fixedWindow")
+    void aWindowIndexFromAShortPeriodIsNoLockoutUnderALongOne(Algorithm algorithm) {
+        playChanges(algorithm, List.of(
                 new Phase(Limit.of("changed", 10, Duration.ofSeconds(10)), List.of(spend(0, 10, 0, 10))),
                 // still inside the old 10 s: its 10 count in today's window
                 // (until the old window ends, when its key would be gone)
@@ -420,20 +444,20 @@ class ConformanceTest {
                         ok(10, 9, 86_390)))));
     }
 
-    @ParameterizedTest(name = "{0} on {1}")
-    @MethodSource("slidingWindowOnEveryStore")
-    void aSlidingWindowsCountsCarryOverOnTheSameGrid(Algorithm algorithm, Stores store) {
-        playChanges(algorithm, store, List.of(
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("slidingWindow")
+    void aSlidingWindowsCountsCarryOverOnTheSameGrid(Algorithm algorithm) {
+        playChanges(algorithm, List.of(
                 new Phase(TEN_PER_100S, List.of(spend(0, 8, 2, 100))),
                 // 8 of 5: the next window must weigh the 8 down to 4, 50 s into it
                 new Phase(Limit.of("changed", 5, Duration.ofSeconds(100)), List.of(no(10, 0, 90, 140))),
                 new Phase(Limit.of("changed", 20, Duration.ofSeconds(100)), List.of(ok(20, 11, 80)))));
     }
 
-    @ParameterizedTest(name = "{0} on {1}")
-    @MethodSource("slidingWindowOnEveryStore")
-    void aSlidingWindowsCountsCarryIntoTheNewWindowHoldingTheOldOnesStart(Algorithm algorithm, Stores store) {
-        playChanges(algorithm, store, List.of(
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("slidingWindow")
+    void aSlidingWindowsCountsCarryIntoTheNewWindowHoldingTheOldOnesStart(Algorithm algorithm) {
+        playChanges(algorithm, List.of(
                 new Phase(TEN_PER_100S, List.of(spend(0, 8, 2, 100))),
                 // the old window started in the current 1000 s window: its 8 count there
                 new Phase(Limit.of("changed", 10, Duration.ofSeconds(1000)), List.of(ok(150, 1, 850))),
@@ -441,43 +465,42 @@ class ConformanceTest {
                 new Phase(Limit.of("changed", 10, Duration.ofSeconds(10)), List.of(ok(160, 9, 10)))));
     }
 
-    @ParameterizedTest(name = "{0} on {1}")
-    @MethodSource("slidingWindowOnEveryStore")
-    void aSlidingWindowsCountsCarryIntoTheNewPreviousWindow(Algorithm algorithm, Stores store) {
-        playChanges(algorithm, store, List.of(
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("slidingWindow")
+    void aSlidingWindowsCountsCarryIntoTheNewPreviousWindow(Algorithm algorithm) {
+        playChanges(algorithm, List.of(
                 new Phase(TEN_PER_100S, List.of(spend(100, 8, 2, 100))),
                 // the old window started at 100 s, in the previous 150 s window: 10 s into the
                 // current one its 8 weigh 8 * 140/150, rounded up to 8
                 new Phase(Limit.of("changed", 10, Duration.ofSeconds(150)), List.of(ok(160, 1, 140)))));
     }
 
-    @ParameterizedTest(name = "{0} on {1}")
-    @MethodSource("slidingWindowOnEveryStore")
-    void aSlidingWindowIndexFromAShortPeriodIsNoLockoutUnderALongOne(Algorithm algorithm, Stores store) {
-        playChanges(algorithm, store, List.of(
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("slidingWindow")
+    void aSlidingWindowIndexFromAShortPeriodIsNoLockoutUnderALongOne(Algorithm algorithm) {
+        playChanges(algorithm, List.of(
                 new Phase(Limit.of("changed", 10, Duration.ofSeconds(10)), List.of(spend(0, 10, 0, 10))),
                 // the 10 count in today's window, until the old state has passed (its key gone)
                 new Phase(Limit.of("changed", 10, Duration.ofDays(1)), List.of(no(5, 0, 15, 15),
                         ok(20, 9, 86_380)))));
     }
 
-    @ParameterizedTest(name = "{0} on {1}")
-    @MethodSource("slidingLogOnEveryStore")
-    void aSlidingLogIsReadUnderTheNewCount(Algorithm algorithm, Stores store) {
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("slidingLog")
+    void aSlidingLogIsReadUnderTheNewCount(Algorithm algorithm) {
         Limit perMinute = Limit.of("changed", 10, Duration.ofMinutes(1));
-        playChanges(algorithm, store, List.of(
+        playChanges(algorithm, List.of(
                 new Phase(perMinute, List.of(spend(0, 10, 0, 60))),
                 // 10 of 5 in the last minute: room again when the 6th oldest leaves, at 60 s
                 new Phase(Limit.of("changed", 5, Duration.ofMinutes(1)), List.of(no(10, 0, 50, 50))),
                 new Phase(Limit.of("changed", 20, Duration.ofMinutes(1)), List.of(ok(20, 9, 60)))));
     }
 
-    @ParameterizedTest(name = "{0} on {1}")
-    @MethodSource("slidingLogOnEveryStore")
-    void aSlidingLogHoldingMoreThanTheNewCountGetsItsNextUnitWhenItFallsBelowTheCount(Algorithm algorithm,
-                                                                                     Stores store) {
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("slidingLog")
+    void aSlidingLogHoldingMoreThanTheNewCountGetsItsNextUnitWhenItFallsBelowTheCount(Algorithm algorithm) {
         Limit perMinute = Limit.of("changed", 10, Duration.ofMinutes(1));
-        playChanges(algorithm, store, List.of(
+        playChanges(algorithm, List.of(
                 new Phase(perMinute, List.of(spend(0, 5, 5, 60), spend(20, 5, 0, 60))),
                 // 10 of 5 in the last minute: the 5 of 0 s leaving at 60 s still leave 5, a full
                 // log; the next unit (and the retry) comes when the 6th oldest leaves, at 80 s
@@ -485,21 +508,21 @@ class ConformanceTest {
                         ok(80, 4, 60)))));
     }
 
-    @ParameterizedTest(name = "{0} on {1}")
-    @MethodSource("slidingLogOnEveryStore")
-    void aSlidingLogIsReadUnderTheNewWindowUntilTheOldOneHasPassed(Algorithm algorithm, Stores store) {
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("slidingLog")
+    void aSlidingLogIsReadUnderTheNewWindowUntilTheOldOneHasPassed(Algorithm algorithm) {
         Limit perMinute = Limit.of("changed", 10, Duration.ofMinutes(1));
-        playChanges(algorithm, store, List.of(
+        playChanges(algorithm, List.of(
                 new Phase(perMinute, List.of(spend(0, 10, 0, 60))),
                 // the 10 still count in two minutes, until the old minute has passed (its key gone)
                 new Phase(Limit.of("changed", 10, Duration.ofMinutes(2)), List.of(no(30, 0, 30, 30),
                         ok(60, 9, 120)))));
     }
 
-    @ParameterizedTest(name = "{0} on {1}")
-    @MethodSource("everyAlgorithmOnEveryStore")
-    void anUnchangedLimitUnderANewLimiterKeepsItsState(Algorithm algorithm, Stores store) {
-        playChanges(algorithm, store, List.of(
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("everyAlgorithm")
+    void anUnchangedLimitUnderANewLimiterKeepsItsState(Algorithm algorithm) {
+        playChanges(algorithm, List.of(
                 new Phase(TEN_PER_100S, List.of(spend(0, 5, 5, algorithm.hasBurst() ? 50 : 100))),
                 new Phase(TEN_PER_100S, List.of(ok(0, 4, algorithm.hasBurst() ? 60 : 100)))));
     }

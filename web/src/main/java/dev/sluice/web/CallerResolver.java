@@ -1,8 +1,7 @@
-package dev.sluice.internal;
+package dev.sluice.web;
 
-import dev.sluice.SluiceConfig;
-import dev.sluice.SluiceConfig.ForwardedHeader;
-import dev.sluice.SluiceConfig.KeySource;
+import dev.sluice.web.SluiceConfig.ForwardedHeader;
+import dev.sluice.web.SluiceConfig.KeySource;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -41,7 +40,7 @@ import java.util.Objects;
  * {@code ipv6-prefix=128} an IPv6 client is keyed by its address, without a {@code /128}.
  *
  * <p>Identities are prefixed by their kind ({@code ip~}, {@code user~}, {@code key~}) so that an
- * API key cannot pose as an address. See {@link Keys} for how an identity becomes a storage key.
+ * API key cannot pose as an address. See {@code dev.sluice.internal.Keys} for how an identity becomes a storage key.
  *
  * <p>Immutable and thread-safe; built once at start-up, so that nothing is parsed per request but
  * the request's own addresses. Not API.

@@ -1,8 +1,8 @@
-package dev.sluice.internal;
+package dev.sluice.web;
 
 import dev.sluice.Decision;
 import dev.sluice.Limit;
-import dev.sluice.SluiceConfig.HeaderStyle;
+import dev.sluice.web.SluiceConfig.HeaderStyle;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

@@ -1,6 +1,7 @@
-package dev.sluice.internal;
+package dev.sluice.web;
 
-import dev.sluice.SluiceConfig;
+import dev.sluice.internal.Keys;
+
 import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;

@@ -1,0 +1,37 @@
+package dev.sluice;
+
+import java.util.Set;
+
+/**
+ * Opens the {@link RateLimitStore} that a {@code store} setting names. The web layer finds
+ * providers with {@link java.util.ServiceLoader} by the setting's scheme, so a store lives in its
+ * own artifact and an application that does not use it does not carry its dependencies:
+ * {@code sluice-core} provides {@code memory}, {@code sluice-redis} provides {@code redis://},
+ * {@code rediss://} and {@code redisson:}.
+ *
+ * <p>A provider is registered in {@code META-INF/services/dev.sluice.StoreProvider}, is public,
+ * has a public no-argument constructor and is stateless.
+ */
+public interface StoreProvider {
+
+    /**
+     * The schemes this provider opens: a {@code store} value's text before its first {@code ':'},
+     * or the whole value when it has none ({@code memory}).
+     */
+    Set<String> schemes();
+
+    /**
+     * Checks a value at start-up, without connecting to anything: whether the store answers is
+     * a matter for the failure mode, not for start-up.
+     *
+     * @throws IllegalArgumentException naming {@code 'store'} and the value if it is malformed
+     */
+    void check(String store);
+
+    /**
+     * Opens a store for a value that {@link #check} accepted. The caller owns it and closes it.
+     *
+     * @throws IllegalArgumentException naming {@code 'store'} and the value if it cannot be configured
+     */
+    RateLimitStore open(String store);
+}
