@@ -17,9 +17,10 @@ ARGV[3..] seven values per limit i, at 3 + 7 * (i - 1):
             cost       units this request spends, 1 <= cost <= capacity in tokens
 
 Returns   for each request: { allowed, then for each limit: fits, remaining, reset_us, retry_us, next_us },
-          flattened (DecideScript.replyWidth in Java). allowed is 1 only if every limit fits; then each limit's cost has been
-          consumed. Otherwise that request wrote nothing. Times are microseconds from now; next_us
-          is the time until the limit grants one unit more than remaining (0 when it is whole).
+          flattened (DecideScript.replyWidth in Java). allowed is 1 only if every limit fits; then
+          each limit's cost has been consumed. Otherwise that request wrote nothing. Times are
+          microseconds from now; next_us is the time until the limit grants one unit more than
+          remaining (0 when it is whole).
 
 Stored state (f: the fingerprint of the parameters it was written under)
   token-bucket    hash  l level (units), t time, f 'perToken,perMicro,capacity'
