@@ -1,44 +1,20 @@
 package dev.sluice.redis;
 
-import com.github.benmanes.caffeine.cache.Cache;
-import com.github.benmanes.caffeine.cache.Caffeine;
-import com.github.benmanes.caffeine.cache.Expiry;
 import dev.sluice.Decision;
 import dev.sluice.Limit;
 import dev.sluice.RateLimitStore;
 import dev.sluice.TimeSource;
 import dev.sluice.internal.Keys;
-import dev.sluice.internal.Units;
-import org.redisson.Redisson;
-import org.redisson.api.RScript;
+import dev.sluice.internal.RejectionCache;
 import org.redisson.api.RedissonClient;
-import org.redisson.api.options.OptionalOptions;
-import org.redisson.client.RedisNoScriptException;
-import org.redisson.client.codec.StringCodec;
 import org.redisson.config.Config;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
-import java.io.File;
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.UncheckedIOException;
-import java.net.URI;
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
-import java.time.temporal.ChronoUnit;
-import java.util.ArrayList;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * Keeps counting state in Redis, shared by every application node, through Redisson.
@@ -62,63 +38,37 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * a thread of its own, waiting up to two seconds for it: an application whose Redis is down still
  * starts, and its decisions follow the failure mode, at once, until Redis answers.
  * Thread-safe.
+ *
+ * <p>Made of a {@link RedisConnection} (the client), a {@link DecideScript} (the script's
+ * protocol), a {@link Coalescer} (one caller's concurrent requests in one call) and, in front,
+ * a {@link RejectionCache} (recent rejections repeated locally).
  */
 public final class RedisStore implements RateLimitStore {
 
-    private static final Logger LOG = LoggerFactory.getLogger(RedisStore.class);
-    static final String SCRIPT = loadScript();
-    static final String SHA = sha1(SCRIPT);
-    private static final int ARGS_PER_LIMIT = 7;
-    /** Values decide.lua returns per limit: fits, remaining, reset_us, retry_us, next_us. */
-    private static final int VALUES_PER_LIMIT = 5;
-    /** The most requests one coalesced script call decides. */
-    static final int MAX_BATCH = 256;
     /** The default bound on callers whose rejection is remembered locally. */
     public static final int DEFAULT_LOCAL_REJECTIONS = 10_000;
     /** The default longest time a rejection is repeated locally without asking Redis. */
     public static final Duration DEFAULT_LOCAL_REJECTION_TTL = Duration.ofSeconds(1);
     /** A deadline far enough away to never matter, for decisions without one. */
     private static final long NO_DEADLINE_NANOS = TimeUnit.HOURS.toNanos(1);
-    /** The highest database index of a Redis server with its default {@code databases 16}. */
-    private static final int MAX_DATABASE = 15;
 
-    private final RedissonClient client;
-    private final boolean owned;
-    private final RScript script;
-    private final TimeSource testTime;
-    private final boolean coalescing;
-    private final ConcurrentHashMap<RequestKey, Batch> inFlight = new ConcurrentHashMap<>();
-    private final Cache<RequestKey, Rejection> rejections;
-    private final ConcurrentHashMap<List<Limit>, String[]> encoded = new ConcurrentHashMap<>();
-    private final long localRejectionTtlMicros;
-    private final AtomicBoolean connecting = new AtomicBoolean();
-    private final RoundTrips roundTrips = new RoundTrips();
-    private volatile boolean ready;
-    private volatile boolean closed;
+    private final RedisConnection connection;
+    private final Coalescer coalescer;
+    /** Where decisions and resets go: the local rejections in front of {@link Direct}, or it alone. */
+    private final RateLimitStore front;
 
     private RedisStore(Builder builder) {
-        this.client = builder.client;
-        this.owned = builder.owned;
-        this.testTime = builder.testTime;
-        this.coalescing = builder.coalescing;
-        this.localRejectionTtlMicros = micros(builder.localRejectionTtl);
-        this.script = client.getScript(OptionalOptions.defaults().codec(StringCodec.INSTANCE).retryAttempts(0));
-        if (owned) {
-            // Our client connects lazily, and Redisson makes the first connection on the calling
-            // thread: a request must never pay for that (or wait out a connect timeout). Connect and
-            // preload the script on a thread of our own; wait for it briefly, so that a store whose
-            // Redis is up is ready at once; until it is, decisions fail fast (the failure mode).
-            connectInBackground();
-            awaitReady(builder.startupWait);
+        DecideScript script = new DecideScript(builder.client, builder.testTime);
+        this.connection = new RedisConnection(builder.client, builder.owned, script::load, builder.startupWait);
+        this.coalescer = new Coalescer((key, requests) -> script.decide(key.tag, key.limits, requests), builder.coalescing);
+        RateLimitStore direct = new Direct();
+        if (builder.localRejections == 0) {
+            this.front = direct;
+        } else if (builder.testTime == null) {
+            this.front = new RejectionCache(direct, builder.localRejections, builder.localRejectionTtl);
         } else {
-            ready = true; // the application's client: connected (or connecting) as it chose
+            this.front = new RejectionCache(direct, builder.localRejections, builder.localRejectionTtl, builder.testTime);
         }
-        this.rejections = builder.localRejections == 0 ? null : Caffeine.newBuilder()
-                .maximumSize(builder.localRejections)
-                .ticker(() -> clockMicros() * 1_000)
-                .expireAfter(Expiry.creating((RequestKey key, Rejection r) -> Duration.of(r.untilMicros - r.decidedAtMicros,
-                        ChronoUnit.MICROS)))
-                .build();
     }
 
     /**
@@ -157,68 +107,13 @@ public final class RedisStore implements RateLimitStore {
      * @throws IllegalArgumentException naming the value if it is malformed or the file unreadable
      */
     public static Config config(String store) {
-        Config config;
-        if (store.startsWith("redisson:")) {
-            File file = new File(store.substring("redisson:".length()));
-            try {
-                config = Config.fromYAML(file);
-            } catch (IOException | RuntimeException e) {
-                throw new IllegalArgumentException("'store' names a Redisson YAML file that cannot be read ("
-                        + e.getMessage() + "), got '" + store + "'", e);
-            }
-        } else {
-            URI uri;
-            try {
-                uri = URI.create(store);
-            } catch (IllegalArgumentException e) {
-                throw new IllegalArgumentException("'store' must be redis://host:port[/db], got '" + store + "'", e);
-            }
-            if (!("redis".equals(uri.getScheme()) || "rediss".equals(uri.getScheme())) || uri.getHost() == null) {
-                throw new IllegalArgumentException("'store' must be redis://host:port[/db] or rediss://host:port[/db], got '"
-                        + store + "'");
-            }
-            int port = uri.getPort() < 0 ? 6379 : uri.getPort();
-            if (port < 1 || port > 65_535) {
-                throw new IllegalArgumentException("'store' has port " + port + ", outside 1 to 65535, got '" + store + "'");
-            }
-            config = new Config();
-            var single = config.useSingleServer()
-                    .setAddress(uri.getScheme() + "://" + uri.getHost() + ":" + port)
-                    .setDatabase(database(uri, store))
-                    .setConnectTimeout(2_000)
-                    .setTimeout(1_000)
-                    .setRetryAttempts(0)
-                    .setConnectionMinimumIdleSize(2)
-                    .setSubscriptionConnectionMinimumIdleSize(0)
-                    .setSubscriptionConnectionPoolSize(1);
-            if (uri.getUserInfo() != null) {
-                String[] user = uri.getUserInfo().split(":", 2);
-                single.setUsername(user.length == 2 && !user[0].isEmpty() ? user[0] : null);
-                single.setPassword(user.length == 2 ? user[1] : user[0]);
-            }
-        }
-        config.setLazyInitialization(true);
-        return config;
-    }
-
-    /** The database of a {@code redis://} URI's path: none, {@code /} or {@code /0} to {@code /15}. */
-    private static int database(URI uri, String store) {
-        String path = uri.getPath() == null ? "" : uri.getPath();
-        if (path.isEmpty() || path.equals("/")) {
-            return 0;
-        }
-        String digits = path.substring(1);
-        if (!digits.matches("[0-9]{1,2}") || Integer.parseInt(digits) > MAX_DATABASE) {
-            throw new IllegalArgumentException("'store' names database '" + digits + "'; Redis numbers them 0 to "
-                    + MAX_DATABASE + " (use a redisson: YAML file for a server configured with more), got '" + store + "'");
-        }
-        return Integer.parseInt(digits);
+        return RedisConnection.config(store);
     }
 
     /** Decides one request without a deadline; see {@link #decide(String, List, long, boolean)}. */
     @Override
     public CompletionStage<Decision> decide(String caller, List<Limit> limits) {
-        return decide(caller, limits, System.nanoTime() + NO_DEADLINE_NANOS, false);
+        return front.decide(caller, limits);
     }
 
     /**
@@ -239,48 +134,7 @@ public final class RedisStore implements RateLimitStore {
      */
     @Override
     public CompletionStage<Decision> decide(String caller, List<Limit> limits, long deadlineNanos, boolean fresh) {
-        if (!ready) {
-            connectInBackground();
-            return CompletableFuture.failedFuture(new IllegalStateException("not connected to Redis yet"));
-        }
-        RequestKey key = new RequestKey(Keys.tag(caller), limits);
-        if (rejections != null && !fresh) {
-            Decision cached = cachedRejection(key);
-            if (cached != null) {
-                return CompletableFuture.completedFuture(cached);
-            }
-        }
-        CompletableFuture<Decision> answer = new CompletableFuture<>();
-        if (!coalescing) {
-            send(key, List.of(answer), null);
-            return answer;
-        }
-        while (true) {
-            Batch current = inFlight.get(key);
-            if (current == null) {
-                Batch mine = new Batch();
-                if (inFlight.putIfAbsent(key, mine) == null) {
-                    send(key, List.of(answer), mine);
-                    return answer;
-                }
-                continue;
-            }
-            synchronized (current) {
-                if (current.closed) {
-                    continue;
-                }
-                if (current.answersInTime(deadlineNanos, roundTrips.likelyNanos())) {
-                    current.waiting.add(answer);
-                    return answer;
-                }
-            }
-            // Waiting would miss the deadline: go now, and be the call that later arrivals wait for.
-            Batch mine = new Batch();
-            if (inFlight.replace(key, current, mine)) {
-                send(key, List.of(answer), mine);
-                return answer;
-            }
-        }
+        return front.decide(caller, limits, deadlineNanos, fresh);
     }
 
     /**
@@ -290,406 +144,59 @@ public final class RedisStore implements RateLimitStore {
      */
     @Override
     public CompletionStage<Void> reset(String caller, List<Limit> limits) {
-        String tag = Keys.tag(caller);
-        forgetRejections(tag);
-        String[] keys = new String[limits.size()];
-        for (int i = 0; i < keys.length; i++) {
-            keys[i] = Keys.key(tag, limits.get(i).policy(), limits.get(i).algorithm().keySuffix());
-        }
-        return client.getKeys().deleteAsync(keys).toCompletableFuture().thenRun(() -> forgetRejections(tag));
-    }
-
-    private void forgetRejections(String tag) {
-        if (rejections != null) {
-            rejections.asMap().keySet().removeIf(key -> key.tag.equals(tag));
-        }
-    }
-
-    /** Starts connecting (and loading the script) on a daemon thread, unless already ready or trying. */
-    private void connectInBackground() {
-        if (ready || closed || !connecting.compareAndSet(false, true)) {
-            return;
-        }
-        Thread connector = new Thread(() -> {
-            try {
-                while (!ready && !closed) {
-                    try {
-                        script.scriptLoad(SCRIPT);
-                        ready = true;
-                    } catch (RuntimeException e) {
-                        LOG.debug("Redis is not reachable yet; retrying in 500 ms: {}", e.toString());
-                        Thread.sleep(500);
-                    }
-                }
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            } finally {
-                connecting.set(false);
-            }
-        }, "sluice-redis-connect");
-        connector.setDaemon(true);
-        connector.start();
-    }
-
-    private void awaitReady(Duration wait) {
-        long deadline = System.nanoTime() + wait.toNanos();
-        while (!ready && System.nanoTime() < deadline) {
-            try {
-                Thread.sleep(10);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return;
-            }
-        }
+        return front.reset(caller, limits);
     }
 
     /** Whether the store has connected to Redis at least once (decisions before that fail fast). */
     public boolean ready() {
-        return ready;
-    }
-
-    /** One caller's requests with one set of limits: the unit of coalescing and of the local cache. */
-    private static final class RequestKey {
-        final String tag;
-        final List<Limit> limits;
-        // Looked up in two maps per decision; the limits' hash is worth computing once.
-        private final int hash;
-
-        RequestKey(String tag, List<Limit> limits) {
-            this.tag = tag;
-            this.limits = limits;
-            this.hash = 31 * tag.hashCode() + limits.hashCode();
-        }
-
-        @Override
-        public boolean equals(Object other) {
-            return other instanceof RequestKey key && hash == key.hash && tag.equals(key.tag) && limits.equals(key.limits);
-        }
-
-        @Override
-        public int hashCode() {
-            return hash;
-        }
-    }
-
-    /**
-     * How long a script call takes, as TCP estimates a round trip (RFC 6298): a smoothed mean
-     * plus four mean deviations, so that a wait judged to fit does fit despite the usual jitter.
-     */
-    private static final class RoundTrips {
-        private long smoothed;
-        private long deviation;
-        private volatile long likely;
-
-        synchronized void add(long nanos) {
-            if (likely == 0) {
-                smoothed = nanos;
-                deviation = nanos / 2;
-            } else {
-                deviation += (Math.abs(smoothed - nanos) - deviation) / 4;
-                smoothed += (nanos - smoothed) / 8;
-            }
-            likely = smoothed + 4 * deviation;
-        }
-
-        long likelyNanos() {
-            return likely;
-        }
-    }
-
-    /** The requests waiting while a script call for their key is in flight. Guarded by itself. */
-    private static final class Batch {
-        final List<CompletableFuture<Decision>> waiting = new ArrayList<>();
-        boolean closed;
-        /** When the call in flight was sent. */
-        long sentNanos = System.nanoTime();
-
-        /** Whether a request waiting for the call in flight, then sent, would be answered by its deadline. */
-        boolean answersInTime(long deadlineNanos, long latencyNanos) {
-            long inFlightAnswered = Math.max(System.nanoTime(), sentNanos + latencyNanos);
-            return deadlineNanos - (inFlightAnswered + latencyNanos) >= 0;
-        }
-    }
-
-    /** A rejection remembered until its retry-after, in {@link #clockMicros()} time. */
-    private record Rejection(Decision decision, long decidedAtMicros, long untilMicros) {
-    }
-
-    private void send(RequestKey key, List<CompletableFuture<Decision>> answers, Batch batch) {
-        // A caller that gave up (its limiter timed out) before its turn is not charged.
-        List<CompletableFuture<Decision>> live = new ArrayList<>(answers.size());
-        for (CompletableFuture<Decision> answer : answers) {
-            if (!answer.isDone()) {
-                live.add(answer);
-            }
-        }
-        if (live.isEmpty()) {
-            next(key, batch);
-            return;
-        }
-        long sentAt = clockMicros();
-        long sentNanos = System.nanoTime();
-        if (batch != null) {
-            synchronized (batch) {
-                batch.sentNanos = sentNanos;
-            }
-        }
-        int width = replyWidth(key.limits.size());
-        CompletableFuture<List<Object>> reply;
-        try {
-            reply = call(key, live.size());
-        } catch (RuntimeException e) {
-            reply = CompletableFuture.failedFuture(e);
-        }
-        // Nothing in here may leave an answer incomplete or the batch registered: every waiting
-        // request gets a decision or a failure, and the next turn always runs.
-        reply.whenComplete((values, failure) -> {
-            try {
-                roundTrips.add(System.nanoTime() - sentNanos);
-                for (int r = 0; r < live.size(); r++) {
-                    CompletableFuture<Decision> answer = live.get(r);
-                    try {
-                        if (failure != null) {
-                            answer.completeExceptionally(unwrap(failure));
-                        } else {
-                            Decision decision = toDecision(values, r * width, key.limits);
-                            remember(key, decision, sentAt);
-                            answer.complete(decision);
-                        }
-                    } catch (RuntimeException e) {
-                        answer.completeExceptionally(new IllegalStateException("unreadable reply from decide.lua: " + e, e));
-                    }
-                }
-            } finally {
-                next(key, batch);
-            }
-        });
-    }
-
-    private void next(RequestKey key, Batch batch) {
-        if (batch == null) {
-            return;
-        }
-        List<CompletableFuture<Decision>> turn;
-        synchronized (batch) {
-            if (batch.waiting.isEmpty()) {
-                batch.closed = true;
-                inFlight.remove(key, batch);
-                return;
-            }
-            int n = Math.min(MAX_BATCH, batch.waiting.size());
-            turn = new ArrayList<>(batch.waiting.subList(0, n));
-            batch.waiting.subList(0, n).clear();
-        }
-        send(key, turn, batch);
-    }
-
-    private CompletableFuture<List<Object>> call(RequestKey key, int requests) {
-        List<Limit> limits = key.limits;
-        List<Object> keys = new ArrayList<>(limits.size());
-        for (Limit limit : limits) {
-            keys.add(Keys.key(key.tag, limit.policy(), limit.algorithm().keySuffix()));
-        }
-        String[] limitArgs = encode(limits);
-        Object[] args = new Object[2 + limitArgs.length];
-        args[0] = testTime == null ? "" : Long.toString(testTime.nowMicros());
-        args[1] = Integer.toString(requests);
-        System.arraycopy(limitArgs, 0, args, 2, limitArgs.length);
-        String route = (String) keys.get(0);
-        return script.<List<Object>>evalShaAsync(route, RScript.Mode.READ_WRITE, SHA, RScript.ReturnType.LIST, keys, args)
-                .toCompletableFuture()
-                .handle((reply, failure) -> {
-                    if (failure == null) {
-                        return CompletableFuture.completedFuture(reply);
-                    }
-                    if (unwrap(failure) instanceof RedisNoScriptException) {
-                        // NOSCRIPT: the script did not run, so sending it in full charges once.
-                        return script.<List<Object>>evalAsync(route, RScript.Mode.READ_WRITE, SCRIPT,
-                                RScript.ReturnType.LIST, keys, args).toCompletableFuture();
-                    }
-                    return CompletableFuture.<List<Object>>failedFuture(unwrap(failure));
-                })
-                .thenCompose(stage -> stage);
-    }
-
-    /** The script arguments of a set of limits, encoded once per distinct set. */
-    private String[] encode(List<Limit> limits) {
-        String[] args = encoded.get(limits);
-        if (args != null) {
-            return args;
-        }
-        args = new String[ARGS_PER_LIMIT * limits.size()];
-        for (int i = 0; i < limits.size(); i++) {
-            Limit limit = limits.get(i);
-            int base = ARGS_PER_LIMIT * i;
-            args[base] = Integer.toString(limit.algorithm().ordinal() + 1);
-            args[base + 1] = Long.toString(limit.count());
-            args[base + 2] = Long.toString(limit.periodMicros());
-            if (limit.algorithm().hasBurst()) {
-                Units units = Units.of(limit);
-                args[base + 3] = Long.toString(units.unitsPerToken());
-                args[base + 4] = Long.toString(units.unitsPerMicro());
-                args[base + 5] = Long.toString(units.capacityUnits());
-            } else {
-                args[base + 3] = "1";
-                args[base + 4] = "1";
-                args[base + 5] = Long.toString(limit.count());
-            }
-            args[base + 6] = Long.toString(limit.cost());
-        }
-        if (encoded.size() < 1_024) {
-            encoded.put(List.copyOf(limits), args);
-        }
-        return args;
-    }
-
-    private void remember(RequestKey key, Decision decision, long sentAtMicros) {
-        if (rejections != null && decision.outcome() == Decision.Outcome.REJECTED && !decision.retryAfter().isZero()) {
-            long retry = Math.min(micros(decision.retryAfter()), localRejectionTtlMicros);
-            // Counted from when the call was sent, before Redis decided: the local wait never
-            // outlasts Redis's, and never the bound on how long a copy is trusted.
-            rejections.put(key, new Rejection(decision, sentAtMicros, sentAtMicros + retry));
-        }
-    }
-
-    private Decision cachedRejection(RequestKey key) {
-        Rejection rejection = rejections.getIfPresent(key);
-        if (rejection == null) {
-            return null;
-        }
-        long now = clockMicros();
-        if (now >= rejection.untilMicros) {
-            return null;
-        }
-        long elapsed = Math.max(0, now - rejection.decidedAtMicros);
-        Decision original = rejection.decision;
-        List<Decision.Quota> quotas = new ArrayList<>(original.quotas().size());
-        for (Decision.Quota quota : original.quotas()) {
-            quotas.add(new Decision.Quota(quota.limit(), quota.allowed(), quota.remaining(),
-                    minus(quota.reset(), elapsed), minus(quota.retryAfter(), elapsed), minus(quota.nextUnit(), elapsed)));
-        }
-        return new Decision(Decision.Outcome.REJECTED, quotas, minus(original.retryAfter(), elapsed));
-    }
-
-    private long clockMicros() {
-        return testTime != null ? testTime.nowMicros() : System.nanoTime() / 1_000;
-    }
-
-    private static long micros(Duration d) {
-        return d.getSeconds() * 1_000_000 + d.getNano() / 1_000;
-    }
-
-    private static Duration minus(Duration d, long micros) {
-        return Duration.of(Math.max(0, micros(d) - micros), ChronoUnit.MICROS);
-    }
-
-    static Throwable unwrap(Throwable failure) {
-        return failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
-    }
-
-    /** How many values decide.lua returns per request: allowed, then {@link #VALUES_PER_LIMIT} per limit. */
-    static int replyWidth(int limits) {
-        return 1 + VALUES_PER_LIMIT * limits;
-    }
-
-    /** The decision of request number {@code offset / replyWidth(limits.size())} in a script reply. */
-    static Decision toDecision(List<Object> reply, int offset, List<Limit> limits) {
-        boolean allowed = number(reply, offset) == 1;
-        List<Decision.Quota> quotas = new ArrayList<>(limits.size());
-        Duration retry = Duration.ZERO;
-        for (int i = 0; i < limits.size(); i++) {
-            int base = offset + 1 + VALUES_PER_LIMIT * i;
-            Duration limitRetry = Duration.of(number(reply, base + 3), ChronoUnit.MICROS);
-            quotas.add(new Decision.Quota(limits.get(i), number(reply, base) == 1, number(reply, base + 1),
-                    Duration.of(number(reply, base + 2), ChronoUnit.MICROS), limitRetry,
-                    Duration.of(number(reply, base + 4), ChronoUnit.MICROS)));
-            if (limitRetry.compareTo(retry) > 0) {
-                retry = limitRetry;
-            }
-        }
-        return new Decision(allowed ? Decision.Outcome.ALLOWED : Decision.Outcome.REJECTED, quotas,
-                allowed ? Duration.ZERO : retry);
-    }
-
-    private static long number(List<Object> reply, int index) {
-        return ((Number) reply.get(index)).longValue();
+        return connection.ready();
     }
 
     /** How many callers have a coalesced script call in flight (for tests: none stays behind). */
     int requestsInFlight() {
-        return inFlight.size();
+        return coalescer.inFlight();
     }
 
     /** The Redisson client this store sends its scripts through. */
     public RedissonClient client() {
-        return client;
+        return connection.client();
     }
 
     /** Shuts the client down if this store created it; a borrowed client is left alone. */
     @Override
     public void close() {
-        closed = true;
-        if (owned) {
-            client.shutdown();
-        }
+        connection.close();
     }
 
-    /**
-     * {@code Redisson.create}, on a short-lived thread of our own. Creating a client leaves netty's
-     * {@code InternalThreadLocalMap} (a class of the client's loader) in a plain {@code ThreadLocal}
-     * of the calling thread. In a servlet container that thread is the container's deployment
-     * thread, which outlives the application: it would keep every undeployed application's class
-     * loader reachable. Our thread ends here, and its thread-locals with it.
-     */
-    static RedissonClient createOffThread(Config config) {
-        RedissonClient[] created = new RedissonClient[1];
-        Throwable[] failed = new Throwable[1];
-        Thread creator = new Thread(() -> {
-            try {
-                created[0] = Redisson.create(config);
-            } catch (RuntimeException | Error e) {
-                failed[0] = e;
-            }
-        }, "sluice-redis-create");
-        creator.setDaemon(true);
-        creator.start();
-        boolean interrupted = false;
-        while (true) {
-            try {
-                creator.join();
-                break;
-            } catch (InterruptedException e) {
-                interrupted = true; // the client must not be left behind half-made: finish, then re-assert
-            }
-        }
-        if (interrupted) {
-            Thread.currentThread().interrupt();
-        }
-        if (failed[0] instanceof RuntimeException e) {
-            throw e;
-        }
-        if (failed[0] instanceof Error e) {
-            throw e;
-        }
-        return created[0];
-    }
+    /** Decisions and resets straight from Redis, behind the local rejections. */
+    private final class Direct implements RateLimitStore {
 
-    private static String loadScript() {
-        try (InputStream in = RedisStore.class.getResourceAsStream("decide.lua")) {
-            if (in == null) {
-                throw new IllegalStateException("decide.lua is missing from the class path");
-            }
-            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
+        @Override
+        public CompletionStage<Decision> decide(String caller, List<Limit> limits) {
+            return decide(caller, limits, System.nanoTime() + NO_DEADLINE_NANOS, false);
         }
-    }
 
-    private static String sha1(String text) {
-        try {
-            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-1").digest(text.getBytes(StandardCharsets.UTF_8)));
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("SHA-1 is required of every Java platform", e);
+        @Override
+        public CompletionStage<Decision> decide(String caller, List<Limit> limits, long deadlineNanos, boolean fresh) {
+            if (!connection.checkReady()) {
+                return CompletableFuture.failedFuture(new IllegalStateException("not connected to Redis yet"));
+            }
+            return coalescer.decide(new Coalescer.RequestKey(Keys.tag(caller), limits), deadlineNanos);
+        }
+
+        @Override
+        public CompletionStage<Void> reset(String caller, List<Limit> limits) {
+            String tag = Keys.tag(caller);
+            String[] keys = new String[limits.size()];
+            for (int i = 0; i < keys.length; i++) {
+                keys[i] = Keys.key(tag, limits.get(i).policy(), limits.get(i).algorithm().keySuffix());
+            }
+            return connection.client().getKeys().deleteAsync(keys).toCompletableFuture().thenRun(() -> { });
+        }
+
+        @Override
+        public void close() {
+            // the connection is the store's to close
         }
     }
 
@@ -725,7 +232,7 @@ public final class RedisStore implements RateLimitStore {
 
         /** Creates and owns a client from a {@code store} value; see {@link RedisStore#connect}. */
         public Builder connect(String store) {
-            this.client = createOffThread(config(store));
+            this.client = RedisConnection.createOffThread(config(store));
             this.owned = true;
             return this;
         }
@@ -755,11 +262,7 @@ public final class RedisStore implements RateLimitStore {
          * evicted or lost in a failover, so this bounds how long it can be wrong. At least 1 ms.
          */
         public Builder localRejectionTtl(Duration ttl) {
-            Objects.requireNonNull(ttl, "ttl");
-            if (ttl.compareTo(Duration.ofMillis(1)) < 0) {
-                throw new IllegalArgumentException("'localRejectionTtl' must be at least 1ms, got '" + ttl + "'");
-            }
-            this.localRejectionTtl = ttl;
+            this.localRejectionTtl = RejectionCache.checkTtl(ttl);
             return this;
         }
 

@@ -7,7 +7,8 @@ ARGV[1]   the time in microseconds, or '' to read the Redis server's clock (TIME
 ARGV[2]   how many identical requests to decide, one after another in arrival order, at the same
           instant (concurrent requests of one JVM for one caller, coalesced into one call)
 ARGV[3..] seven values per limit i, at 3 + 7 * (i - 1):
-            algorithm  1 token-bucket, 2 gcra, 3 sliding-window, 4 fixed-window, 5 sliding-log
+            algorithm  its id, a key of the algorithms table below: 1 token-bucket, 2 gcra,
+                       3 sliding-window, 4 fixed-window, 5 sliding-log (DecideScript.id in Java)
             count      units per period
             window     the period, microseconds
             perToken   fixed-point units per token   (buckets; see dev.sluice.internal.Units)
@@ -16,9 +17,10 @@ ARGV[3..] seven values per limit i, at 3 + 7 * (i - 1):
             cost       units this request spends, 1 <= cost <= capacity in tokens
 
 Returns   for each request: { allowed, then for each limit: fits, remaining, reset_us, retry_us, next_us },
-          flattened. allowed is 1 only if every limit fits; then each limit's cost has been
-          consumed. Otherwise that request wrote nothing. Times are microseconds from now; next_us
-          is the time until the limit grants one unit more than remaining (0 when it is whole).
+          flattened (DecideScript.replyWidth in Java). allowed is 1 only if every limit fits; then
+          each limit's cost has been consumed. Otherwise that request wrote nothing. Times are
+          microseconds from now; next_us is the time until the limit grants one unit more than
+          remaining (0 when it is whole).
 
 Stored state (f: the fingerprint of the parameters it was written under)
   token-bucket    hash  l level (units), t time, f 'perToken,perMicro,capacity'
@@ -444,7 +446,14 @@ local function sliding_log(key, now, a, commit)
   return fits, remaining, reset, retry, nxt
 end
 
-local algorithms = { token_bucket, gcra, sliding_window, fixed_window, sliding_log }
+-- Keyed by the ids Java sends (DecideScript.id), written out: never by position
+local algorithms = {
+  [1] = token_bucket,
+  [2] = gcra,
+  [3] = sliding_window,
+  [4] = fixed_window,
+  [5] = sliding_log,
+}
 
 local now
 if ARGV[1] ~= '' then
@@ -468,10 +477,14 @@ for i = 1, #KEYS do
     cost = tonumber(ARGV[base + 6]),
   }
   local l = limits[i]
-  if l.algorithm <= 2 then
+  l.run = algorithms[l.algorithm]
+  if not l.run then
+    return redis.error_reply('unknown algorithm id ' .. ARGV[base])
+  end
+  if l.run == token_bucket or l.run == gcra then
     l.burst = idiv(l.capacity, l.per_token)
     l.fp = int(l.per_token) .. ',' .. int(l.per_micro) .. ',' .. int(l.capacity)
-  elseif l.algorithm == 5 then
+  elseif l.run == sliding_log then
     l.fp = int(l.window)
   else
     l.fp = int(l.count) .. ',' .. int(l.window)
@@ -485,7 +498,7 @@ for r = 0, requests - 1 do
   local all = true
   result[at + 1] = 0
   for i = 1, #KEYS do
-    local fits, remaining, reset, retry, nxt = algorithms[limits[i].algorithm](KEYS[i], now, limits[i], false)
+    local fits, remaining, reset, retry, nxt = limits[i].run(KEYS[i], now, limits[i], false)
     all = all and fits
     local f = 0
     if fits then f = 1 end
@@ -498,7 +511,7 @@ for r = 0, requests - 1 do
   if all then
     result[at + 1] = 1
     for i = 1, #KEYS do
-      local _, remaining, reset, retry, nxt = algorithms[limits[i].algorithm](KEYS[i], now, limits[i], true)
+      local _, remaining, reset, retry, nxt = limits[i].run(KEYS[i], now, limits[i], true)
       result[at + 3 + 5 * (i - 1)] = remaining
       result[at + 4 + 5 * (i - 1)] = reset
       result[at + 5 + 5 * (i - 1)] = retry

@@ -52,12 +52,12 @@ class RedisStoreTest {
         String caller = "flush-" + UUID.randomUUID();
         assertThat(limiter.decide(caller).remaining()).isEqualTo(9);
         client.getScript().scriptFlush();
-        assertThat(client.getScript().scriptExists(RedisStore.SHA)).containsExactly(false);
+        assertThat(client.getScript().scriptExists(DecideScript.SHA)).containsExactly(false);
 
         Decision after = limiter.decide(caller);
         assertThat(after.outcome()).isEqualTo(Decision.Outcome.ALLOWED);
         assertThat(after.remaining()).as("charged exactly once across the reload").isEqualTo(8);
-        assertThat(client.getScript().scriptExists(RedisStore.SHA)).containsExactly(true);
+        assertThat(client.getScript().scriptExists(DecideScript.SHA)).containsExactly(true);
         assertThat(limiter.storeFailures()).isZero();
     }
 

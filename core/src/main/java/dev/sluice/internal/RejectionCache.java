@@ -1,0 +1,191 @@
+package dev.sluice.internal;
+
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import com.github.benmanes.caffeine.cache.Expiry;
+import dev.sluice.Decision;
+import dev.sluice.Limit;
+import dev.sluice.RateLimitStore;
+import dev.sluice.TimeSource;
+
+import java.time.Duration;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+
+/**
+ * A local copy of a remote store's recent rejections, in front of that store: a caller rejected
+ * recently (with the same limits and cost) is rejected again here, without a round trip, until
+ * its retry-after has passed or for at most {@code ttl}, whichever comes first. The copy cannot
+ * see the caller's state deleted, evicted or lost in a failover, so it is trusted only briefly;
+ * a {@code fresh} request skips it, and {@link #reset} clears it.
+ *
+ * <p>The answer of a request that reaches the store is the store's own future when it is already
+ * complete, and otherwise one completed after the rejection is copied; completing it early (a
+ * caller that gives up) completes the store's future too, so that a store holding requests back
+ * sees it. Thread-safe. Not API: this package may change in any release.
+ */
+public final class RejectionCache implements RateLimitStore {
+
+    private final RateLimitStore delegate;
+    private final TimeSource clock;
+    private final long ttlMicros;
+    private final Cache<Key, Rejection> rejections;
+
+    /** A cache on {@link System#nanoTime()}; see {@link #RejectionCache(RateLimitStore, int, Duration, TimeSource)}. */
+    public RejectionCache(RateLimitStore delegate, int maximumCallers, Duration ttl) {
+        this(delegate, maximumCallers, ttl, () -> System.nanoTime() / 1_000);
+    }
+
+    /**
+     * @param maximumCallers how many callers' rejections are kept, at least 1
+     * @param ttl            the longest a rejection is repeated, at least 1 ms
+     * @param clock          any clock in microseconds that does not go back (tests pass their own)
+     * @throws IllegalArgumentException naming {@code localRejections} or {@code localRejectionTtl}
+     */
+    public RejectionCache(RateLimitStore delegate, int maximumCallers, Duration ttl, TimeSource clock) {
+        this.delegate = Objects.requireNonNull(delegate, "delegate");
+        this.clock = Objects.requireNonNull(clock, "clock");
+        if (maximumCallers < 1) {
+            throw new IllegalArgumentException("'localRejections' must be at least 1, got '" + maximumCallers + "'");
+        }
+        this.ttlMicros = micros(checkTtl(ttl));
+        this.rejections = Caffeine.newBuilder()
+                .maximumSize(maximumCallers)
+                .ticker(() -> clock.nowMicros() * 1_000)
+                .expireAfter(Expiry.creating((Key key, Rejection r) -> Duration.of(r.untilMicros - r.decidedAtMicros,
+                        ChronoUnit.MICROS)))
+                .build();
+    }
+
+    /**
+     * Returns {@code ttl} if it can bound a local rejection: at least 1 ms.
+     *
+     * @throws IllegalArgumentException naming {@code localRejectionTtl} and the value
+     */
+    public static Duration checkTtl(Duration ttl) {
+        Objects.requireNonNull(ttl, "ttl");
+        if (ttl.compareTo(Duration.ofMillis(1)) < 0) {
+            throw new IllegalArgumentException("'localRejectionTtl' must be at least 1ms, got '" + ttl + "'");
+        }
+        return ttl;
+    }
+
+    @Override
+    public CompletionStage<Decision> decide(String caller, List<Limit> limits) {
+        Key key = new Key(Keys.tag(caller), limits);
+        Decision cached = cached(key);
+        if (cached != null) {
+            return CompletableFuture.completedFuture(cached);
+        }
+        long askedAt = clock.nowMicros();
+        return copied(delegate.decide(caller, limits).toCompletableFuture(), key, askedAt);
+    }
+
+    @Override
+    public CompletionStage<Decision> decide(String caller, List<Limit> limits, long deadlineNanos, boolean fresh) {
+        Key key = new Key(Keys.tag(caller), limits);
+        if (!fresh) {
+            Decision cached = cached(key);
+            if (cached != null) {
+                return CompletableFuture.completedFuture(cached);
+            }
+        }
+        long askedAt = clock.nowMicros();
+        return copied(delegate.decide(caller, limits, deadlineNanos, fresh).toCompletableFuture(), key, askedAt);
+    }
+
+    /**
+     * Forgets the caller's copied rejections (under any limits) before and after the store resets
+     * it, so that a rejection decided meanwhile is not repeated.
+     */
+    @Override
+    public CompletionStage<Void> reset(String caller, List<Limit> limits) {
+        String tag = Keys.tag(caller);
+        forget(tag);
+        return delegate.reset(caller, limits).thenRun(() -> forget(tag));
+    }
+
+    /** Closes the store behind. */
+    @Override
+    public void close() {
+        delegate.close();
+    }
+
+    /** The store's answer, whose rejection is copied before the answer is given. */
+    private CompletableFuture<Decision> copied(CompletableFuture<Decision> answer, Key key, long askedAt) {
+        if (answer.isDone()) {
+            if (!answer.isCompletedExceptionally()) {
+                remember(key, answer.join(), askedAt);
+            }
+            return answer;
+        }
+        CompletableFuture<Decision> copied = new CompletableFuture<>();
+        answer.whenComplete((decision, failure) -> {
+            if (failure != null) {
+                copied.completeExceptionally(failure);
+            } else {
+                remember(key, decision, askedAt);
+                copied.complete(decision);
+            }
+        });
+        copied.whenComplete((decision, failure) -> {
+            if (failure != null) {
+                answer.completeExceptionally(failure); // the caller gave up: tell the store
+            }
+        });
+        return copied;
+    }
+
+    private void remember(Key key, Decision decision, long askedAtMicros) {
+        if (decision.outcome() == Decision.Outcome.REJECTED && !decision.retryAfter().isZero()) {
+            long retry = Math.min(micros(decision.retryAfter()), ttlMicros);
+            // Counted from when the store was asked, before it decided: the local wait never
+            // outlasts the store's, and never the bound on how long a copy is trusted.
+            rejections.put(key, new Rejection(decision, askedAtMicros, askedAtMicros + retry));
+        }
+    }
+
+    /** The copied rejection, its times counted down to now; {@code null} if there is none. */
+    private Decision cached(Key key) {
+        Rejection rejection = rejections.getIfPresent(key);
+        if (rejection == null) {
+            return null;
+        }
+        long now = clock.nowMicros();
+        if (now >= rejection.untilMicros) {
+            return null;
+        }
+        long elapsed = Math.max(0, now - rejection.decidedAtMicros);
+        Decision original = rejection.decision;
+        List<Decision.Quota> quotas = new ArrayList<>(original.quotas().size());
+        for (Decision.Quota quota : original.quotas()) {
+            quotas.add(new Decision.Quota(quota.limit(), quota.allowed(), quota.remaining(),
+                    minus(quota.reset(), elapsed), minus(quota.retryAfter(), elapsed), minus(quota.nextUnit(), elapsed)));
+        }
+        return new Decision(Decision.Outcome.REJECTED, quotas, minus(original.retryAfter(), elapsed));
+    }
+
+    private void forget(String tag) {
+        rejections.asMap().keySet().removeIf(key -> key.tag.equals(tag));
+    }
+
+    private static long micros(Duration d) {
+        return d.getSeconds() * 1_000_000 + d.getNano() / 1_000;
+    }
+
+    private static Duration minus(Duration d, long micros) {
+        return Duration.of(Math.max(0, micros(d) - micros), ChronoUnit.MICROS);
+    }
+
+    /** One caller (as its bounded storage tag) with one set of limits. */
+    private record Key(String tag, List<Limit> limits) {
+    }
+
+    /** A rejection repeated until {@code untilMicros}, on this cache's clock. */
+    private record Rejection(Decision decision, long decidedAtMicros, long untilMicros) {
+    }
+}

@@ -1,0 +1,171 @@
+package dev.sluice.internal;
+
+import dev.sluice.Decision;
+import dev.sluice.Limit;
+import dev.sluice.RateLimitStore;
+import dev.sluice.memory.MemoryStore;
+import dev.sluice.testing.ManualClock;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** The local copy of rejections, in front of a real in-memory store that counts the requests reaching it. */
+class RejectionCacheTest {
+
+    private static final long FOREVER = Long.MAX_VALUE;
+
+    private final ManualClock clock = new ManualClock();
+    private final Counting store = new Counting(MemoryStore.builder().timeSource(clock).build());
+    private final List<Limit> limits = List.of(Limit.of("cached", "2/1m"));
+
+    private Decision decide(RateLimitStore cache, String caller, boolean fresh) {
+        return cache.decide(caller, limits, System.nanoTime() + FOREVER / 2, fresh).toCompletableFuture().join();
+    }
+
+    @Test
+    void aRejectionIsRepeatedLocallyCountingDownUntilItsRetryAfter() {
+        RejectionCache cache = new RejectionCache(store, 100, Duration.ofMinutes(5), clock);
+        decide(cache, "a", false);
+        decide(cache, "a", false);
+        Decision first = decide(cache, "a", false);
+        assertThat(first.outcome()).isEqualTo(Decision.Outcome.REJECTED);
+        assertThat(first.retryAfter()).isEqualTo(Duration.ofSeconds(30));
+        assertThat(store.calls.get()).isEqualTo(3);
+
+        clock.advance(Duration.ofSeconds(20));
+        Decision local = decide(cache, "a", false);
+        assertThat(local.outcome()).isEqualTo(Decision.Outcome.REJECTED);
+        assertThat(local.retryAfter()).as("counted down").isEqualTo(Duration.ofSeconds(10));
+        assertThat(local.quotas().get(0).reset()).isEqualTo(first.quotas().get(0).reset().minusSeconds(20));
+        assertThat(store.calls.get()).as("answered here").isEqualTo(3);
+
+        clock.advance(Duration.ofSeconds(10));
+        assertThat(decide(cache, "a", false).allowed()).as("at its retry-after the store decides").isTrue();
+        assertThat(store.calls.get()).isEqualTo(4);
+    }
+
+    @Test
+    void aRejectionIsTrustedNoLongerThanTheTtl() {
+        RejectionCache cache = new RejectionCache(store, 100, Duration.ofSeconds(1), clock);
+        decide(cache, "b", false);
+        decide(cache, "b", false);
+        decide(cache, "b", false); // rejected for 30 s
+        clock.advance(Duration.ofMillis(999));
+        decide(cache, "b", false);
+        assertThat(store.calls.get()).isEqualTo(3);
+        clock.advance(Duration.ofMillis(1));
+        assertThat(decide(cache, "b", false).outcome()).isEqualTo(Decision.Outcome.REJECTED);
+        assertThat(store.calls.get()).as("the store asked again after the ttl").isEqualTo(4);
+    }
+
+    @Test
+    void aFreshRequestAndTheTwoArgumentDecideSeeTheSameCopy() {
+        RejectionCache cache = new RejectionCache(store, 100, Duration.ofMinutes(1), clock);
+        decide(cache, "c", false);
+        decide(cache, "c", false);
+        decide(cache, "c", false);
+        decide(cache, "c", true);
+        assertThat(store.calls.get()).as("fresh skips the copy").isEqualTo(4);
+        cache.decide("c", limits).toCompletableFuture().join();
+        assertThat(store.calls.get()).as("the plain decide reads it").isEqualTo(4);
+        assertThat(decide(cache, "other", false).allowed()).isTrue();
+    }
+
+    @Test
+    void resetForgetsTheCopyAndTheStoresState() {
+        RejectionCache cache = new RejectionCache(store, 100, Duration.ofMinutes(1), clock);
+        decide(cache, "d", false);
+        decide(cache, "d", false);
+        decide(cache, "d", false);
+        cache.reset("d", limits).toCompletableFuture().join();
+        Decision after = decide(cache, "d", false);
+        assertThat(after.allowed()).isTrue();
+        assertThat(after.remaining()).isEqualTo(1);
+    }
+
+    @Test
+    void atMostTheConfiguredNumberOfCallersAreCopied() {
+        RejectionCache cache = new RejectionCache(store, 10, Duration.ofMinutes(1), clock);
+        for (int i = 0; i < 100; i++) {
+            for (int n = 0; n < 3; n++) {
+                decide(cache, "e" + i, false);
+            }
+        }
+        int before = store.calls.get();
+        for (int i = 0; i < 100; i++) {
+            decide(cache, "e" + i, false);
+        }
+        assertThat(store.calls.get() - before).as("callers whose copy was not kept").isGreaterThanOrEqualTo(90);
+    }
+
+    @Test
+    void aCallerThatGivesUpCompletesTheStoresFutureAndAFailureComesThroughAsItIs() {
+        CompletableFuture<Decision> held = new CompletableFuture<>();
+        RejectionCache cache = new RejectionCache(new Holding(held), 10, Duration.ofSeconds(1), clock);
+        CompletableFuture<Decision> answer = cache.decide("f", limits, System.nanoTime(), false).toCompletableFuture();
+        assertThat(answer.isDone()).isFalse();
+        answer.completeExceptionally(new TimeoutException());
+        assertThat(held.isCompletedExceptionally()).as("the store sees the caller gave up").isTrue();
+
+        CompletableFuture<Decision> failing = new CompletableFuture<>();
+        CompletableFuture<Decision> failed = new RejectionCache(new Holding(failing), 10, Duration.ofSeconds(1), clock)
+                .decide("g", limits, System.nanoTime(), false).toCompletableFuture();
+        IllegalStateException cause = new IllegalStateException("down");
+        failing.completeExceptionally(cause);
+        assertThatThrownBy(failed::join).hasCause(cause);
+    }
+
+    @Test
+    void settingsAreCheckedNamingTheValue() {
+        assertThatThrownBy(() -> new RejectionCache(store, 0, Duration.ofSeconds(1)))
+                .hasMessage("'localRejections' must be at least 1, got '0'");
+        assertThatThrownBy(() -> new RejectionCache(store, 1, Duration.ofNanos(999_999)))
+                .hasMessage("'localRejectionTtl' must be at least 1ms, got 'PT0.000999999S'");
+    }
+
+    /** A real store that counts the decisions reaching it. */
+    private static final class Counting implements RateLimitStore {
+        final RateLimitStore store;
+        final AtomicInteger calls = new AtomicInteger();
+
+        Counting(RateLimitStore store) {
+            this.store = store;
+        }
+
+        @Override
+        public CompletionStage<Decision> decide(String caller, List<Limit> limits) {
+            calls.incrementAndGet();
+            return store.decide(caller, limits);
+        }
+
+        @Override
+        public CompletionStage<Void> reset(String caller, List<Limit> limits) {
+            return store.reset(caller, limits);
+        }
+
+        @Override
+        public void close() {
+            store.close();
+        }
+    }
+
+    /** A store that answers with the future it is given, when the test completes it. */
+    private record Holding(CompletableFuture<Decision> answer) implements RateLimitStore {
+        @Override
+        public CompletionStage<Decision> decide(String caller, List<Limit> limits) {
+            return answer;
+        }
+
+        @Override
+        public void close() {
+        }
+    }
+}

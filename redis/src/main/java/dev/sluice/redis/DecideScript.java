@@ -1,0 +1,194 @@
+package dev.sluice.redis;
+
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import dev.sluice.Algorithm;
+import dev.sluice.Decision;
+import dev.sluice.Limit;
+import dev.sluice.TimeSource;
+import dev.sluice.internal.Keys;
+import dev.sluice.internal.Units;
+import org.redisson.api.RScript;
+import org.redisson.api.RedissonClient;
+import org.redisson.api.options.OptionalOptions;
+import org.redisson.client.RedisNoScriptException;
+import org.redisson.client.codec.StringCodec;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.time.Duration;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.function.IntFunction;
+
+/**
+ * The Java side of {@code decide.lua}, and the only Java that knows its {@code KEYS}/{@code ARGV}
+ * layout, its algorithm ids and its reply: encodes a call, sends it by SHA-1 (in full after
+ * {@code NOSCRIPT}) with Redisson's retries disabled, and decodes the reply into decisions.
+ */
+final class DecideScript {
+
+    static final String SCRIPT = loadScript();
+    static final String SHA = sha1(SCRIPT);
+    /** {@code ARGV} values per limit: algorithm id, count, window, perToken, perMicro, capacity, cost. */
+    private static final int ARGS_PER_LIMIT = 7;
+    /** Values decide.lua returns per limit: fits, remaining, reset_us, retry_us, next_us. */
+    private static final int VALUES_PER_LIMIT = 5;
+
+    private final RScript script;
+    private final TimeSource testTime;
+    // Identity-keyed and weak: a limiter's limits are encoded once, and forgotten with the limiter.
+    private final Cache<Limit, String[]> encoded = Caffeine.newBuilder().weakKeys().executor(Runnable::run).build();
+
+    /**
+     * @param testTime the clock to decide on instead of the Redis server's, or {@code null} in production
+     */
+    DecideScript(RedissonClient client, TimeSource testTime) {
+        // No retries: a consuming script re-sent after a response timeout would charge twice.
+        this.script = client.getScript(OptionalOptions.defaults().codec(StringCodec.INSTANCE).retryAttempts(0));
+        this.testTime = testTime;
+    }
+
+    /**
+     * The id decide.lua's {@code algorithms} table gives each algorithm. Explicit, never the enum's
+     * order: reordering {@link Algorithm} must not make Redis count by another algorithm.
+     */
+    static int id(Algorithm algorithm) {
+        return switch (algorithm) {
+            case TOKEN_BUCKET -> 1;
+            case GCRA -> 2;
+            case SLIDING_WINDOW -> 3;
+            case FIXED_WINDOW -> 4;
+            case SLIDING_LOG -> 5;
+        };
+    }
+
+    /** How many values decide.lua returns per request: allowed, then {@link #VALUES_PER_LIMIT} per limit. */
+    static int replyWidth(int limits) {
+        return 1 + VALUES_PER_LIMIT * limits;
+    }
+
+    /** Loads the script into Redis's script cache, blocking; throws if Redis cannot be reached. */
+    void load() {
+        script.scriptLoad(SCRIPT);
+    }
+
+    /**
+     * Decides {@code requests} identical requests of the caller with hash tag {@code tag}, one after
+     * another, in one call. The reply's function gives request {@code i}'s decision and throws an
+     * {@link IllegalStateException} if the reply cannot be read.
+     */
+    CompletableFuture<IntFunction<Decision>> decide(String tag, List<Limit> limits, int requests) {
+        return send(tag, limits, requests).thenApply(values -> request -> decision(values, request, limits));
+    }
+
+    /** The script's raw reply: {@link #replyWidth} values per request. */
+    CompletableFuture<List<Object>> send(String tag, List<Limit> limits, int requests) {
+        List<Object> keys = new ArrayList<>(limits.size());
+        Object[] args = new Object[2 + ARGS_PER_LIMIT * limits.size()];
+        args[0] = testTime == null ? "" : Long.toString(testTime.nowMicros());
+        args[1] = Integer.toString(requests);
+        for (int i = 0; i < limits.size(); i++) {
+            Limit limit = limits.get(i);
+            keys.add(Keys.key(tag, limit.policy(), limit.algorithm().keySuffix()));
+            System.arraycopy(encoded.get(limit, DecideScript::encode), 0, args, 2 + ARGS_PER_LIMIT * i, ARGS_PER_LIMIT);
+        }
+        String route = (String) keys.get(0);
+        return script.<List<Object>>evalShaAsync(route, RScript.Mode.READ_WRITE, SHA, RScript.ReturnType.LIST, keys, args)
+                .toCompletableFuture()
+                .handle((reply, failure) -> {
+                    if (failure == null) {
+                        return CompletableFuture.completedFuture(reply);
+                    }
+                    if (unwrap(failure) instanceof RedisNoScriptException) {
+                        // NOSCRIPT: the script did not run, so sending it in full charges once.
+                        return script.<List<Object>>evalAsync(route, RScript.Mode.READ_WRITE, SCRIPT,
+                                RScript.ReturnType.LIST, keys, args).toCompletableFuture();
+                    }
+                    return CompletableFuture.<List<Object>>failedFuture(unwrap(failure));
+                })
+                .thenCompose(stage -> stage);
+    }
+
+    /** One limit's {@code ARGV} values, in the order decide.lua reads them. */
+    private static String[] encode(Limit limit) {
+        String[] args = new String[ARGS_PER_LIMIT];
+        args[0] = Integer.toString(id(limit.algorithm()));
+        args[1] = Long.toString(limit.count());
+        args[2] = Long.toString(limit.periodMicros());
+        if (limit.algorithm().hasBurst()) {
+            Units units = Units.of(limit);
+            args[3] = Long.toString(units.unitsPerToken());
+            args[4] = Long.toString(units.unitsPerMicro());
+            args[5] = Long.toString(units.capacityUnits());
+        } else {
+            args[3] = "1";
+            args[4] = "1";
+            args[5] = Long.toString(limit.count());
+        }
+        args[6] = Long.toString(limit.cost());
+        return args;
+    }
+
+    /** The decision of request number {@code request} in a reply. */
+    static Decision decision(List<Object> reply, int request, List<Limit> limits) {
+        try {
+            int offset = request * replyWidth(limits.size());
+            boolean allowed = number(reply, offset) == 1;
+            List<Decision.Quota> quotas = new ArrayList<>(limits.size());
+            Duration retry = Duration.ZERO;
+            for (int i = 0; i < limits.size(); i++) {
+                int base = offset + 1 + VALUES_PER_LIMIT * i;
+                Duration limitRetry = micros(number(reply, base + 3));
+                quotas.add(new Decision.Quota(limits.get(i), number(reply, base) == 1, number(reply, base + 1),
+                        micros(number(reply, base + 2)), limitRetry, micros(number(reply, base + 4))));
+                if (limitRetry.compareTo(retry) > 0) {
+                    retry = limitRetry;
+                }
+            }
+            return new Decision(allowed ? Decision.Outcome.ALLOWED : Decision.Outcome.REJECTED, quotas,
+                    allowed ? Duration.ZERO : retry);
+        } catch (RuntimeException e) {
+            throw new IllegalStateException("unreadable reply from decide.lua: " + e, e);
+        }
+    }
+
+    private static long number(List<Object> reply, int index) {
+        return ((Number) reply.get(index)).longValue();
+    }
+
+    private static Duration micros(long micros) {
+        return Duration.of(micros, ChronoUnit.MICROS);
+    }
+
+    static Throwable unwrap(Throwable failure) {
+        return failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
+    }
+
+    private static String loadScript() {
+        try (InputStream in = DecideScript.class.getResourceAsStream("decide.lua")) {
+            if (in == null) {
+                throw new IllegalStateException("decide.lua is missing from the class path");
+            }
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private static String sha1(String text) {
+        try {
+            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-1").digest(text.getBytes(StandardCharsets.UTF_8)));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-1 is required of every Java platform", e);
+        }
+    }
+}

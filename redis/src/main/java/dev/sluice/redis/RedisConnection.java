@@ -1,0 +1,216 @@
+package dev.sluice.redis;
+
+import org.redisson.Redisson;
+import org.redisson.api.RedissonClient;
+import org.redisson.config.Config;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.File;
+import java.io.IOException;
+import java.net.URI;
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * A store's Redisson client: made from a {@code store} value (and then owned, connected off the
+ * calling thread and shut down on {@link #close()}), or borrowed from the application (then
+ * connected as the application chose, and left alone).
+ */
+final class RedisConnection {
+
+    // The store's category, as users have configured it.
+    private static final Logger LOG = LoggerFactory.getLogger(RedisStore.class);
+    /** The highest database index of a Redis server with its default {@code databases 16}. */
+    private static final int MAX_DATABASE = 15;
+
+    private final RedissonClient client;
+    private final boolean owned;
+    private final Runnable load;
+    private final AtomicBoolean connecting = new AtomicBoolean();
+    private volatile boolean ready;
+    private volatile boolean closed;
+
+    /**
+     * @param load        run to connect (it loads the script); throws while Redis is unreachable
+     * @param startupWait how long to wait for an owned client to connect
+     */
+    RedisConnection(RedissonClient client, boolean owned, Runnable load, Duration startupWait) {
+        this.client = client;
+        this.owned = owned;
+        this.load = load;
+        if (owned) {
+            // Our client connects lazily, and Redisson makes the first connection on the calling
+            // thread: a request must never pay for that (or wait out a connect timeout). Connect and
+            // preload the script on a thread of our own; wait for it briefly, so that a store whose
+            // Redis is up is ready at once; until it is, decisions fail fast (the failure mode).
+            connectInBackground();
+            awaitReady(startupWait);
+        } else {
+            ready = true; // the application's client: connected (or connecting) as it chose
+        }
+    }
+
+    /** The Redisson configuration for a {@code store} value; see {@link RedisStore#connect}. */
+    static Config config(String store) {
+        Config config;
+        if (store.startsWith("redisson:")) {
+            File file = new File(store.substring("redisson:".length()));
+            try {
+                config = Config.fromYAML(file);
+            } catch (IOException | RuntimeException e) {
+                throw new IllegalArgumentException("'store' names a Redisson YAML file that cannot be read ("
+                        + e.getMessage() + "), got '" + store + "'", e);
+            }
+        } else {
+            URI uri;
+            try {
+                uri = URI.create(store);
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("'store' must be redis://host:port[/db], got '" + store + "'", e);
+            }
+            if (!("redis".equals(uri.getScheme()) || "rediss".equals(uri.getScheme())) || uri.getHost() == null) {
+                throw new IllegalArgumentException("'store' must be redis://host:port[/db] or rediss://host:port[/db], got '"
+                        + store + "'");
+            }
+            int port = uri.getPort() < 0 ? 6379 : uri.getPort();
+            if (port < 1 || port > 65_535) {
+                throw new IllegalArgumentException("'store' has port " + port + ", outside 1 to 65535, got '" + store + "'");
+            }
+            config = new Config();
+            var single = config.useSingleServer()
+                    .setAddress(uri.getScheme() + "://" + uri.getHost() + ":" + port)
+                    .setDatabase(database(uri, store))
+                    .setConnectTimeout(2_000)
+                    .setTimeout(1_000)
+                    .setRetryAttempts(0)
+                    .setConnectionMinimumIdleSize(2)
+                    .setSubscriptionConnectionMinimumIdleSize(0)
+                    .setSubscriptionConnectionPoolSize(1);
+            if (uri.getUserInfo() != null) {
+                String[] user = uri.getUserInfo().split(":", 2);
+                single.setUsername(user.length == 2 && !user[0].isEmpty() ? user[0] : null);
+                single.setPassword(user.length == 2 ? user[1] : user[0]);
+            }
+        }
+        config.setLazyInitialization(true);
+        return config;
+    }
+
+    /** The database of a {@code redis://} URI's path: none, {@code /} or {@code /0} to {@code /15}. */
+    private static int database(URI uri, String store) {
+        String path = uri.getPath() == null ? "" : uri.getPath();
+        if (path.isEmpty() || path.equals("/")) {
+            return 0;
+        }
+        String digits = path.substring(1);
+        if (!digits.matches("[0-9]{1,2}") || Integer.parseInt(digits) > MAX_DATABASE) {
+            throw new IllegalArgumentException("'store' names database '" + digits + "'; Redis numbers them 0 to "
+                    + MAX_DATABASE + " (use a redisson: YAML file for a server configured with more), got '" + store + "'");
+        }
+        return Integer.parseInt(digits);
+    }
+
+    /**
+     * {@code Redisson.create}, on a short-lived thread of our own. Creating a client leaves netty's
+     * {@code InternalThreadLocalMap} (a class of the client's loader) in a plain {@code ThreadLocal}
+     * of the calling thread. In a servlet container that thread is the container's deployment
+     * thread, which outlives the application: it would keep every undeployed application's class
+     * loader reachable. Our thread ends here, and its thread-locals with it.
+     */
+    static RedissonClient createOffThread(Config config) {
+        RedissonClient[] created = new RedissonClient[1];
+        Throwable[] failed = new Throwable[1];
+        Thread creator = new Thread(() -> {
+            try {
+                created[0] = Redisson.create(config);
+            } catch (RuntimeException | Error e) {
+                failed[0] = e;
+            }
+        }, "sluice-redis-create");
+        creator.setDaemon(true);
+        creator.start();
+        boolean interrupted = false;
+        while (true) {
+            try {
+                creator.join();
+                break;
+            } catch (InterruptedException e) {
+                interrupted = true; // the client must not be left behind half-made: finish, then re-assert
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+        if (failed[0] instanceof RuntimeException e) {
+            throw e;
+        }
+        if (failed[0] instanceof Error e) {
+            throw e;
+        }
+        return created[0];
+    }
+
+    RedissonClient client() {
+        return client;
+    }
+
+    /** Whether Redis has answered at least once; if not, starts connecting in the background. */
+    boolean checkReady() {
+        if (!ready) {
+            connectInBackground();
+        }
+        return ready;
+    }
+
+    /** Whether Redis has answered at least once. */
+    boolean ready() {
+        return ready;
+    }
+
+    /** Starts connecting (and loading the script) on a daemon thread, unless already ready or trying. */
+    private void connectInBackground() {
+        if (ready || closed || !connecting.compareAndSet(false, true)) {
+            return;
+        }
+        Thread connector = new Thread(() -> {
+            try {
+                while (!ready && !closed) {
+                    try {
+                        load.run();
+                        ready = true;
+                    } catch (RuntimeException e) {
+                        LOG.debug("Redis is not reachable yet; retrying in 500 ms: {}", e.toString());
+                        Thread.sleep(500);
+                    }
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } finally {
+                connecting.set(false);
+            }
+        }, "sluice-redis-connect");
+        connector.setDaemon(true);
+        connector.start();
+    }
+
+    private void awaitReady(Duration wait) {
+        long deadline = System.nanoTime() + wait.toNanos();
+        while (!ready && System.nanoTime() < deadline) {
+            try {
+                Thread.sleep(10);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+        }
+    }
+
+    /** Shuts the client down if it is ours; a borrowed client is left alone. */
+    void close() {
+        closed = true;
+        if (owned) {
+            client.shutdown();
+        }
+    }
+}

@@ -1,0 +1,110 @@
+package dev.sluice.redis;
+
+import dev.sluice.Algorithm;
+import dev.sluice.Decision;
+import dev.sluice.Limit;
+import dev.sluice.internal.Keys;
+import dev.sluice.testing.ManualClock;
+import dev.sluice.testing.Stores;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+import org.redisson.api.RType;
+import org.redisson.api.RedissonClient;
+import org.redisson.client.codec.StringCodec;
+
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** The Java/Lua contract of decide.lua: algorithm ids, argument layout and reply width. */
+class DecideScriptTest {
+
+    private final RedissonClient client = Stores.client();
+
+    /** decide.lua's {@code algorithms} table: id to the name of the Lua function it runs. */
+    private static Map<Integer, String> luaTable() {
+        String script = DecideScript.SCRIPT;
+        int start = script.indexOf("local algorithms = {");
+        String table = script.substring(start, script.indexOf('}', start));
+        Map<Integer, String> functions = new HashMap<>();
+        Matcher entry = Pattern.compile("\\[(\\d+)] = (\\w+),").matcher(table);
+        while (entry.find()) {
+            functions.put(Integer.parseInt(entry.group(1)), entry.group(2));
+        }
+        return functions;
+    }
+
+    @Test
+    void everyAlgorithmsIdNamesItsOwnFunctionInTheLuaTable() {
+        Map<Integer, String> table = luaTable();
+        assertThat(table).hasSize(Algorithm.values().length);
+        for (Algorithm algorithm : Algorithm.values()) {
+            assertThat(table.get(DecideScript.id(algorithm))).as(algorithm.configName())
+                    .isEqualTo(algorithm.configName().replace('-', '_'));
+        }
+    }
+
+    /** Each algorithm's id reaches its own counting in Redis: the state it writes has that algorithm's shape. */
+    @ParameterizedTest
+    @EnumSource(Algorithm.class)
+    void everyAlgorithmWritesTheStateOfItsKind(Algorithm algorithm) {
+        DecideScript script = new DecideScript(client, new ManualClock());
+        script.load();
+        Limit limit = Limit.of("kind", "3/1h").withAlgorithm(algorithm);
+        String tag = "kind-" + UUID.randomUUID();
+        Decision decision = script.decide(tag, List.of(limit), 1).join().apply(0);
+        assertThat(decision.outcome()).isEqualTo(Decision.Outcome.ALLOWED);
+        assertThat(decision.remaining()).isEqualTo(2);
+
+        String key = Keys.key(tag, limit.policy(), algorithm.keySuffix());
+        RType type = client.getKeys().getType(key);
+        switch (algorithm) {
+            case GCRA -> assertThat(type).isEqualTo(RType.OBJECT);
+            case SLIDING_LOG -> assertThat(type).isEqualTo(RType.LIST);
+            default -> {
+                assertThat(type).isEqualTo(RType.MAP);
+                String field = switch (algorithm) {
+                    case TOKEN_BUCKET -> "l";
+                    case SLIDING_WINDOW -> "c";
+                    default -> "n";
+                };
+                assertThat(client.getMap(key, StringCodec.INSTANCE).readAllKeySet()).as(algorithm.configName())
+                        .contains(field).doesNotContainAnyElementsOf(
+                                Stream.of("l", "c", "n").filter(other -> !other.equals(field)).toList());
+            }
+        }
+    }
+
+    @Test
+    void theReplyHoldsReplyWidthValuesForEachRequest() {
+        DecideScript script = new DecideScript(client, new ManualClock());
+        List<Limit> limits = List.of(Limit.of("width-a", "10/1h"),
+                Limit.of("width-b", "10/1h").withAlgorithm(Algorithm.SLIDING_LOG),
+                Limit.of("width-c", "10/1h").withAlgorithm(Algorithm.FIXED_WINDOW));
+        String tag = "width-" + UUID.randomUUID();
+        List<Object> reply = script.send(tag, limits, 4).join();
+        assertThat(reply).hasSize(4 * DecideScript.replyWidth(limits.size()));
+        var decisions = script.decide(tag, limits, 4).join();
+        for (int request = 0; request < 4; request++) {
+            assertThat(decisions.apply(request).quotas()).extracting(Decision.Quota::remaining)
+                    .as("request %d after the first four", request).containsOnly(5L - request);
+        }
+    }
+
+    @Test
+    void anUnreadableReplyNamesTheScript() {
+        List<Limit> limits = List.of(Limit.of("short", 1, Duration.ofSeconds(1)));
+        assertThatThrownBy(() -> DecideScript.decision(List.of(1L, 1L), 0, limits))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageStartingWith("unreadable reply from decide.lua: ");
+    }
+}
