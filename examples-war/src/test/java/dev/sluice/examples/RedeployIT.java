@@ -39,7 +39,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  *       io.netty.util.internal.InternalThreadLocalMap -> its class -> WebAppClassLoader}. netty
  *       keeps its thread-local map in a plain {@code ThreadLocal} of any thread that is not its
  *       own, and {@code Redisson.create} puts one there. Sluice now creates its clients on a
- *       short-lived thread of its own ({@code RedisStore.createOffThread}). Request threads held
+ *       short-lived thread of its own ({@code RedisConnection.createOffThread}). Request threads held
  *       none: with the client connected, sending a script does not touch netty's thread-locals.
  *   <li>The first one, on Redis: {@code Thread "CompletableFutureDelayScheduler" ->
  *       contextClassLoader} (and {@code inheritedAccessControlContext -> ProtectionDomain ->
