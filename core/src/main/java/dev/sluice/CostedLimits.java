@@ -34,7 +34,9 @@ final class CostedLimits {
         this.limits = List.copyOf(limits);
         this.smallestCapacity = limits.stream().mapToLong(Limit::capacity).min().orElseThrow();
         this.small = new AtomicReferenceArray<>((int) Math.min(smallestCapacity, ARRAY_COSTS) + 1);
-        this.large = Caffeine.newBuilder().maximumSize(CACHED_COSTS).executor(Runnable::run).build();
+        // only limits that can grant more than the array holds need the cache
+        this.large = smallestCapacity < small.length() ? null
+                : Caffeine.newBuilder().maximumSize(CACHED_COSTS).executor(Runnable::run).build();
         this.limits.forEach(CompiledLimit::of);
     }
 
