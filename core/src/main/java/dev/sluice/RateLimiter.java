@@ -1,10 +1,7 @@
 package dev.sluice;
 
 import dev.sluice.internal.Durations;
-import dev.sluice.internal.Timeouts;
 import dev.sluice.memory.MemoryStore;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -13,16 +10,10 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CancellationException;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.LongAdder;
+import java.util.stream.Collectors;
 
 /**
  * Decides whether a caller may spend units now, against one or several {@link Limit}s held in a
@@ -57,38 +48,21 @@ import java.util.concurrent.atomic.LongAdder;
  */
 public final class RateLimiter {
 
-    private static final Logger LOG = LoggerFactory.getLogger(RateLimiter.class);
-    private static final long LOG_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(10);
-    /** What a 503 suggests to the client when the store is down. */
-    static final Duration FAILED_CLOSED_RETRY = Duration.ofSeconds(1);
     /** CompletableFuture's own default for async work: the common pool unless it has one thread. */
     private static final Executor DEFAULT_EXECUTOR = new CompletableFuture<Void>().defaultExecutor();
+    private static final Decision UNSATISFIABLE = new Decision(Decision.Outcome.UNSATISFIABLE, List.of(), Decision.NEVER);
 
-    private final List<Limit> limits;
-    private final RateLimitStore store;
-    private final FailureMode failureMode;
-    private final Duration timeout;
-    private final long timeoutNanos;
-    private final long smallestCapacity;
-    private final LongAdder storeFailures = new LongAdder();
-    private final CircuitBreaker breaker;
-    private final boolean shadow;
-    private final DecisionListener listener;
-    private final AtomicLong lastShadowLog = new AtomicLong(System.nanoTime() - LOG_INTERVAL_NANOS);
-    private final LongAdder shadowRejections = new LongAdder();
-    private final AtomicLong lastFailureLog = new AtomicLong(System.nanoTime() - LOG_INTERVAL_NANOS);
+    private final CostedLimits costed;
+    private final StoreGuard guard;
+    private final Announcer announcer;
     private final Executor executor;
 
     private RateLimiter(Builder builder) {
-        this.limits = List.copyOf(builder.limits);
-        this.store = builder.store != null ? builder.store : MemoryStore.create();
-        this.failureMode = builder.failureMode;
-        this.timeout = builder.timeout;
-        this.timeoutNanos = builder.timeout.toNanos();
-        this.smallestCapacity = limits.stream().mapToLong(Limit::capacity).min().orElseThrow();
-        this.breaker = new CircuitBreaker("policies " + policies());
-        this.shadow = builder.shadow;
-        this.listener = builder.listener;
+        this.costed = new CostedLimits(builder.limits);
+        String policies = costed.configured().stream().map(Limit::policy).toList().toString();
+        RateLimitStore store = builder.store != null ? builder.store : MemoryStore.create();
+        this.guard = new StoreGuard(store, builder.failureMode, builder.timeout, policies);
+        this.announcer = new Announcer(builder.shadow, builder.listener, policies);
         this.executor = builder.executor;
     }
 
@@ -102,13 +76,13 @@ public final class RateLimiter {
      * Waits at most the timeout, on this thread: no timer, no shared scheduler.
      */
     public Decision decide(String caller) {
-        return await(caller, limits);
+        return await(caller, costed.configured());
     }
 
     /** Decides one request of {@code caller} that spends {@code cost} units of every limit. */
     public Decision decide(String caller, long cost) {
-        List<Limit> request = costed(cost);
-        return request == null ? unsatisfiable() : await(caller, request);
+        List<Limit> request = costed.withCost(cost);
+        return request == null ? announcer.announce(UNSATISFIABLE, System.nanoTime()) : await(caller, request);
     }
 
     /**
@@ -117,7 +91,7 @@ public final class RateLimiter {
      * the failure mode, and the stage completes within the timeout.
      */
     public CompletionStage<Decision> decideAsync(String caller) {
-        return ask(caller, limits);
+        return ask(caller, costed.configured());
     }
 
     /**
@@ -128,160 +102,37 @@ public final class RateLimiter {
      * @throws IllegalArgumentException if {@code cost} is below 1
      */
     public CompletionStage<Decision> decideAsync(String caller, long cost) {
-        List<Limit> request = costed(cost);
-        return request == null ? CompletableFuture.completedFuture(unsatisfiable()) : ask(caller, request);
-    }
-
-    /** The limits with {@code cost}, or {@code null} if some limit can never grant it. */
-    private List<Limit> costed(long cost) {
-        if (cost < 1) {
-            throw new IllegalArgumentException("'cost' must be at least 1, got '" + cost + "'");
-        }
-        if (cost > smallestCapacity) {
-            return null;
-        }
-        List<Limit> costed = new ArrayList<>(limits.size());
-        for (Limit limit : limits) {
-            costed.add(limit.cost() == cost ? limit : limit.withCost(cost));
-        }
-        return costed;
-    }
-
-    private Decision unsatisfiable() {
-        return heard(new Decision(Decision.Outcome.UNSATISFIABLE, List.of(), Decision.NEVER), System.nanoTime());
+        List<Limit> request = costed.withCost(cost);
+        return request == null
+                ? CompletableFuture.completedFuture(announcer.announce(UNSATISFIABLE, System.nanoTime()))
+                : ask(caller, request);
     }
 
     private Decision await(String caller, List<Limit> request) {
+        Objects.requireNonNull(caller, "caller");
         long started = System.nanoTime();
-        CompletableFuture<Decision> answer = send(caller, request, started);
-        if (answer == null) {
-            return heard(circuitOpen(), started);
-        }
-        try {
-            Decision decision = answer.isDone() ? answer.join() : answer.get(timeoutNanos, TimeUnit.NANOSECONDS);
-            breaker.onSuccess();
-            return heard(decision, started);
-        } catch (TimeoutException e) {
-            // Completing the store's future tells a store holding the request back (coalescing)
-            // that this caller gave up, so that it is not charged.
-            answer.completeExceptionally(e);
-            return heard(failed(e, started), started);
-        } catch (ExecutionException | CompletionException | CancellationException e) {
-            return heard(failed(e.getCause() != null ? e.getCause() : e, started), started);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return heard(failed(e, started), started);
-        }
+        return announcer.announce(guard.await(caller, request, started), started);
     }
 
     private CompletionStage<Decision> ask(String caller, List<Limit> request) {
+        Objects.requireNonNull(caller, "caller");
         long started = System.nanoTime();
-        CompletableFuture<Decision> answer = send(caller, request, started);
-        if (answer == null) {
-            return CompletableFuture.completedFuture(heard(circuitOpen(), started));
+        CompletableFuture<Decision> settled = guard.ask(caller, request, started);
+        if (settled.isDone()) {
+            return CompletableFuture.completedFuture(announcer.announce(settled.join(), started));
         }
-        if (answer.isDone()) {
-            return CompletableFuture.completedFuture(completed(answer, started));
-        }
-        // The store's own future times out, so that a store holding requests back (coalescing) can
-        // see that a caller gave up before its turn and not charge it. Sluice's timer, not the
-        // JDK's orTimeout, whose JVM-global thread would pin the first web application (see Timeouts).
         CompletableFuture<Decision> result = new CompletableFuture<>();
-        Timeouts.orTimeout(answer, timeoutNanos).whenComplete((decision, failure) -> {
-            Decision settled;
-            if (failure != null) {
-                settled = heard(failed(failure, started), started);
-            } else {
-                breaker.onSuccess();
-                settled = heard(decision, started);
-            }
+        settled.thenAccept(decision -> {
+            Decision announced = announcer.announce(decision, started);
             // This thread is the store's I/O thread or the timer's: the caller's continuations,
             // which may block, run on the executor instead.
             try {
-                executor.execute(() -> result.complete(settled));
+                executor.execute(() -> result.complete(announced));
             } catch (RejectedExecutionException e) {
-                result.complete(settled);
+                result.complete(announced);
             }
         });
         return result;
-    }
-
-    /** An answer that is already complete, as a decision. */
-    private Decision completed(CompletableFuture<Decision> done, long started) {
-        try {
-            Decision decision = done.join();
-            breaker.onSuccess();
-            return heard(decision, started);
-        } catch (CompletionException | CancellationException e) {
-            return heard(failed(e.getCause() != null ? e.getCause() : e, started), started);
-        }
-    }
-
-    /**
-     * The store's answer; a failed future if the store threw; {@code null} while the circuit is
-     * open. The circuit's probe must reach the store itself, not a copy kept in this JVM.
-     */
-    private CompletableFuture<Decision> send(String caller, List<Limit> request, long started) {
-        Objects.requireNonNull(caller, "caller");
-        boolean probe = breaker.isOpen();
-        if (!breaker.tryPass()) {
-            return null;
-        }
-        try {
-            return store.decide(caller, request, started + timeoutNanos, probe).toCompletableFuture();
-        } catch (RuntimeException e) {
-            return CompletableFuture.failedFuture(e);
-        }
-    }
-
-    private Decision circuitOpen() {
-        storeFailures.increment();
-        return failureDecision();
-    }
-
-    /** Applies shadow mode and tells the listener. */
-    private Decision heard(Decision decision, long started) {
-        Decision result = decision;
-        if (shadow && (decision.outcome() == Decision.Outcome.REJECTED || decision.outcome() == Decision.Outcome.UNSATISFIABLE)) {
-            result = new Decision(Decision.Outcome.SHADOW_REJECTED, decision.quotas(), decision.retryAfter());
-            shadowRejections.increment();
-            long now = System.nanoTime();
-            long last = lastShadowLog.get();
-            if (now - last >= LOG_INTERVAL_NANOS && lastShadowLog.compareAndSet(last, now)) {
-                LOG.info("Shadow mode: policies {} would have rejected a request ({} so far); it was let through",
-                        policies(), shadowRejections.sum());
-            }
-        }
-        if (listener != null) {
-            try {
-                listener.onDecision(result, System.nanoTime() - started);
-            } catch (RuntimeException e) {
-                LOG.debug("A decision listener failed", e);
-            }
-        }
-        return result;
-    }
-
-    private Decision failed(Throwable failure, long started) {
-        breaker.onFailure(started);
-        storeFailures.increment();
-        long now = System.nanoTime();
-        long last = lastFailureLog.get();
-        if (now - last >= LOG_INTERVAL_NANOS && lastFailureLog.compareAndSet(last, now)) {
-            LOG.warn("Rate-limit store failed or exceeded {} ms; failing {} for policies {} ({} failures so far): {}",
-                    timeout.toMillis(), failureMode.configName(), policies(), storeFailures.sum(), failure.toString());
-        }
-        return failureDecision();
-    }
-
-    private Decision failureDecision() {
-        return failureMode == FailureMode.OPEN
-                ? new Decision(Decision.Outcome.FAILED_OPEN, List.of(), Duration.ZERO)
-                : new Decision(Decision.Outcome.FAILED_CLOSED, List.of(), FAILED_CLOSED_RETRY);
-    }
-
-    private List<String> policies() {
-        return limits.stream().map(Limit::policy).toList();
     }
 
     /**
@@ -294,49 +145,37 @@ public final class RateLimiter {
      *                               or may not be gone, and resetting again is harmless
      */
     public void reset(String caller) {
-        Objects.requireNonNull(caller, "caller");
-        try {
-            store.reset(caller, limits).toCompletableFuture().get(timeoutNanos, TimeUnit.NANOSECONDS);
-        } catch (ExecutionException e) {
-            throw new IllegalStateException("could not reset caller state for policies " + policies() + ": "
-                    + e.getCause(), e.getCause());
-        } catch (TimeoutException e) {
-            throw new IllegalStateException("could not reset caller state for policies " + policies()
-                    + " within " + Durations.formatDuration(timeout), e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted while resetting caller state for policies " + policies(), e);
-        }
+        guard.reset(Objects.requireNonNull(caller, "caller"), costed.configured());
     }
 
     /** Whether this limiter only reports rejections ({@link Decision.Outcome#SHADOW_REJECTED}) instead of making them. */
     public boolean shadowMode() {
-        return shadow;
+        return announcer.shadow();
     }
 
     /** How many requests shadow mode let through that would have been rejected. */
     public long shadowRejections() {
-        return shadowRejections.sum();
+        return announcer.shadowRejections();
     }
 
     /** The limits, in the order their quotas appear in decisions. */
     public List<Limit> limits() {
-        return limits;
+        return costed.configured();
     }
 
     /** The store this limiter decides on. */
     public RateLimitStore store() {
-        return store;
+        return guard.store();
     }
 
     /** What a decision does when the store fails or is late. */
     public FailureMode failureMode() {
-        return failureMode;
+        return guard.failureMode();
     }
 
     /** The longest a decision waits on the store. */
     public Duration timeout() {
-        return timeout;
+        return guard.timeout();
     }
 
     /**
@@ -344,7 +183,7 @@ public final class RateLimiter {
      * decisions follow the failure mode at once, and one probe at a time retries the store.
      */
     public boolean storeCircuitOpen() {
-        return breaker.isOpen();
+        return guard.circuitOpen();
     }
 
     /**
@@ -352,18 +191,18 @@ public final class RateLimiter {
      * limiter was built.
      */
     public long storeFailures() {
-        return storeFailures.sum();
+        return guard.failures();
     }
 
     /** The limiter's policy names joined with {@code +}: how metrics and logs name it. */
     public String name() {
-        return String.join("+", policies());
+        return limits().stream().map(Limit::policy).collect(Collectors.joining("+"));
     }
 
     @Override
     public String toString() {
-        return "RateLimiter" + limits + " failure-mode " + failureMode.configName() + " timeout "
-                + Durations.formatDuration(timeout) + (shadow ? " shadow" : "");
+        return "RateLimiter" + limits() + " failure-mode " + failureMode().configName() + " timeout "
+                + Durations.formatDuration(timeout()) + (shadowMode() ? " shadow" : "");
     }
 
     /** Collects the limits and settings of a {@link RateLimiter}; validates in {@link #build()}. */

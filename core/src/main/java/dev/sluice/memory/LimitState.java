@@ -1,6 +1,6 @@
 package dev.sluice.memory;
 
-import dev.sluice.Limit;
+import dev.sluice.internal.CompiledLimit;
 import dev.sluice.internal.Units;
 
 /**
@@ -27,33 +27,14 @@ abstract class LimitState {
     /** When this state becomes equal to an absent one, in store time; meaningless while absent. */
     long expiresAtMicros;
 
-    static LimitState absent(Limit limit) {
+    /** The absent state of a limit: everything it needs per decision was derived once, in {@code limit}. */
+    static LimitState absent(CompiledLimit limit) {
         return switch (limit.algorithm()) {
-            case TOKEN_BUCKET -> new TokenBucket(Units.of(limit));
-            case GCRA -> new Gcra(Units.of(limit));
+            case TOKEN_BUCKET -> new TokenBucket(limit);
+            case GCRA -> new Gcra(limit);
             case FIXED_WINDOW -> new FixedWindow(limit.count(), limit.periodMicros());
             case SLIDING_WINDOW -> new SlidingWindow(limit.count(), limit.periodMicros());
             case SLIDING_LOG -> new SlidingLog(limit.count(), limit.periodMicros());
-        };
-    }
-
-    /** Whether a state of {@code a} is read by {@code b} without conversion: same count, period, burst. */
-    static boolean sameParameters(Limit a, Limit b) {
-        return a.count() == b.count() && a.periodMicros() == b.periodMicros() && a.burst() == b.burst();
-    }
-
-    /**
-     * The longest time a state of this limit can stay different from an absent one: a bucket's
-     * time to refill from empty, a sliding window's two windows, a window's or log's period.
-     */
-    static long longestTtlMicros(Limit limit) {
-        return switch (limit.algorithm()) {
-            case TOKEN_BUCKET, GCRA -> {
-                Units units = Units.of(limit);
-                yield ceilDiv(units.capacityUnits(), units.unitsPerMicro()) + 1;
-            }
-            case SLIDING_WINDOW -> 2 * limit.periodMicros();
-            case FIXED_WINDOW, SLIDING_LOG -> limit.periodMicros();
         };
     }
 
@@ -61,7 +42,7 @@ abstract class LimitState {
      * This state's stored values, evaluated from now on under {@code limit} (same algorithm,
      * other parameters); they are converted on each read and rewritten at the next commit.
      */
-    LimitState under(Limit limit) {
+    LimitState under(CompiledLimit limit) {
         LimitState moved = absent(limit);
         moved.copyStored(this);
         moved.expiresAtMicros = expiresAtMicros;
@@ -137,10 +118,10 @@ abstract class LimitState {
         private long wPerMicro;
         private long wCapacity;
 
-        TokenBucket(Units units) {
-            this.perToken = units.unitsPerToken();
-            this.perMicro = units.unitsPerMicro();
-            this.capacity = units.capacityUnits();
+        TokenBucket(CompiledLimit limit) {
+            this.perToken = limit.unitsPerToken();
+            this.perMicro = limit.unitsPerMicro();
+            this.capacity = limit.capacityUnits();
         }
 
         @Override
@@ -223,10 +204,10 @@ abstract class LimitState {
         private long wPerMicro;
         private long wCapacity;
 
-        Gcra(Units units) {
-            this.perToken = units.unitsPerToken();
-            this.perMicro = units.unitsPerMicro();
-            this.capacity = units.capacityUnits();
+        Gcra(CompiledLimit limit) {
+            this.perToken = limit.unitsPerToken();
+            this.perMicro = limit.unitsPerMicro();
+            this.capacity = limit.capacityUnits();
         }
 
         @Override

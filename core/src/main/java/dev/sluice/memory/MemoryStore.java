@@ -9,6 +9,7 @@ import dev.sluice.Decision;
 import dev.sluice.Limit;
 import dev.sluice.RateLimitStore;
 import dev.sluice.TimeSource;
+import dev.sluice.internal.CompiledLimit;
 import dev.sluice.internal.Keys;
 
 import java.time.Duration;
@@ -168,9 +169,13 @@ public final class MemoryStore implements RateLimitStore {
      */
     private static final class Caller {
         private Limit[] keys = new Limit[2];
+        /** The compiled form of each of {@link #keys}. */
+        private CompiledLimit[] compiled = new CompiledLimit[2];
         private LimitState[] states = new LimitState[2];
         private Verdict[] verdicts = {new Verdict(), new Verdict()};
         private int size;
+        /** The limits {@link #idleNanos} last covered: a limiter passes the same list every time. */
+        private List<Limit> covered;
         /** Evicted from the cache: no longer the caller's state. */
         private boolean retired;
         volatile long idleNanos;
@@ -185,10 +190,14 @@ public final class MemoryStore implements RateLimitStore {
 
         /** Raises {@link #idleNanos} to the longest TTL these limits can need; whether it rose. */
         boolean lengthenIdle(List<Limit> limits) {
+            if (limits == covered) {
+                return false;
+            }
             long longest = idleNanos;
             for (int i = 0; i < limits.size(); i++) {
-                longest = Math.max(longest, saturatedNanos(LimitState.longestTtlMicros(limits.get(i))));
+                longest = Math.max(longest, CompiledLimit.of(limits.get(i)).longestTtlNanos());
             }
+            covered = limits;
             if (longest > idleNanos) {
                 idleNanos = longest;
                 return true;
@@ -210,23 +219,27 @@ public final class MemoryStore implements RateLimitStore {
             }
             for (int i = 0; i < size && found < 0; i++) {
                 if (keys[i].algorithm() == limit.algorithm() && keys[i].policy().equals(limit.policy())) {
-                    if (!LimitState.sameParameters(keys[i], limit)) {
-                        states[i] = states[i].under(limit);
+                    CompiledLimit other = CompiledLimit.of(limit);
+                    if (!compiled[i].sameParameters(other)) {
+                        states[i] = states[i].under(other);
                     }
                     keys[i] = limit;
+                    compiled[i] = other;
                     found = i;
                 }
             }
             if (found < 0) {
                 if (size == keys.length) {
                     keys = Arrays.copyOf(keys, size * 2);
+                    compiled = Arrays.copyOf(compiled, size * 2);
                     states = Arrays.copyOf(states, size * 2);
                 }
                 found = size++;
                 keys[found] = limit;
-                states[found] = LimitState.absent(limit);
+                compiled[found] = CompiledLimit.of(limit);
+                states[found] = LimitState.absent(compiled[found]);
             } else if (!states[found].isAbsent() && states[found].expiresAtMicros <= now) {
-                states[found] = LimitState.absent(limit); // an expired state is an absent key
+                states[found] = LimitState.absent(compiled[found]); // an expired state is an absent key
             }
             return states[found];
         }
@@ -237,7 +250,8 @@ public final class MemoryStore implements RateLimitStore {
                 for (int i = 0; i < size; i++) {
                     if (keys[i].algorithm() == limit.algorithm() && keys[i].policy().equals(limit.policy())) {
                         keys[i] = limit;
-                        states[i] = LimitState.absent(limit);
+                        compiled[i] = CompiledLimit.of(limit);
+                        states[i] = LimitState.absent(compiled[i]);
                     }
                 }
             }

@@ -1,0 +1,63 @@
+package dev.sluice;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * The last step of every decision: shadow mode turns a rejection into
+ * {@link Decision.Outcome#SHADOW_REJECTED} (counted, logged at most every ten seconds), then the
+ * listener hears the result. Thread-safe; logs under {@link RateLimiter}'s name.
+ */
+final class Announcer {
+
+    private static final Logger LOG = LoggerFactory.getLogger(RateLimiter.class);
+    private static final long LOG_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(10);
+
+    private final boolean shadow;
+    private final DecisionListener listener;
+    /** The limiter's policies, as the shadow log names them. */
+    private final String policies;
+    private final LongAdder shadowRejections = new LongAdder();
+    private final AtomicLong lastShadowLog = new AtomicLong(System.nanoTime() - LOG_INTERVAL_NANOS);
+
+    Announcer(boolean shadow, DecisionListener listener, String policies) {
+        this.shadow = shadow;
+        this.listener = listener;
+        this.policies = policies;
+    }
+
+    /** Applies shadow mode to {@code decision} and tells the listener; what the caller gets. */
+    Decision announce(Decision decision, long started) {
+        Decision result = decision;
+        if (shadow && (decision.outcome() == Decision.Outcome.REJECTED || decision.outcome() == Decision.Outcome.UNSATISFIABLE)) {
+            result = new Decision(Decision.Outcome.SHADOW_REJECTED, decision.quotas(), decision.retryAfter());
+            shadowRejections.increment();
+            long now = System.nanoTime();
+            long last = lastShadowLog.get();
+            if (now - last >= LOG_INTERVAL_NANOS && lastShadowLog.compareAndSet(last, now)) {
+                LOG.info("Shadow mode: policies {} would have rejected a request ({} so far); it was let through",
+                        policies, shadowRejections.sum());
+            }
+        }
+        if (listener != null) {
+            try {
+                listener.onDecision(result, System.nanoTime() - started);
+            } catch (RuntimeException e) {
+                LOG.debug("A decision listener failed", e);
+            }
+        }
+        return result;
+    }
+
+    boolean shadow() {
+        return shadow;
+    }
+
+    long shadowRejections() {
+        return shadowRejections.sum();
+    }
+}

@@ -1,0 +1,192 @@
+package dev.sluice;
+
+import dev.sluice.internal.Durations;
+import dev.sluice.internal.Timeouts;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * A limiter's way to its store: the timeout, the circuit breaker, failure counting and logging,
+ * and the failure mode. Both paths, blocking and asynchronous, end in one {@link #settle}: the
+ * same answer or failure gives the same decision, counts once toward the breaker and once as a
+ * store failure. A decision made without the store comes from {@link #fallback} alone.
+ *
+ * <p>Thread-safe. Logs under {@link RateLimiter}'s name, which is the one users configure.
+ */
+final class StoreGuard {
+
+    private static final Logger LOG = LoggerFactory.getLogger(RateLimiter.class);
+    private static final long LOG_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(10);
+    /** What a 503 suggests to the client when the store is down. */
+    static final Duration FAILED_CLOSED_RETRY = Duration.ofSeconds(1);
+    private static final Decision FAILED_OPEN = new Decision(Decision.Outcome.FAILED_OPEN, List.of(), Duration.ZERO);
+    private static final Decision FAILED_CLOSED = new Decision(Decision.Outcome.FAILED_CLOSED, List.of(), FAILED_CLOSED_RETRY);
+
+    private final RateLimitStore store;
+    private final FailureMode failureMode;
+    private final Duration timeout;
+    private final long timeoutNanos;
+    /** The limiter's policies, as logs and errors name them. */
+    private final String policies;
+    private final CircuitBreaker breaker;
+    private final LongAdder failures = new LongAdder();
+    private final AtomicLong lastFailureLog = new AtomicLong(System.nanoTime() - LOG_INTERVAL_NANOS);
+
+    StoreGuard(RateLimitStore store, FailureMode failureMode, Duration timeout, String policies) {
+        this.store = store;
+        this.failureMode = failureMode;
+        this.timeout = timeout;
+        this.timeoutNanos = timeout.toNanos();
+        this.policies = policies;
+        this.breaker = new CircuitBreaker("policies " + policies);
+    }
+
+    /** Decides on the store, waiting on this thread at most the timeout: no timer, no shared scheduler. */
+    Decision await(String caller, List<Limit> request, long started) {
+        CompletableFuture<Decision> answer = send(caller, request, started);
+        if (answer == null) {
+            return circuitOpen(caller, request);
+        }
+        Decision decision = null;
+        Throwable failure = null;
+        try {
+            decision = answer.isDone() ? answer.join() : answer.get(timeoutNanos, TimeUnit.NANOSECONDS);
+        } catch (TimeoutException e) {
+            // Completing the store's future tells a store holding the request back (coalescing)
+            // that this caller gave up, so that it is not charged.
+            answer.completeExceptionally(e);
+            failure = e;
+        } catch (ExecutionException | CompletionException | CancellationException e) {
+            failure = e;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            failure = e;
+        }
+        return settle(caller, request, started, decision, failure);
+    }
+
+    /**
+     * Decides on the store without blocking. The future is complete at once when the store
+     * answered at once or the circuit is open; otherwise it completes on the store's I/O thread or
+     * on the timer's, within the timeout. It never completes exceptionally.
+     */
+    CompletableFuture<Decision> ask(String caller, List<Limit> request, long started) {
+        CompletableFuture<Decision> answer = send(caller, request, started);
+        if (answer == null) {
+            return CompletableFuture.completedFuture(circuitOpen(caller, request));
+        }
+        // The store's own future times out, so that a store holding requests back (coalescing) can
+        // see that a caller gave up before its turn and not charge it. Sluice's timer, not the
+        // JDK's orTimeout, whose JVM-global thread would pin the first web application (see Timeouts).
+        return Timeouts.orTimeout(answer, timeoutNanos)
+                .handle((decision, failure) -> settle(caller, request, started, decision, failure));
+    }
+
+    /**
+     * The store's answer; a failed future if the store threw; {@code null} while the circuit is
+     * open. The circuit's probe must reach the store itself, not a copy kept in this JVM.
+     */
+    private CompletableFuture<Decision> send(String caller, List<Limit> request, long started) {
+        boolean probe = breaker.isOpen();
+        if (!breaker.tryPass()) {
+            return null;
+        }
+        try {
+            return store.decide(caller, request, started + timeoutNanos, probe).toCompletableFuture();
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    /**
+     * Turns the store's answer, or its failure, into a decision: the one place both paths meet.
+     * A store that completes without a decision has failed too.
+     */
+    Decision settle(String caller, List<Limit> request, long started, Decision answer, Throwable failure) {
+        if (failure == null && answer != null) {
+            breaker.onSuccess();
+            return answer;
+        }
+        Throwable cause = failure == null ? new NullPointerException("the store answered no decision") : unwrap(failure);
+        breaker.onFailure(started);
+        failures.increment();
+        long now = System.nanoTime();
+        long last = lastFailureLog.get();
+        if (now - last >= LOG_INTERVAL_NANOS && lastFailureLog.compareAndSet(last, now)) {
+            LOG.warn("Rate-limit store failed or exceeded {} ms; failing {} for policies {} ({} failures so far): {}",
+                    timeout.toMillis(), failureMode.configName(), policies, failures.sum(), cause.toString());
+        }
+        return fallback(caller, request);
+    }
+
+    private static Throwable unwrap(Throwable failure) {
+        boolean wrapper = failure instanceof CompletionException || failure instanceof ExecutionException
+                || failure instanceof CancellationException;
+        return wrapper && failure.getCause() != null ? failure.getCause() : failure;
+    }
+
+    /** The circuit is open: no wait, no log (the breaker logged the opening); still a failure. */
+    private Decision circuitOpen(String caller, List<Limit> request) {
+        failures.increment();
+        return fallback(caller, request);
+    }
+
+    /**
+     * The decision made without the store, following the failure mode. A mode that decides
+     * locally while the store fails would decide here, from the caller and the request.
+     */
+    private Decision fallback(String caller, List<Limit> request) {
+        return failureMode == FailureMode.OPEN ? FAILED_OPEN : FAILED_CLOSED;
+    }
+
+    /**
+     * Deletes {@code caller}'s state under {@code limits}, waiting at most the timeout.
+     *
+     * @throws IllegalStateException if the store failed or did not answer in time
+     */
+    void reset(String caller, List<Limit> limits) {
+        try {
+            store.reset(caller, limits).toCompletableFuture().get(timeoutNanos, TimeUnit.NANOSECONDS);
+        } catch (ExecutionException e) {
+            throw new IllegalStateException("could not reset caller state for policies " + policies + ": "
+                    + e.getCause(), e.getCause());
+        } catch (TimeoutException e) {
+            throw new IllegalStateException("could not reset caller state for policies " + policies
+                    + " within " + Durations.formatDuration(timeout), e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while resetting caller state for policies " + policies, e);
+        }
+    }
+
+    RateLimitStore store() {
+        return store;
+    }
+
+    FailureMode failureMode() {
+        return failureMode;
+    }
+
+    Duration timeout() {
+        return timeout;
+    }
+
+    boolean circuitOpen() {
+        return breaker.isOpen();
+    }
+
+    long failures() {
+        return failures.sum();
+    }
+}
