@@ -2,7 +2,6 @@ package dev.sluice;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
-import dev.sluice.internal.CompiledLimit;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -10,9 +9,9 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.function.Function;
 
 /**
- * A limiter's limits for every cost a request may spend, each list built (validated and
- * compiled) once, so a request with its own cost builds nothing. The same cost gets the same
- * list instance, which stores may key on. Small costs sit in an array; larger ones in a small
+ * A limiter's limits for every cost a request may spend, each list built (and validated)
+ * once, so a request with its own cost builds nothing. The same cost gets the same
+ * list instance, which stores may key on (the stores compile a limit instance once: {@code CompiledLimit}). Small costs sit in an array; larger ones in a small
  * bounded cache, since any cost up to the smallest capacity may be asked for.
  *
  * <p>Thread-safe.
@@ -37,7 +36,6 @@ final class CostedLimits {
         // only limits that can grant more than the array holds need the cache
         this.large = smallestCapacity < small.length() ? null
                 : Caffeine.newBuilder().maximumSize(CACHED_COSTS).executor(Runnable::run).build();
-        this.limits.forEach(CompiledLimit::of);
     }
 
     /** The limits as configured. */
@@ -81,7 +79,6 @@ final class CostedLimits {
         if (same) {
             return limits;
         }
-        costed.forEach(CompiledLimit::of);
         return List.copyOf(costed);
     }
 }

@@ -69,7 +69,21 @@ public record Limit(String policy, Algorithm algorithm, long count, Duration per
             throw new IllegalArgumentException("'limit' of sliding-log keeps one entry per unit and may be at most "
                     + MAX_SLIDING_LOG_COUNT + " per period, got '" + count + "'");
         }
-        Units.check(algorithm, count, periodMicros(period), burst);
+        checkExact(algorithm, count, periodMicros(period), burst);
+    }
+
+    /** Throws if the limit's arithmetic could leave the range both stores compute exactly. */
+    private static void checkExact(Algorithm algorithm, long count, long periodMicros, long burst) {
+        boolean exact = switch (algorithm) {
+            case TOKEN_BUCKET, GCRA -> Units.of(count, periodMicros, burst).exact();
+            case SLIDING_WINDOW -> count <= Units.WINDOW_MAX / periodMicros;
+            case FIXED_WINDOW, SLIDING_LOG -> count <= Units.BUCKET_MAX;
+        };
+        if (!exact) {
+            throw new IllegalArgumentException("'limit' " + count + " per " + periodMicros + "us"
+                    + (algorithm.hasBurst() ? " with burst " + burst : "") + " is too large for " + algorithm.configName()
+                    + " to count exactly; use a shorter period or a smaller count");
+        }
     }
 
     /**

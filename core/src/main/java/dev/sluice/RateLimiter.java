@@ -1,7 +1,6 @@
 package dev.sluice;
 
 import dev.sluice.internal.Durations;
-import dev.sluice.memory.MemoryStore;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -60,7 +59,7 @@ public final class RateLimiter {
     private RateLimiter(Builder builder) {
         this.costed = new CostedLimits(builder.limits);
         String policies = costed.configured().stream().map(Limit::policy).toList().toString();
-        RateLimitStore store = builder.store != null ? builder.store : MemoryStore.create();
+        RateLimitStore store = builder.store != null ? builder.store : StoreProvider.forStore("memory").open("memory");
         this.guard = new StoreGuard(store, builder.failureMode, builder.timeout, policies);
         this.announcer = new Announcer(builder.shadow, builder.listener, policies);
         this.executor = builder.executor;
@@ -260,7 +259,7 @@ public final class RateLimiter {
             return this;
         }
 
-        /** The store; default a new {@link MemoryStore}. */
+        /** The store; default a new {@link dev.sluice.memory.MemoryStore}. */
         public Builder store(RateLimitStore store) {
             this.store = Objects.requireNonNull(store, "store");
             return this;

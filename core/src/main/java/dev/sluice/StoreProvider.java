@@ -15,6 +15,19 @@ import java.util.Set;
 public interface StoreProvider {
 
     /**
+     * The provider on Sluice's class path for a {@code store} value, which has checked the value
+     * ({@link #check}): {@code memory} is core's, {@code redis://}, {@code rediss://} and
+     * {@code redisson:} are {@code sluice-redis}'s.
+     *
+     * @throws IllegalArgumentException naming {@code 'store'} and the value if it is malformed or no
+     *                                  provider on the class path opens its scheme; for one of
+     *                                  Sluice's schemes the message names the artifact to add
+     */
+    static StoreProvider forStore(String store) {
+        return StoreProviders.forStore(store);
+    }
+
+    /**
      * The schemes this provider opens: a {@code store} value's text before its first {@code ':'},
      * or the whole value when it has none ({@code memory}).
      */

@@ -1,6 +1,6 @@
 package dev.sluice;
 
-import dev.sluice.internal.CompiledLimit;
+import dev.sluice.internal.store.CompiledLimit;
 import dev.sluice.memory.MemoryStore;
 import org.junit.jupiter.api.Test;
 

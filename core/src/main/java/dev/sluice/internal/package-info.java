@@ -1,5 +1,7 @@
 /**
- * Implementation shared by Sluice's modules (fixed-point units, keys, caller resolution, HTTP
- * answers, shared stores). Not API: anything here may change in any release.
+ * The lowest layer, shared by Sluice's modules and free of Sluice's own types: the vocabulary's
+ * durations and rates, fixed-point units, storage keys, the decision timer. The API builds on it;
+ * it builds on nothing of Sluice's, so no package cycle can pass through it. Nothing here is
+ * HTTP. Not API: anything here may change in any release.
  */
 package dev.sluice.internal;

@@ -9,7 +9,7 @@ import dev.sluice.Decision;
 import dev.sluice.Limit;
 import dev.sluice.RateLimitStore;
 import dev.sluice.TimeSource;
-import dev.sluice.internal.CompiledLimit;
+import dev.sluice.internal.store.CompiledLimit;
 import dev.sluice.internal.Keys;
 
 import java.time.Duration;

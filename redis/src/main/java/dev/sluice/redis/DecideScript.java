@@ -7,7 +7,7 @@ import dev.sluice.Decision;
 import dev.sluice.Limit;
 import dev.sluice.TimeSource;
 import dev.sluice.internal.Keys;
-import dev.sluice.internal.Units;
+import dev.sluice.internal.store.CompiledLimit;
 import org.redisson.api.RScript;
 import org.redisson.api.RedissonClient;
 import org.redisson.api.options.OptionalOptions;
@@ -122,19 +122,13 @@ final class DecideScript {
     private static String[] encode(Limit limit) {
         String[] args = new String[ARGS_PER_LIMIT];
         args[0] = Integer.toString(id(limit.algorithm()));
-        args[1] = Long.toString(limit.count());
-        args[2] = Long.toString(limit.periodMicros());
-        if (limit.algorithm().hasBurst()) {
-            Units units = Units.of(limit);
-            args[3] = Long.toString(units.unitsPerToken());
-            args[4] = Long.toString(units.unitsPerMicro());
-            args[5] = Long.toString(units.capacityUnits());
-        } else {
-            args[3] = "1";
-            args[4] = "1";
-            args[5] = Long.toString(limit.count());
-        }
-        args[6] = Long.toString(limit.cost());
+        CompiledLimit compiled = CompiledLimit.of(limit);
+        args[1] = Long.toString(compiled.count());
+        args[2] = Long.toString(compiled.periodMicros());
+        args[3] = Long.toString(compiled.unitsPerToken());
+        args[4] = Long.toString(compiled.unitsPerMicro());
+        args[5] = Long.toString(compiled.capacityUnits());
+        args[6] = Long.toString(compiled.cost());
         return args;
     }
 

@@ -5,7 +5,7 @@ import dev.sluice.Limit;
 import dev.sluice.RateLimitStore;
 import dev.sluice.TimeSource;
 import dev.sluice.internal.Keys;
-import dev.sluice.internal.RejectionCache;
+import dev.sluice.internal.store.RejectionCache;
 import org.redisson.api.RedissonClient;
 import org.redisson.config.Config;
 

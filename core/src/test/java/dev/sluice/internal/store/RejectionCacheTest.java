@@ -1,4 +1,4 @@
-package dev.sluice.internal;
+package dev.sluice.internal.store;
 
 import dev.sluice.Decision;
 import dev.sluice.Limit;

@@ -1,6 +1,5 @@
-package dev.sluice.internal;
+package dev.sluice;
 
-import dev.sluice.RateLimitStore;
 import dev.sluice.memory.MemoryStore;
 import org.junit.jupiter.api.Test;
 
@@ -12,7 +11,7 @@ class StoreProvidersTest {
 
     @Test
     void memoryIsProvidedByCore() {
-        RateLimitStore store = StoreProviders.forStore("memory").open("memory");
+        RateLimitStore store = StoreProvider.forStore("memory").open("memory");
         try {
             assertThat(store).isInstanceOf(MemoryStore.class);
         } finally {
@@ -23,7 +22,7 @@ class StoreProvidersTest {
     @Test
     void aRedisStoreWithoutSluiceRedisNamesTheDependencyToAdd() {
         for (String value : new String[] {"redis://127.0.0.1:6379", "rediss://cache:6380/2", "redisson:/etc/redisson.yaml"}) {
-            assertThatThrownBy(() -> StoreProviders.forStore(value))
+            assertThatThrownBy(() -> StoreProvider.forStore(value))
                     .isInstanceOf(IllegalArgumentException.class)
                     .hasMessageStartingWith("'store' " + value + " needs dev.sluice:sluice-redis on the class path")
                     .hasMessageEndingWith("got '" + value + "'");
@@ -32,10 +31,10 @@ class StoreProvidersTest {
 
     @Test
     void anUnknownSchemeListsTheKnownValues() {
-        assertThatThrownBy(() -> StoreProviders.forStore("memcached://127.0.0.1:11211"))
+        assertThatThrownBy(() -> StoreProvider.forStore("memcached://127.0.0.1:11211"))
                 .hasMessageStartingWith("'store' must be memory, redis://host:port[/db]")
                 .hasMessageContaining("memory")
                 .hasMessageEndingWith("got 'memcached://127.0.0.1:11211'");
-        assertThatThrownBy(() -> StoreProviders.forStore("memory2")).hasMessageEndingWith("got 'memory2'");
+        assertThatThrownBy(() -> StoreProvider.forStore("memory2")).hasMessageEndingWith("got 'memory2'");
     }
 }

@@ -1,6 +1,4 @@
-package dev.sluice.internal;
-
-import dev.sluice.StoreProvider;
+package dev.sluice;
 
 import java.util.HashMap;
 import java.util.Map;
@@ -8,11 +6,9 @@ import java.util.ServiceLoader;
 
 /**
  * The {@link StoreProvider}s on Sluice's class path, by scheme, loaded once per class loader
- * (in a web application: once per application).
- *
- * <p>Not API: this package may change in any release.
+ * (in a web application: once per application); the lookup behind {@link StoreProvider#forStore}.
  */
-public final class StoreProviders {
+final class StoreProviders {
 
     /** Schemes Sluice's own modules provide, and the artifact to add for each. */
     private static final Map<String, String> KNOWN = Map.of(
@@ -43,7 +39,7 @@ public final class StoreProviders {
      *                                  no provider on the class path opens its scheme (then naming
      *                                  the artifact to add, when it is one of Sluice's)
      */
-    public static StoreProvider forStore(String store) {
+    static StoreProvider forStore(String store) {
         int colon = store.indexOf(':');
         String scheme = colon < 0 ? store : store.substring(0, colon);
         StoreProvider provider = BY_SCHEME.get(scheme);

@@ -1,7 +1,8 @@
-package dev.sluice.internal;
+package dev.sluice.internal.store;
 
 import dev.sluice.Algorithm;
 import dev.sluice.Limit;
+import dev.sluice.internal.Units;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
@@ -25,7 +26,7 @@ class CompiledLimitTest {
     void aBucketHasTheUnitsOfUnits() {
         Limit limit = Limit.of("compiled-tb", 7, Duration.ofMillis(30)).withBurst(20).withCost(3);
         CompiledLimit compiled = CompiledLimit.of(limit);
-        Units units = Units.of(limit);
+        Units units = Units.of(7, 30_000, 20);
         // 7 per 30,000 us: gcd 1, so a token is 30,000 units and a microsecond refills 7
         assertThat(compiled.unitsPerToken()).isEqualTo(units.unitsPerToken()).isEqualTo(30_000);
         assertThat(compiled.unitsPerMicro()).isEqualTo(units.unitsPerMicro()).isEqualTo(7);

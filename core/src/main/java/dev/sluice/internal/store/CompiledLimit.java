@@ -1,9 +1,10 @@
-package dev.sluice.internal;
+package dev.sluice.internal.store;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import dev.sluice.Algorithm;
 import dev.sluice.Limit;
+import dev.sluice.internal.Units;
 
 /**
  * What a store needs of one {@link Limit} (with its cost), derived once: the fixed-point units of
@@ -44,7 +45,7 @@ public final class CompiledLimit {
         this.burst = limit.burst();
         this.cost = limit.cost();
         if (algorithm.hasBurst()) {
-            Units units = Units.of(limit);
+            Units units = Units.of(count, periodMicros, burst);
             this.unitsPerToken = units.unitsPerToken();
             this.unitsPerMicro = units.unitsPerMicro();
             this.capacityUnits = units.capacityUnits();

@@ -1,4 +1,4 @@
-package dev.sluice.internal;
+package dev.sluice.internal.store;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
@@ -7,6 +7,7 @@ import dev.sluice.Decision;
 import dev.sluice.Limit;
 import dev.sluice.RateLimitStore;
 import dev.sluice.TimeSource;
+import dev.sluice.internal.Keys;
 
 import java.time.Duration;
 import java.time.temporal.ChronoUnit;
