@@ -1,0 +1,211 @@
+package dev.sluice.jaxrs;
+
+import dev.sluice.FailureMode;
+import dev.sluice.testing.HttpCalls;
+import jakarta.servlet.DispatcherType;
+import jakarta.servlet.http.HttpServlet;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import jakarta.ws.rs.GET;
+import jakarta.ws.rs.Path;
+import jakarta.ws.rs.Produces;
+import jakarta.ws.rs.core.MediaType;
+import org.eclipse.jetty.ee11.servlet.FilterHolder;
+import org.eclipse.jetty.ee11.servlet.ServletContextHandler;
+import org.eclipse.jetty.ee11.servlet.ServletHolder;
+import org.eclipse.jetty.server.Server;
+import org.eclipse.jetty.server.ServerConnector;
+import org.glassfish.jersey.server.ResourceConfig;
+import org.glassfish.jersey.servlet.ServletContainer;
+
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpResponse;
+import java.util.EnumSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The two sides of {@link AdapterParityIT}, each one Jetty 12 EE11 context on 127.0.0.1 serving
+ * {@code /<app>/<route>} for every {@link App} and {@link Route}: the servlet side has one
+ * {@code dev.sluice.servlet.RateLimitFilter} per limit of the route, configured by init-params
+ * only, in front of a servlet answering "ok"; the JAX-RS side has one Jersey application per app,
+ * configured by {@code sluice.*} properties, whose {@code @RateLimit} resources say the same.
+ */
+final class ParityApps {
+
+    /** Callers are told apart by this header, so that runs sharing one Redis never meet. */
+    static final String CLIENT = "X-Client";
+    private static final String KEY = "header:" + CLIENT;
+
+    private ParityApps() {
+    }
+
+    /** The application-wide settings: the filters' init-params and the feature's {@code sluice.*} properties alike. */
+    record App(String name, String headers, String store, String timeout) {
+        Map<String, String> settings() {
+            return Map.of("headers", headers, "store", store, "timeout", timeout);
+        }
+    }
+
+    /**
+     * A route's limits as init-params, one filter each, in order; its JAX-RS twin is the resource
+     * at {@code @Path(name)} below, annotated with the same values. Keep the two in step.
+     */
+    record Route(String name, List<Map<String, String>> limits) {
+    }
+
+    static final Route BASIC = new Route("basic", List.of(
+            Map.of("policy", "parity", "limit", "3/1m", "key", KEY)));
+    static final Route COST = new Route("cost", List.of(
+            Map.of("policy", "parity-cost", "limit", "5/1m", "cost", "2", "key", KEY)));
+    static final Route REPEATED = new Route("repeated", List.of(
+            Map.of("policy", "parity-minute", "limit", "2/1m", "key", KEY),
+            Map.of("policy", "parity-hour", "limit", "5/1h", "key", KEY)));
+    static final Route CLOSED = new Route("closed", List.of(
+            Map.of("policy", "parity-closed", "limit", "3/1m", "key", KEY, "failure-mode", "closed")));
+    static final Route OPEN = new Route("open", List.of(
+            Map.of("policy", "parity-open", "limit", "3/1m", "key", KEY, "failure-mode", "open")));
+    static final List<Route> ROUTES = List.of(BASIC, COST, REPEATED, CLOSED, OPEN);
+
+    @Path("basic")
+    public static class Basic {
+        @GET
+        @Produces(MediaType.TEXT_PLAIN)
+        @RateLimit(policy = "parity", limit = "3/1m", key = KEY)
+        public String get() {
+            return "ok";
+        }
+    }
+
+    @Path("cost")
+    public static class Cost {
+        @GET
+        @Produces(MediaType.TEXT_PLAIN)
+        @RateLimit(policy = "parity-cost", limit = "5/1m", cost = 2, key = KEY)
+        public String get() {
+            return "ok";
+        }
+    }
+
+    @Path("repeated")
+    public static class Repeated {
+        @GET
+        @Produces(MediaType.TEXT_PLAIN)
+        @RateLimit(policy = "parity-minute", limit = "2/1m", key = KEY)
+        @RateLimit(policy = "parity-hour", limit = "5/1h", key = KEY)
+        public String get() {
+            return "ok";
+        }
+    }
+
+    @Path("closed")
+    public static class Closed {
+        @GET
+        @Produces(MediaType.TEXT_PLAIN)
+        @RateLimit(policy = "parity-closed", limit = "3/1m", key = KEY, failureMode = FailureMode.CLOSED)
+        public String get() {
+            return "ok";
+        }
+    }
+
+    @Path("open")
+    public static class Open {
+        @GET
+        @Produces(MediaType.TEXT_PLAIN)
+        @RateLimit(policy = "parity-open", limit = "3/1m", key = KEY, failureMode = FailureMode.OPEN)
+        public String get() {
+            return "ok";
+        }
+    }
+
+    /** What the filters guard: "ok" on every path, as the resources answer. */
+    public static final class Ok extends HttpServlet {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        protected void doGet(HttpServletRequest request, HttpServletResponse response) throws IOException {
+            response.setContentType("text/plain");
+            response.getWriter().write("ok");
+        }
+    }
+
+    /** The servlet side: {@code RateLimitFilter}s by init-params in front of {@link Ok}. */
+    static Side filters(List<App> apps) throws Exception {
+        ServletContextHandler context = new ServletContextHandler();
+        context.setContextPath("/");
+        for (App app : apps) {
+            for (Route route : ROUTES) {
+                int n = 0;
+                for (Map<String, String> limit : route.limits()) {
+                    Map<String, String> params = new LinkedHashMap<>(app.settings());
+                    params.putAll(limit);
+                    FilterHolder filter = new FilterHolder(dev.sluice.servlet.RateLimitFilter.class);
+                    filter.setName(app.name() + "-" + route.name() + "-" + ++n);
+                    filter.setAsyncSupported(true);
+                    filter.setInitParameters(params);
+                    context.addFilter(filter, "/" + app.name() + "/" + route.name(), EnumSet.of(DispatcherType.REQUEST));
+                }
+            }
+        }
+        context.addServlet(new ServletHolder(new Ok()), "/*");
+        return Side.start(context);
+    }
+
+    /** The JAX-RS side: one Jersey application per app, the feature configured by properties. */
+    static Side jersey(List<App> apps) throws Exception {
+        ServletContextHandler context = new ServletContextHandler();
+        context.setContextPath("/");
+        for (App app : apps) {
+            ResourceConfig config = new ResourceConfig(Basic.class, Cost.class, Repeated.class, Closed.class, Open.class)
+                    .register(RateLimitFeature.class);
+            app.settings().forEach((name, value) -> config.property("sluice." + name, value));
+            ServletHolder holder = new ServletHolder(app.name(), new ServletContainer(config));
+            holder.setInitOrder(0); // a bad annotation or property fails the start
+            holder.setAsyncSupported(true);
+            context.addServlet(holder, "/" + app.name() + "/*");
+        }
+        return Side.start(context);
+    }
+
+    /** One started side; closing it stops its server. */
+    static final class Side implements AutoCloseable {
+        private final Server server;
+        private final URI base;
+
+        private Side(Server server, URI base) {
+            this.server = server;
+            this.base = base;
+        }
+
+        private static Side start(ServletContextHandler context) throws Exception {
+            Server server = new Server();
+            ServerConnector connector = new ServerConnector(server);
+            connector.setHost("127.0.0.1");
+            connector.setPort(0);
+            server.addConnector(connector);
+            server.setHandler(context);
+            try {
+                server.start();
+            } catch (Exception | Error e) {
+                server.stop();
+                throw e;
+            }
+            if (!context.isAvailable()) {
+                server.stop();
+                throw new IllegalStateException("the context did not start: " + context.getState());
+            }
+            return new Side(server, URI.create("http://127.0.0.1:" + connector.getLocalPort()));
+        }
+
+        HttpResponse<String> get(App app, Route route, String client) {
+            return HttpCalls.send("GET", base.resolve("/" + app.name() + "/" + route.name()), CLIENT, client);
+        }
+
+        @Override
+        public void close() throws Exception {
+            server.stop();
+        }
+    }
+}
