@@ -78,7 +78,9 @@ import java.util.Objects;
  * }</pre>
  *
  * <p>A filter built around a {@link RateLimiter} takes no init-params, and never closes the
- * limiter's store: the application that built it owns it.
+ * limiter's store: the application that built it owns it. Its {@code with*} methods return
+ * copies, in the syntax of the init-param of the same name; on a filter configured by
+ * init-params they throw {@link IllegalStateException}.
  *
  * <h2>Per request</h2>
  *
@@ -106,8 +108,7 @@ import java.util.Objects;
  * rate-limit headers from all of them, so the draft lists carry one member per policy of every
  * layer and the legacy headers describe the binding limit of all layers.
  *
- * <p>Instances are thread-safe. Their configuration is immutable: the {@code with*} methods
- * return copies.
+ * <p>Instances are thread-safe and their configuration immutable.
  */
 public final class RateLimitFilter implements Filter {
 
@@ -153,54 +154,34 @@ public final class RateLimitFilter implements Filter {
     }
 
     /**
-     * A copy of this filter taking the caller's identity from {@code sources}, in the syntax of
-     * the {@code key} parameter: comma-separated {@code header:NAME}, {@code principal},
-     * {@code param:NAME} or {@code ip}, the first present wins (e.g. {@code header:X-API-Key,ip}).
+     * A copy taking the caller's identity from {@code sources}, as the {@code key} init-param:
+     * comma-separated {@code header:NAME}, {@code principal}, {@code param:NAME} or {@code ip}, the
+     * first present wins (e.g. {@code header:X-API-Key,ip}).
      *
-     * @param sources the key sources, as in the {@code key} parameter
-     * @return a new filter; this one is unchanged
      * @throws IllegalArgumentException naming the value if it is malformed
-     * @throws IllegalStateException    if this filter is configured by init-params
      */
     public RateLimitFilter withKey(String sources) {
         requireGiven("withKey");
         return new RateLimitFilter(givenLimiter, KeySource.parseList(Objects.requireNonNull(sources, "sources")), givenWeb);
     }
 
-    /**
-     * A copy of this filter sending the given rate-limit headers.
-     *
-     * @param headers which headers to send, as in the {@code headers} parameter
-     * @return a new filter; this one is unchanged
-     * @throws IllegalStateException if this filter is configured by init-params
-     */
+    /** A copy sending the given rate-limit headers, as the {@code headers} init-param. */
     public RateLimitFilter withHeaders(HeaderStyle headers) {
         requireGiven("withHeaders");
         return new RateLimitFilter(givenLimiter, givenKey, givenWeb.withHeaders(Objects.requireNonNull(headers, "headers")));
     }
 
-    /**
-     * A copy of this filter sending, with draft headers, the partition key {@code pk}: a keyed
-     * hash of the caller (see the {@code partition-key} parameter).
-     *
-     * @param partitionKey whether to send {@code pk}
-     * @return a new filter; this one is unchanged
-     * @throws IllegalStateException if this filter is configured by init-params
-     */
+    /** A copy sending, with draft headers, the keyed hash {@code pk} of the caller, as {@code partition-key}. */
     public RateLimitFilter withPartitionKey(boolean partitionKey) {
         requireGiven("withPartitionKey");
         return new RateLimitFilter(givenLimiter, givenKey, givenWeb.withPartitionKey(partitionKey));
     }
 
     /**
-     * A copy of this filter believing the forwarding header (see {@link #withForwardedHeader}) from
-     * peers in {@code cidrs}, in the syntax of the {@code trusted-proxies} parameter (e.g.
-     * {@code 10.0.0.0/8, ::1}); an empty string trusts no proxy.
+     * A copy believing the forwarding header (see {@link #withForwardedHeader}) from peers in
+     * {@code cidrs}, as {@code trusted-proxies} (e.g. {@code 10.0.0.0/8, ::1}); empty trusts none.
      *
-     * @param cidrs the trusted proxies, as in the {@code trusted-proxies} parameter
-     * @return a new filter; this one is unchanged
      * @throws IllegalArgumentException naming the value if it is malformed
-     * @throws IllegalStateException    if this filter is configured by init-params
      */
     public RateLimitFilter withTrustedProxies(String cidrs) {
         requireGiven("withTrustedProxies");
@@ -208,14 +189,11 @@ public final class RateLimitFilter implements Filter {
     }
 
     /**
-     * A copy of this filter reading the client address from {@code header} when the peer is a
-     * trusted proxy, in the syntax of the {@code forwarded-header} parameter:
-     * {@code x-forwarded-for} (the default) or {@code forwarded}. The other header is never read.
+     * A copy reading the client address from {@code header} when the peer is a trusted proxy, as
+     * {@code forwarded-header}: {@code x-forwarded-for} (the default) or {@code forwarded}. The
+     * other header is never read.
      *
-     * @param header the header the trusted proxies write, as in the {@code forwarded-header} parameter
-     * @return a new filter; this one is unchanged
      * @throws IllegalArgumentException naming the value if it is neither
-     * @throws IllegalStateException    if this filter is configured by init-params
      */
     public RateLimitFilter withForwardedHeader(String header) {
         requireGiven("withForwardedHeader");
@@ -223,14 +201,10 @@ public final class RateLimitFilter implements Filter {
     }
 
     /**
-     * A copy of this filter keying IPv6 clients of {@code ip} by their network of {@code prefix}
-     * bits, as the {@code ipv6-prefix} parameter does (default 64); IPv4 clients are keyed per
-     * address.
+     * A copy keying IPv6 clients of {@code ip} by their network of {@code prefix} bits, 32 to 128,
+     * as {@code ipv6-prefix} (default 64); IPv4 clients are keyed per address.
      *
-     * @param prefix the prefix length, 32 to 128
-     * @return a new filter; this one is unchanged
      * @throws IllegalArgumentException naming the value if it is out of range
-     * @throws IllegalStateException    if this filter is configured by init-params
      */
     public RateLimitFilter withIpv6Prefix(int prefix) {
         requireGiven("withIpv6Prefix");
@@ -286,13 +260,7 @@ public final class RateLimitFilter implements Filter {
             throw new ServletException(where + ": init-param 'store' cannot be used (" + e + "), got '" + web.store()
                     + "'", e);
         }
-        Guard guard;
-        try {
-            guard = Guard.of(List.of(route), web, store, where);
-        } catch (RuntimeException e) {
-            StoreRegistry.application().release(web.store());
-            throw e;
-        }
+        Guard guard = Guard.of(List.of(route), web, store, where);
         active = new Active(guard, charged, web.store());
         LOG.info("Sluice filter '{}': {}, key {}, store {}, headers {}, trusted proxies {} ({}), ipv6 prefix /{}", name,
                 guard.limiter(), route.key(), web.store(), web.headers().configName(), web.trustedProxies(),
