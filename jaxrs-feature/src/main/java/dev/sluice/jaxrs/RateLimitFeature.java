@@ -38,8 +38,8 @@ import java.util.function.Function;
  *         .property("sluice.trusted-proxies", "10.0.0.0/8")          // default: none
  *         .property("sluice.forwarded-header", "forwarded")          // default: x-forwarded-for
  *         .property("sluice.ipv6-prefix", "64")                      // default: 64
- *         .property("sluice.mode", "shadow")                         // default: enforce
- *         .property("sluice.metrics", "false");                      // default: true
+ *         .property("sluice.mode", "enforce")                        // default; shadow: reject nothing
+ *         .property("sluice.metrics", "true");                       // default: true (Micrometer)
  * // or, with a store you own (the feature never closes it):
  * app.register(new RateLimitFeature(RedisStore.of(redisson)));
  * }</pre>
