@@ -1,10 +1,7 @@
 package dev.sluice.jaxrs;
 
-import dev.sluice.Decision;
-import dev.sluice.RateLimiter;
-import dev.sluice.web.SluiceConfig.HeaderStyle;
-import dev.sluice.web.CallerResolver;
-import dev.sluice.web.HttpAnswers;
+import dev.sluice.web.Guard;
+import dev.sluice.web.HttpAnswer;
 import dev.sluice.web.RequestView;
 import jakarta.ws.rs.container.ContainerRequestContext;
 import jakarta.ws.rs.container.ContainerRequestFilter;
@@ -21,15 +18,15 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * The per-request side of one rate-limited resource method, built once at start-up: resolve the
- * caller, decide once (waiting at most the limiter's timeout), then either let the request through
- * and add the headers on the way out, or abort it with 429 or 503. Immutable and thread-safe.
+ * The per-request side of one rate-limited resource method, around its {@link Guard} built once
+ * at start-up: ask the guard, then either let the request through and add the headers on the way
+ * out, or abort it with the guard's 429 or 503. Immutable and thread-safe.
  */
 final class LimitFilter implements ContainerRequestFilter, ContainerResponseFilter {
 
     /**
-     * Carries the layers of an allowed request (see {@link HttpAnswers.Layers}) from the request
-     * filter to the response filter (also across async resumes).
+     * Marks a request that proceeded with rate-limit headers, which the response filter writes
+     * (also across async resumes) from every layer known by then.
      */
     static final String DECISION = "dev.sluice.jaxrs.decision";
     /** Set by {@link ServletClientAddress} on servlet containers: the socket peer's address. */
@@ -40,66 +37,36 @@ final class LimitFilter implements ContainerRequestFilter, ContainerResponseFilt
     private static final Logger LOG = LoggerFactory.getLogger(LimitFilter.class);
     private static final AtomicBoolean WARNED_UNKNOWN = new AtomicBoolean();
 
-    private final RateLimiter limiter;
-    private final CallerResolver resolver;
-    private final HeaderStyle headers;
-    private final boolean partitionKey;
+    private final Guard guard;
 
-    LimitFilter(RateLimiter limiter, CallerResolver resolver, HeaderStyle headers, boolean partitionKey) {
-        this.limiter = limiter;
-        this.resolver = resolver;
-        this.headers = headers;
-        this.partitionKey = partitionKey;
+    LimitFilter(Guard guard) {
+        this.guard = guard;
     }
 
     @Override
     public void filter(ContainerRequestContext request) {
-        String caller = resolver.resolve(new View(request));
-        Decision decision = limiter.decide(caller);
-        switch (decision.outcome()) {
-            case ALLOWED, SHADOW_REJECTED -> {
-                // Written on the way out, from every layer known by then.
-                layers(request).add(decision, pk(caller), headers);
-                request.setProperty(DECISION, Boolean.TRUE);
-            }
-            case FAILED_OPEN -> {
-                // Let it through without headers: we know nothing about the caller's budget. The limiter logged it.
-            }
-            case REJECTED, UNSATISFIABLE -> {
-                Response.ResponseBuilder answer = Response.status(429)
-                        .header("Retry-After", HttpAnswers.retryAfterSeconds(decision))
-                        .type(HttpAnswers.PROBLEM_JSON)
-                        .entity(HttpAnswers.tooManyRequests(decision, headers));
-                HttpAnswers.writeHeaders(layers(request).add(decision, pk(caller), headers), headers, answer::header);
-                request.abortWith(answer.build());
-            }
-            case FAILED_CLOSED -> request.abortWith(Response.status(503)
-                    .header("Retry-After", HttpAnswers.retryAfterSeconds(decision))
-                    .type(HttpAnswers.PROBLEM_JSON)
-                    .entity(HttpAnswers.serviceUnavailable())
-                    .build());
+        HttpAnswer answer = guard.check(new View(request));
+        if (!answer.proceeds()) {
+            Response.ResponseBuilder response = Response.status(answer.status()).type(HttpAnswer.PROBLEM_JSON)
+                    .entity(answer.body());
+            answer.headers().forEach(header -> response.header(header.name(), header.value()));
+            request.abortWith(response.build());
+        } else if (!answer.headers().isEmpty()) {
+            // Written on the way out, from every layer known by then. None: the store failed open.
+            request.setProperty(DECISION, Boolean.TRUE);
         }
     }
 
     @Override
     public void filter(ContainerRequestContext request, ContainerResponseContext response) {
-        // Aborted requests come through here too; only an allowed one is marked.
-        if (request.getProperty(DECISION) != null
-                && request.getProperty(HttpAnswers.LAYERS) instanceof HttpAnswers.Layers layers) {
+        // Aborted requests come through here too; only one that proceeded with headers is marked.
+        if (request.getProperty(DECISION) != null) {
             MultivaluedMap<String, Object> out = response.getHeaders();
-            HttpAnswers.writeHeaders(layers.all(), headers, out::putSingle);
+            guard.headers(new View(request)).forEach(header -> out.putSingle(header.name(), header.value()));
         }
     }
 
-    private static HttpAnswers.Layers layers(ContainerRequestContext request) {
-        return HttpAnswers.Layers.of(request::getProperty, request::setProperty);
-    }
-
-    private String pk(String caller) {
-        return partitionKey && headers.draft() ? HttpAnswers.PartitionKeys.of(caller) : null;
-    }
-
-    /** The request as key resolution sees it. */
+    /** The request as the guard sees it. */
     private record View(ContainerRequestContext request) implements RequestView {
 
         @Override
@@ -136,6 +103,16 @@ final class LimitFilter implements ContainerRequestFilter, ContainerResponseFilt
                         + "keyed by 'ip' shares one budget; key such routes by header:NAME or principal");
             }
             return UNKNOWN_ADDR;
+        }
+
+        @Override
+        public Object attribute(String name) {
+            return request.getProperty(name);
+        }
+
+        @Override
+        public void setAttribute(String name, Object value) {
+            request.setProperty(name, value);
         }
     }
 }

@@ -12,9 +12,9 @@ import java.lang.annotation.Target;
 
 /**
  * Rate-limits a JAX-RS resource method, or every resource method of a class, once
- * {@link RateLimitFeature} is registered. The attributes are the Sluice configuration vocabulary
- * and are parsed by the same code as {@code web.xml} init-params, so {@code limit = "100/minutes"}
- * fails application start-up with the same message.
+ * {@link RateLimitFeature} is registered. The attributes are the route part of the Sluice
+ * configuration vocabulary and meet the same checks as {@code web.xml} init-params, so
+ * {@code limit = "100/minutes"} fails application start-up with the same message.
  *
  * <pre>{@code
  * @Path("/search")
@@ -60,8 +60,9 @@ import java.lang.annotation.Target;
  *
  * <p>On rejection the request is answered {@code 429} with {@code Retry-After}; see
  * {@link RateLimitFeature} for the HTTP behaviour and the application-wide settings
- * ({@code sluice.store}, {@code sluice.timeout}, {@code sluice.headers}, {@code sluice.trusted-proxies},
- * {@code sluice.forwarded-header}, {@code sluice.ipv6-prefix}, {@code sluice.mode}, {@code sluice.metrics}).
+ * ({@code sluice.store}, {@code sluice.timeout}, {@code sluice.headers}, {@code sluice.partition-key},
+ * {@code sluice.trusted-proxies}, {@code sluice.forwarded-header}, {@code sluice.ipv6-prefix},
+ * {@code sluice.mode}, {@code sluice.metrics}).
  */
 @Documented
 @Retention(RetentionPolicy.RUNTIME)

@@ -1,16 +1,13 @@
 package dev.sluice.jaxrs;
 
-import dev.sluice.Limit;
 import dev.sluice.RateLimitStore;
 import dev.sluice.RateLimiter;
-import dev.sluice.web.SluiceConfig;
-import dev.sluice.web.SluiceConfig.ForwardedHeader;
-import dev.sluice.web.SluiceConfig.HeaderStyle;
-import dev.sluice.web.CallerResolver;
-import dev.sluice.web.HttpAnswers;
 import dev.sluice.internal.Classes;
-import dev.sluice.internal.OptionalMetrics;
-import dev.sluice.web.SharedStores;
+import dev.sluice.web.Guard;
+import dev.sluice.web.Parameter;
+import dev.sluice.web.ParameterException;
+import dev.sluice.web.StoreRegistry;
+import dev.sluice.web.WebSettings;
 import jakarta.annotation.PreDestroy;
 import jakarta.ws.rs.Priorities;
 import jakarta.ws.rs.container.ContainerRequestFilter;
@@ -23,13 +20,9 @@ import jakarta.ws.rs.ext.Provider;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.time.Duration;
-import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.Set;
 import java.util.function.Function;
-import java.util.stream.Collectors;
 
 /**
  * Applies {@link RateLimit} to JAX-RS resource methods. Register it like Jersey's
@@ -44,14 +37,18 @@ import java.util.stream.Collectors;
  *         .property("sluice.partition-key", "true")                  // default: false
  *         .property("sluice.trusted-proxies", "10.0.0.0/8")          // default: none
  *         .property("sluice.forwarded-header", "forwarded")          // default: x-forwarded-for
- *         .property("sluice.ipv6-prefix", "64");                     // default: 64
+ *         .property("sluice.ipv6-prefix", "64")                      // default: 64
+ *         .property("sluice.mode", "enforce")                        // default; shadow: reject nothing
+ *         .property("sluice.metrics", "true");                       // default: true (Micrometer)
  * // or, with a store you own (the feature never closes it):
  * app.register(new RateLimitFeature(RedisStore.of(redisson)));
  * }</pre>
  *
- * <p>At start-up, for each resource method, the feature reads the annotations once, builds one
- * {@link RateLimiter} for all of the method's limits (decided together, atomically, in one round
- * trip) and one caller resolver, and registers one pre-built filter; un-annotated methods get
+ * <p>The properties are the application part of Sluice's one configuration vocabulary
+ * ({@link Parameter}), parsed by {@link WebSettings}; the others are {@link RateLimit} attributes.
+ * At start-up, for each resource method, the feature reads the annotations once, builds one
+ * {@link Guard}: one {@link RateLimiter} for all of the method's limits (decided together,
+ * atomically, in one round trip) and one caller resolver, and registers one pre-built filter; un-annotated methods get
  * nothing. A bad annotation or property fails application start-up with an
  * {@link IllegalArgumentException} naming the resource method (or property), the attribute and
  * the raw value; the application never starts half-limited.
@@ -99,19 +96,15 @@ public final class RateLimitFeature implements DynamicFeature {
 
     private static final Logger LOG = LoggerFactory.getLogger(RateLimitFeature.class);
     private static final String PREFIX = "sluice.";
-    private static final Set<String> APPLICATION_PROPERTIES = Set.of("store", "timeout", "headers", "trusted-proxies",
-            "forwarded-header", "ipv6-prefix", "mode", "metrics", "partition-key");
     private static final boolean SERVLET_API = Classes.present("jakarta.servlet.http.HttpServletRequest",
             RateLimitFeature.class.getClassLoader());
 
     private final RateLimitStore givenStore;
     private Settings settings; // parsed on the first annotated method, guarded by this
-    private String acquiredStore; // the sluice.store value this feature holds in SharedStores, guarded by this
+    private String acquiredStore; // the sluice.store value this feature holds in the StoreRegistry, guarded by this
 
-    /** The application-wide settings, from the {@code sluice.*} properties. */
-    private record Settings(RateLimitStore store, Duration timeout, HeaderStyle headers, List<String> trustedProxies,
-                            ForwardedHeader forwardedHeader, int ipv6Prefix, boolean shadow, boolean metrics,
-                            boolean partitionKey) {
+    /** The application-wide settings, from the {@code sluice.*} properties, and the store they name. */
+    private record Settings(WebSettings web, RateLimitStore store) {
     }
 
     /** A feature taking {@code sluice.store} (default {@code memory}) and the other settings from the application's properties. */
@@ -130,31 +123,26 @@ public final class RateLimitFeature implements DynamicFeature {
     @Override
     public void configure(ResourceInfo resourceInfo, FeatureContext context) {
         try {
-            Routes.Plan plan = Routes.read(resourceInfo.getResourceClass(), resourceInfo.getResourceMethod());
+            Class<?> resourceClass = resourceInfo.getResourceClass();
+            Routes.Plan plan = Routes.read(resourceClass, resourceInfo.getResourceMethod());
             if (plan == null) {
                 return;
             }
             Settings app = settings(context.getConfiguration());
-            RateLimiter limiter;
+            String where = Routes.where(resourceClass, resourceInfo.getResourceMethod());
+            Guard guard;
             try {
-                String name = plan.limits().stream().map(Limit::policy).collect(Collectors.joining("+"));
-                limiter = RateLimiter.builder().limits(plan.limits()).store(app.store()).failureMode(plan.failureMode())
-                        .timeout(app.timeout()).shadowMode(app.shadow()).listener(OptionalMetrics.listener(app.metrics(), name))
-                        .build();
+                guard = Guard.of(plan.routes(), app.web(), app.store(), where);
             } catch (IllegalArgumentException e) {
-                throw new IllegalArgumentException(Routes.where(resourceInfo.getResourceClass(),
-                        resourceInfo.getResourceMethod()) + ": " + e.getMessage(), e);
+                throw new IllegalArgumentException(where + ": " + e.getMessage(), e);
             }
-            LimitFilter filter = new LimitFilter(limiter, new CallerResolver(plan.key(), app.trustedProxies(),
-                    app.forwardedHeader(), app.ipv6Prefix()), app.headers(), app.partitionKey());
-            HttpAnswers.warnOfNonTokenPolicies(plan.limits(), app.headers(), Routes.where(resourceInfo.getResourceClass(),
-                    resourceInfo.getResourceMethod()));
-            context.register(filter, Map.of(ContainerRequestFilter.class, PRIORITY, ContainerResponseFilter.class, PRIORITY));
+            context.register(new LimitFilter(guard),
+                    Map.of(ContainerRequestFilter.class, PRIORITY, ContainerResponseFilter.class, PRIORITY));
             if (SERVLET_API) {
                 ServletAddressRegistration.register(context, PRIORITY - 1);
             }
-            LOG.debug("Rate-limiting {}.{}: {}", resourceInfo.getResourceClass().getName(),
-                    resourceInfo.getResourceMethod().getName(), limiter);
+            LOG.debug("Rate-limiting {}.{}: {}", resourceClass.getName(), resourceInfo.getResourceMethod().getName(),
+                    guard.limiter());
         } catch (RuntimeException e) {
             // Start-up fails; a runtime that never started the application will not call close().
             close();
@@ -165,57 +153,48 @@ public final class RateLimitFeature implements DynamicFeature {
     private synchronized Settings settings(Configuration configuration) {
         if (settings == null) {
             for (String name : configuration.getPropertyNames()) {
-                if (name.startsWith(PREFIX) && !APPLICATION_PROPERTIES.contains(name.substring(PREFIX.length()))) {
+                if (name.startsWith(PREFIX) && !isApplicationParameter(name.substring(PREFIX.length()))) {
                     throw new IllegalArgumentException("JAX-RS property '" + name + "' is not a Sluice application "
-                            + "property; known: sluice.store, sluice.timeout, sluice.headers, sluice.trusted-proxies, "
-                            + "sluice.forwarded-header, sluice.ipv6-prefix, sluice.mode, sluice.metrics, "
-                            + "sluice.partition-key (the others are @RateLimit attributes)");
+                            + "property; known: " + String.join(", ", Parameter.of(Parameter.Scope.APPLICATION).stream()
+                            .map(p -> PREFIX + p.configName()).toList()) + " (the others are @RateLimit attributes)");
                 }
             }
             Function<String, String> property = name -> {
-                Object value = configuration.getProperty(PREFIX + name);
-                return value == null || value.toString().isBlank() ? null : value.toString().trim();
+                // A given store replaces sluice.store, which is then not even read.
+                Object value = givenStore != null && name.equals(Parameter.STORE.configName()) ? null
+                        : configuration.getProperty(PREFIX + name);
+                return value == null ? null : value.toString();
             };
-            Duration timeout = parse(property, "timeout",
-                    SluiceConfig::parseTimeout, SluiceConfig.DEFAULT_TIMEOUT);
-            HeaderStyle headers = parse(property, "headers", SluiceConfig::parseHeaders, HeaderStyle.LEGACY);
-            List<String> trusted = parse(property, "trusted-proxies", SluiceConfig::parseTrustedProxies, List.of());
-            ForwardedHeader forwardedHeader = parse(property, "forwarded-header", SluiceConfig::parseForwardedHeader,
-                    ForwardedHeader.X_FORWARDED_FOR);
-            int ipv6Prefix = parse(property, "ipv6-prefix", SluiceConfig::parseIpv6Prefix, SluiceConfig.DEFAULT_IPV6_PREFIX);
-            boolean shadow = parse(property, "mode", SluiceConfig::parseShadowMode, false);
-            boolean metrics = parse(property, "metrics", v -> SluiceConfig.parseBoolean("metrics", v), true);
-            boolean partitionKey = parse(property, "partition-key", v -> SluiceConfig.parseBoolean("partition-key", v), false);
+            WebSettings web;
+            try {
+                web = WebSettings.parse(property);
+            } catch (ParameterException e) {
+                throw new IllegalArgumentException("JAX-RS property '" + PREFIX + e.parameter().configName() + "': "
+                        + e.getMessage(), e);
+            }
             RateLimitStore store = givenStore;
             if (store == null) {
-                String name = parse(property, "store", SluiceConfig::parseStore, "memory");
-                store = parse(n -> name, "store", SharedStores.application()::acquire, null);
-                acquiredStore = name;
+                try {
+                    store = StoreRegistry.application().acquire(web.store());
+                } catch (IllegalArgumentException e) {
+                    throw new IllegalArgumentException("JAX-RS property '" + PREFIX + "store': " + e.getMessage(), e);
+                }
+                acquiredStore = web.store();
             }
-            settings = new Settings(store, timeout, headers, trusted, forwardedHeader, ipv6Prefix, shadow, metrics,
-                    partitionKey);
+            settings = new Settings(web, store);
         }
         return settings;
     }
 
-    /** Parses one property through the vocabulary's parser, prefixing where the value came from. */
-    private static <T> T parse(Function<String, String> property, String name, Function<String, T> parser, T fallback) {
-        String raw = property.apply(name);
-        if (raw == null) {
-            return fallback;
-        }
-        try {
-            return parser.apply(raw);
-        } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException("JAX-RS property '" + PREFIX + name + "': " + e.getMessage(), e);
-        }
+    private static boolean isApplicationParameter(String name) {
+        return Parameter.of(Parameter.Scope.APPLICATION).stream().anyMatch(p -> p.configName().equals(name));
     }
 
     /** Closes the stores this feature opened from {@code sluice.store}; called by the runtime at application shutdown. */
     @PreDestroy
     synchronized void close() {
         if (acquiredStore != null) {
-            SharedStores.application().release(acquiredStore);
+            StoreRegistry.application().release(acquiredStore);
             acquiredStore = null;
             settings = null;
         }

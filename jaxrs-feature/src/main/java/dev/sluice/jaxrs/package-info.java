@@ -4,8 +4,9 @@
  *
  * <p>The public surface is those two types ({@link dev.sluice.jaxrs.ServletClientAddress} is public
  * only because JAX-RS requires providers registered by class to be). The annotation's attributes and the application's
- * {@code sluice.*} properties are Sluice's one configuration vocabulary, parsed by
- * {@link dev.sluice.web.SluiceConfig}; the HTTP answers (headers, {@code Retry-After}, problem bodies)
- * and key resolution are shared with the servlet filter, so both adapters behave alike.
+ * {@code sluice.*} properties are Sluice's one configuration vocabulary
+ * ({@link dev.sluice.web.Parameter}); each rate-limited method is one {@link dev.sluice.web.Guard},
+ * whose answers (headers, {@code Retry-After}, problem bodies) and key resolution are the servlet
+ * filter's, so both adapters behave alike.
  */
 package dev.sluice.jaxrs;

@@ -1,6 +1,7 @@
 package dev.sluice.jaxrs;
 
 import dev.sluice.Limit;
+import dev.sluice.web.PolicyNames;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -11,16 +12,16 @@ class DefaultPolicyNameTest {
     @Test
     void aLongNameIsCutToFitAndKeepsItsHashAndSuffix() throws Exception {
         String base = "A".repeat(100) + ".get";
-        String name = Routes.defaultPolicy(base, "com.example.Long.get()", "-12");
+        String name = PolicyNames.forResourceMethod(base, "com.example.Long.get()", "-12");
         assertThat(name).hasSize(64).startsWith("AAAA").matches("A{52}~[0-9a-f]{8}-12");
         assertThat(Limit.of(name, "1/s").policy()).isEqualTo(name);
         // Another method cut to the same start stays apart.
-        assertThat(Routes.defaultPolicy(base, "com.example.Long.get(int)", "-12")).hasSize(64).isNotEqualTo(name);
+        assertThat(PolicyNames.forResourceMethod(base, "com.example.Long.get(int)", "-12")).hasSize(64).isNotEqualTo(name);
     }
 
     @Test
     void charactersOutsideThePolicyCharsetAreReplaced() {
-        String name = Routes.defaultPolicy("Ünïcode$Inner.get", "x.Ünïcode$Inner.get()", "");
+        String name = PolicyNames.forResourceMethod("Ünïcode$Inner.get", "x.Ünïcode$Inner.get()", "");
         assertThat(name).matches("_n_code_Inner\\.get~[0-9a-f]{8}");
         assertThat(Limit.of(name, "1/s").policy()).isEqualTo(name);
     }

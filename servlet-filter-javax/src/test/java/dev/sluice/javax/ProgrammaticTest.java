@@ -2,7 +2,7 @@ package dev.sluice.javax;
 
 import dev.sluice.Limit;
 import dev.sluice.RateLimiter;
-import dev.sluice.web.SluiceConfig;
+import dev.sluice.web.HeaderStyle;
 import dev.sluice.servlet.RateLimitFilter;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -22,7 +22,7 @@ class ProgrammaticTest {
     void aFilterBuiltAroundARateLimiterLimitsInTomcat9() throws Exception {
         RateLimiter limiter = RateLimiter.builder().limit(Limit.of("prog", "2/1m")).build();
         RateLimitFilter filter = new RateLimitFilter(limiter).withKey("header:X-API-Key,ip")
-                .withHeaders(SluiceConfig.HeaderStyle.LEGACY);
+                .withHeaders(HeaderStyle.LEGACY);
         try (Running running = Tomcat9.deploy(WebApp.named("limited"), tomcatBase, (classes, context) ->
                 context.addFilter("prog", filter).addMappingForUrlPatterns(null, false, "/prog/*"))) {
             List<Exchange> run = Exchange.run(running, List.of(

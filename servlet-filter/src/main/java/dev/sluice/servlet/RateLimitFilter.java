@@ -1,16 +1,16 @@
 package dev.sluice.servlet;
 
-import dev.sluice.Decision;
 import dev.sluice.RateLimitStore;
 import dev.sluice.RateLimiter;
-import dev.sluice.web.SluiceConfig;
-import dev.sluice.web.SluiceConfig.ForwardedHeader;
-import dev.sluice.web.SluiceConfig.HeaderStyle;
-import dev.sluice.web.SluiceConfig.KeySource;
-import dev.sluice.web.CallerResolver;
-import dev.sluice.web.HttpAnswers;
-import dev.sluice.internal.OptionalMetrics;
-import dev.sluice.web.SharedStores;
+import dev.sluice.web.Guard;
+import dev.sluice.web.HeaderStyle;
+import dev.sluice.web.HttpAnswer;
+import dev.sluice.web.KeySource;
+import dev.sluice.web.Parameter;
+import dev.sluice.web.PolicyNames;
+import dev.sluice.web.RouteSpec;
+import dev.sluice.web.StoreRegistry;
+import dev.sluice.web.WebSettings;
 import jakarta.servlet.Filter;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.FilterConfig;
@@ -51,7 +51,8 @@ import java.util.Objects;
  * </filter-mapping>
  * }</pre>
  *
- * <p>The init-params are Sluice's one configuration vocabulary, parsed by {@link SluiceConfig}:
+ * <p>The init-params are Sluice's one configuration vocabulary ({@link Parameter}), parsed by
+ * {@link RouteSpec} and {@link WebSettings}:
  * {@code policy} (default: the filter name, with characters outside {@code A-Z a-z 0-9 . _ ~ -}
  * replaced by {@code -}), {@code algorithm}, {@code limit} (required), {@code burst}, {@code key},
  * {@code cost}, {@code store}, {@code failure-mode}, {@code timeout}, {@code headers},
@@ -72,12 +73,14 @@ import java.util.Objects;
  * RateLimiter limiter = RateLimiter.builder().limit(Limit.of("api", "10/s").withBurst(20)).build();
  * servletContext.addFilter("api", new RateLimitFilter(limiter)
  *                 .withKey("header:X-API-Key,ip")   // unvalidated keys: see the web.xml example
- *                 .withHeaders(SluiceConfig.HeaderStyle.BOTH))
+ *                 .withHeaders(HeaderStyle.BOTH))
  *         .addMappingForUrlPatterns(null, false, "/api/*");
  * }</pre>
  *
  * <p>A filter built around a {@link RateLimiter} takes no init-params, and never closes the
- * limiter's store: the application that built it owns it.
+ * limiter's store: the application that built it owns it. Its {@code with*} methods return
+ * copies, in the syntax of the init-param of the same name; on a filter configured by
+ * init-params they throw {@link IllegalStateException}.
  *
  * <h2>Per request</h2>
  *
@@ -105,32 +108,24 @@ import java.util.Objects;
  * rate-limit headers from all of them, so the draft lists carry one member per policy of every
  * layer and the legacy headers describe the binding limit of all layers.
  *
- * <p>Instances are thread-safe. Their configuration is immutable: the {@code with*} methods
- * return copies.
+ * <p>Instances are thread-safe and their configuration immutable.
  */
 public final class RateLimitFilter implements Filter {
 
     private static final Logger LOG = LoggerFactory.getLogger(RateLimitFilter.class);
     private static final String CHARGED_PREFIX = RateLimitFilter.class.getName() + ".charged:";
-    private static final int MAX_POLICY = 64;
-    private static final byte[] UNAVAILABLE_BODY = HttpAnswers.serviceUnavailable().getBytes(StandardCharsets.UTF_8);
-    private static final List<KeySource> IP = List.of(new KeySource(KeySource.Kind.IP, ""));
 
     /** The limiter given in Java, or {@code null} for a filter configured by init-params. */
     private final RateLimiter givenLimiter;
     private final List<KeySource> givenKey;
-    private final HeaderStyle givenHeaders;
-    private final List<String> givenTrustedProxies;
-    private final ForwardedHeader givenForwardedHeader;
-    private final int givenIpv6Prefix;
-    private final boolean givenPartitionKey;
+    /** The HTTP settings given in Java; of them, only headers, partition key and client address apply. */
+    private final WebSettings givenWeb;
 
     /** Everything the request path needs, built by {@link #init}; {@code null} outside init..destroy. */
     private volatile Active active;
 
-    /** What an initialised filter decides with; immutable. */
-    private record Active(RateLimiter limiter, CallerResolver resolver, HeaderStyle headers, boolean partitionKey,
-                          String chargedAttribute, SharedStores stores, String store) {
+    /** What an initialised filter decides with; immutable. {@code store} is {@code null} for a given limiter. */
+    private record Active(Guard guard, String chargedAttribute, String store) {
     }
 
     /**
@@ -138,8 +133,7 @@ public final class RateLimitFilter implements Filter {
      * container calls for a {@code <filter-class>}.
      */
     public RateLimitFilter() {
-        this(null, IP, HeaderStyle.LEGACY, List.of(), ForwardedHeader.X_FORWARDED_FOR, SluiceConfig.DEFAULT_IPV6_PREFIX,
-                false);
+        this(null, KeySource.IP, WebSettings.DEFAULTS);
     }
 
     /**
@@ -150,112 +144,71 @@ public final class RateLimitFilter implements Filter {
      * @param limiter the limiter; its limits, store, failure mode and timeout apply
      */
     public RateLimitFilter(RateLimiter limiter) {
-        this(Objects.requireNonNull(limiter, "limiter"), IP, HeaderStyle.LEGACY, List.of(),
-                ForwardedHeader.X_FORWARDED_FOR, SluiceConfig.DEFAULT_IPV6_PREFIX, false);
+        this(Objects.requireNonNull(limiter, "limiter"), KeySource.IP, WebSettings.DEFAULTS);
     }
 
-    private RateLimitFilter(RateLimiter limiter, List<KeySource> key, HeaderStyle headers, List<String> trustedProxies,
-                            ForwardedHeader forwardedHeader, int ipv6Prefix, boolean partitionKey) {
+    private RateLimitFilter(RateLimiter limiter, List<KeySource> key, WebSettings web) {
         this.givenLimiter = limiter;
         this.givenKey = key;
-        this.givenHeaders = headers;
-        this.givenTrustedProxies = trustedProxies;
-        this.givenForwardedHeader = forwardedHeader;
-        this.givenIpv6Prefix = ipv6Prefix;
-        this.givenPartitionKey = partitionKey;
+        this.givenWeb = web;
     }
 
     /**
-     * A copy of this filter taking the caller's identity from {@code sources}, in the syntax of
-     * the {@code key} parameter: comma-separated {@code header:NAME}, {@code principal},
-     * {@code param:NAME} or {@code ip}, the first present wins (e.g. {@code header:X-API-Key,ip}).
+     * A copy taking the caller's identity from {@code sources}, as the {@code key} init-param:
+     * comma-separated {@code header:NAME}, {@code principal}, {@code param:NAME} or {@code ip}, the
+     * first present wins (e.g. {@code header:X-API-Key,ip}).
      *
-     * @param sources the key sources, as in the {@code key} parameter
-     * @return a new filter; this one is unchanged
      * @throws IllegalArgumentException naming the value if it is malformed
-     * @throws IllegalStateException    if this filter is configured by init-params
      */
     public RateLimitFilter withKey(String sources) {
         requireGiven("withKey");
-        return new RateLimitFilter(givenLimiter, SluiceConfig.parseKeySources(Objects.requireNonNull(sources, "sources")),
-                givenHeaders, givenTrustedProxies, givenForwardedHeader, givenIpv6Prefix, givenPartitionKey);
+        return new RateLimitFilter(givenLimiter, KeySource.parseList(Objects.requireNonNull(sources, "sources")), givenWeb);
     }
 
-    /**
-     * A copy of this filter sending the given rate-limit headers.
-     *
-     * @param headers which headers to send, as in the {@code headers} parameter
-     * @return a new filter; this one is unchanged
-     * @throws IllegalStateException if this filter is configured by init-params
-     */
+    /** A copy sending the given rate-limit headers, as the {@code headers} init-param. */
     public RateLimitFilter withHeaders(HeaderStyle headers) {
         requireGiven("withHeaders");
-        return new RateLimitFilter(givenLimiter, givenKey, Objects.requireNonNull(headers, "headers"), givenTrustedProxies,
-                givenForwardedHeader, givenIpv6Prefix, givenPartitionKey);
+        return new RateLimitFilter(givenLimiter, givenKey, givenWeb.withHeaders(Objects.requireNonNull(headers, "headers")));
     }
 
-    /**
-     * A copy of this filter sending, with draft headers, the partition key {@code pk}: a keyed
-     * hash of the caller (see the {@code partition-key} parameter).
-     *
-     * @param partitionKey whether to send {@code pk}
-     * @return a new filter; this one is unchanged
-     * @throws IllegalStateException if this filter is configured by init-params
-     */
+    /** A copy sending, with draft headers, the keyed hash {@code pk} of the caller, as {@code partition-key}. */
     public RateLimitFilter withPartitionKey(boolean partitionKey) {
         requireGiven("withPartitionKey");
-        return new RateLimitFilter(givenLimiter, givenKey, givenHeaders, givenTrustedProxies, givenForwardedHeader,
-                givenIpv6Prefix, partitionKey);
+        return new RateLimitFilter(givenLimiter, givenKey, givenWeb.withPartitionKey(partitionKey));
     }
 
     /**
-     * A copy of this filter believing the forwarding header (see {@link #withForwardedHeader}) from
-     * peers in {@code cidrs}, in the syntax of the {@code trusted-proxies} parameter (e.g.
-     * {@code 10.0.0.0/8, ::1}); an empty string trusts no proxy.
+     * A copy believing the forwarding header (see {@link #withForwardedHeader}) from peers in
+     * {@code cidrs}, as {@code trusted-proxies} (e.g. {@code 10.0.0.0/8, ::1}); empty trusts none.
      *
-     * @param cidrs the trusted proxies, as in the {@code trusted-proxies} parameter
-     * @return a new filter; this one is unchanged
      * @throws IllegalArgumentException naming the value if it is malformed
-     * @throws IllegalStateException    if this filter is configured by init-params
      */
     public RateLimitFilter withTrustedProxies(String cidrs) {
         requireGiven("withTrustedProxies");
-        return new RateLimitFilter(givenLimiter, givenKey, givenHeaders,
-                SluiceConfig.parseTrustedProxies(Objects.requireNonNull(cidrs, "cidrs")), givenForwardedHeader,
-                givenIpv6Prefix, givenPartitionKey);
+        return new RateLimitFilter(givenLimiter, givenKey, givenWeb.withTrustedProxies(cidrs));
     }
 
     /**
-     * A copy of this filter reading the client address from {@code header} when the peer is a
-     * trusted proxy, in the syntax of the {@code forwarded-header} parameter:
-     * {@code x-forwarded-for} (the default) or {@code forwarded}. The other header is never read.
+     * A copy reading the client address from {@code header} when the peer is a trusted proxy, as
+     * {@code forwarded-header}: {@code x-forwarded-for} (the default) or {@code forwarded}. The
+     * other header is never read.
      *
-     * @param header the header the trusted proxies write, as in the {@code forwarded-header} parameter
-     * @return a new filter; this one is unchanged
      * @throws IllegalArgumentException naming the value if it is neither
-     * @throws IllegalStateException    if this filter is configured by init-params
      */
     public RateLimitFilter withForwardedHeader(String header) {
         requireGiven("withForwardedHeader");
-        return new RateLimitFilter(givenLimiter, givenKey, givenHeaders, givenTrustedProxies,
-                SluiceConfig.parseForwardedHeader(Objects.requireNonNull(header, "header")), givenIpv6Prefix,
-                givenPartitionKey);
+        return new RateLimitFilter(givenLimiter, givenKey, givenWeb.withForwardedHeader(header));
     }
 
     /**
-     * A copy of this filter keying IPv6 clients of {@code ip} by their network of {@code prefix}
-     * bits, as the {@code ipv6-prefix} parameter does (default 64); IPv4 clients are keyed per
-     * address.
+     * A copy keying IPv6 clients of {@code ip} by their network of {@code prefix} bits, 32 to 128,
+     * as {@code ipv6-prefix} (default 64); IPv4 clients are keyed per address.
      *
-     * @param prefix the prefix length, 32 to 128
-     * @return a new filter; this one is unchanged
      * @throws IllegalArgumentException naming the value if it is out of range
-     * @throws IllegalStateException    if this filter is configured by init-params
      */
     public RateLimitFilter withIpv6Prefix(int prefix) {
         requireGiven("withIpv6Prefix");
-        return new RateLimitFilter(givenLimiter, givenKey, givenHeaders, givenTrustedProxies, givenForwardedHeader,
-                SluiceConfig.checkIpv6Prefix(prefix), givenPartitionKey);
+        return new RateLimitFilter(givenLimiter, givenKey, givenWeb.withIpv6Prefix(prefix));
     }
 
     private void requireGiven(String method) {
@@ -275,68 +228,43 @@ public final class RateLimitFilter implements Filter {
     @Override
     public void init(FilterConfig config) throws ServletException {
         String name = config.getFilterName();
+        String where = "filter '" + name + "'";
         String charged = CHARGED_PREFIX + name;
+        List<String> params = Collections.list(config.getInitParameterNames());
         if (givenLimiter != null) {
-            List<String> params = Collections.list(config.getInitParameterNames());
             if (!params.isEmpty()) {
-                throw new ServletException(where(name) + "init-param '" + params.get(0) + "' cannot configure a filter "
+                throw new ServletException(where + ": init-param '" + params.get(0) + "' cannot configure a filter "
                         + "built around a RateLimiter; configure that limiter in Java, got '"
                         + config.getInitParameter(params.get(0)) + "'");
             }
-            active = new Active(givenLimiter, new CallerResolver(givenKey, givenTrustedProxies, givenForwardedHeader,
-                    givenIpv6Prefix), givenHeaders, givenPartitionKey, charged, null, null);
-            HttpAnswers.warnOfNonTokenPolicies(givenLimiter.limits(), givenHeaders, where(name).trim());
+            active = new Active(new Guard(givenLimiter, givenKey, givenWeb, where), charged, null);
             LOG.info("Sluice filter '{}': {}, key {}", name, givenLimiter, givenKey);
             return;
         }
-        SluiceConfig parsed;
+        RouteSpec route;
+        WebSettings web;
         try {
-            for (String param : Collections.list(config.getInitParameterNames())) {
-                SluiceConfig.checkName(param);
-            }
-            parsed = SluiceConfig.parse(config::getInitParameter, defaultPolicy(name));
+            params.forEach(Parameter::named);
+            route = RouteSpec.parse(config::getInitParameter, PolicyNames.forFilter(name));
+            web = WebSettings.parse(config::getInitParameter);
         } catch (IllegalArgumentException e) {
-            // Core messages start with the quoted parameter name: "'limit' must look like ...".
-            throw new ServletException(where(name) + "init-param " + e.getMessage(), e);
+            // Messages start with the quoted parameter name: "'limit' must look like ...".
+            throw new ServletException(where + ": init-param " + e.getMessage(), e);
         }
-        SharedStores stores = SharedStores.application();
         RateLimitStore store;
         try {
-            store = stores.acquire(parsed.store());
+            store = StoreRegistry.application().acquire(web.store());
         } catch (IllegalArgumentException e) {
-            throw new ServletException(where(name) + "init-param " + e.getMessage(), e);
+            throw new ServletException(where + ": init-param " + e.getMessage(), e);
         } catch (RuntimeException e) {
-            throw new ServletException(where(name) + "init-param 'store' cannot be used (" + e + "), got '"
-                    + parsed.store() + "'", e);
+            throw new ServletException(where + ": init-param 'store' cannot be used (" + e + "), got '" + web.store()
+                    + "'", e);
         }
-        RateLimiter limiter = RateLimiter.builder().limit(parsed.limit()).store(store).failureMode(parsed.failureMode())
-                .timeout(parsed.timeout()).shadowMode(parsed.shadow())
-                .listener(OptionalMetrics.listener(parsed.metrics(), parsed.limit().policy())).build();
-        active = new Active(limiter, new CallerResolver(parsed), parsed.headers(), parsed.partitionKey(), charged, stores,
-                parsed.store());
-        HttpAnswers.warnOfNonTokenPolicies(limiter.limits(), parsed.headers(), where(name).trim());
+        Guard guard = Guard.of(List.of(route), web, store, where);
+        active = new Active(guard, charged, web.store());
         LOG.info("Sluice filter '{}': {}, key {}, store {}, headers {}, trusted proxies {} ({}), ipv6 prefix /{}", name,
-                limiter, parsed.key(), parsed.store(), parsed.headers().configName(),
-                parsed.trustedProxies(), parsed.forwardedHeader().configName(), parsed.ipv6Prefix());
-    }
-
-    private static String where(String filterName) {
-        return "filter '" + filterName + "': ";
-    }
-
-    /** The filter name made into a valid policy name: other characters become {@code -}. */
-    static String defaultPolicy(String filterName) {
-        if (filterName == null || filterName.isEmpty()) {
-            return "sluice";
-        }
-        StringBuilder policy = new StringBuilder(Math.min(filterName.length(), MAX_POLICY));
-        for (int i = 0; i < filterName.length() && policy.length() < MAX_POLICY; i++) {
-            char c = filterName.charAt(i);
-            boolean allowed = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
-                    || c == '.' || c == '_' || c == '~' || c == '-';
-            policy.append(allowed ? c : '-');
-        }
-        return policy.toString();
+                guard.limiter(), route.key(), web.store(), web.headers().configName(), web.trustedProxies(),
+                web.forwardedHeader().configName(), web.ipv6Prefix());
     }
 
     /**
@@ -357,37 +285,18 @@ public final class RateLimitFilter implements Filter {
         // Marked before deciding: a forward, include, error or async dispatch of this request
         // passes through without being charged again.
         request.setAttribute(a.chargedAttribute, Boolean.TRUE);
-        String caller = a.resolver.resolve(new ServletRequestView(request));
-        Decision decision = a.limiter.decide(caller);
-        switch (decision.outcome()) {
-            case ALLOWED, SHADOW_REJECTED -> {
-                // Before the chain: once the application writes, the response may be committed.
-                HttpAnswers.writeHeaders(layers(request, decision, caller, a), a.headers, response::setHeader);
-                chain.doFilter(request, response);
-            }
-            case FAILED_OPEN -> chain.doFilter(request, response);
-            case REJECTED, UNSATISFIABLE -> {
-                response.setStatus(429);
-                response.setHeader("Retry-After", Long.toString(HttpAnswers.retryAfterSeconds(decision)));
-                HttpAnswers.writeHeaders(layers(request, decision, caller, a), a.headers, response::setHeader);
-                writeProblem(response, HttpAnswers.tooManyRequests(decision, a.headers).getBytes(StandardCharsets.UTF_8));
-            }
-            case FAILED_CLOSED -> {
-                response.setStatus(HttpServletResponse.SC_SERVICE_UNAVAILABLE);
-                response.setHeader("Retry-After", Long.toString(HttpAnswers.retryAfterSeconds(decision)));
-                writeProblem(response, UNAVAILABLE_BODY);
-            }
+        HttpAnswer answer = a.guard.check(new ServletRequestView(request));
+        // Before the chain: once the application writes, the response may be committed.
+        for (HttpAnswer.Header header : answer.headers()) {
+            response.setHeader(header.name(), header.value());
         }
-    }
-
-    /** Adds this filter's decision to the request's layers and returns them all. */
-    private static List<HttpAnswers.Layer> layers(HttpServletRequest request, Decision decision, String caller, Active a) {
-        String pk = a.partitionKey && a.headers.draft() ? HttpAnswers.PartitionKeys.of(caller) : null;
-        return HttpAnswers.Layers.of(request::getAttribute, request::setAttribute).add(decision, pk, a.headers);
-    }
-
-    private static void writeProblem(HttpServletResponse response, byte[] body) throws IOException {
-        response.setContentType(HttpAnswers.PROBLEM_JSON);
+        if (answer.proceeds()) {
+            chain.doFilter(request, response);
+            return;
+        }
+        byte[] body = answer.body().getBytes(StandardCharsets.UTF_8);
+        response.setStatus(answer.status());
+        response.setContentType(HttpAnswer.PROBLEM_JSON);
         response.setContentLength(body.length);
         response.getOutputStream().write(body);
     }
@@ -400,14 +309,15 @@ public final class RateLimitFilter implements Filter {
     public void destroy() {
         Active a = active;
         active = null;
-        if (a != null && a.stores != null) {
-            a.stores.release(a.store);
+        if (a != null && a.store != null) {
+            StoreRegistry.application().release(a.store);
         }
     }
 
     @Override
     public String toString() {
         Active a = active;
-        return "RateLimitFilter[" + (a != null ? a.limiter : givenLimiter != null ? givenLimiter : "not initialised") + "]";
+        return "RateLimitFilter[" + (a != null ? a.guard.limiter() : givenLimiter != null ? givenLimiter
+                : "not initialised") + "]";
     }
 }

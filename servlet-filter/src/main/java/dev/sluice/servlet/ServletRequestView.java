@@ -9,7 +9,7 @@ import java.util.Enumeration;
 import java.util.List;
 
 /**
- * An {@link HttpServletRequest} as key resolution sees it. One short-lived object per request;
+ * An {@link HttpServletRequest} as a {@link dev.sluice.web.Guard} sees it. One short-lived object per request;
  * each method reads the request lazily, so a key source that is never consulted costs nothing.
  */
 final class ServletRequestView implements RequestView {
@@ -45,5 +45,15 @@ final class ServletRequestView implements RequestView {
     @Override
     public String remoteAddr() {
         return request.getRemoteAddr();
+    }
+
+    @Override
+    public Object attribute(String name) {
+        return request.getAttribute(name);
+    }
+
+    @Override
+    public void setAttribute(String name, Object value) {
+        request.setAttribute(name, value);
     }
 }

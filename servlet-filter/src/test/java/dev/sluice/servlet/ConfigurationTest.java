@@ -3,8 +3,9 @@ package dev.sluice.servlet;
 import dev.sluice.Decision;
 import dev.sluice.Limit;
 import dev.sluice.RateLimiter;
-import dev.sluice.web.SluiceConfig;
 import dev.sluice.memory.MemoryStore;
+import dev.sluice.web.HeaderStyle;
+import dev.sluice.web.PolicyNames;
 import jakarta.servlet.ServletException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -109,7 +110,7 @@ class ConfigurationTest {
         MemoryStore store = MemoryStore.create();
         RateLimiter limiter = RateLimiter.builder().limit(Limit.of("prog", "2/1m")).store(store).build();
         RateLimitFilter filter = new RateLimitFilter(limiter).withKey("header:X-API-Key,ip")
-                .withHeaders(SluiceConfig.HeaderStyle.BOTH);
+                .withHeaders(HeaderStyle.BOTH);
         try (var running = container.start(new TestApp().programmatic("prog", filter, "/api/*"))) {
             HttpResponse<String> first = get(running.uri("/api/x"), "X-API-Key", "k");
             assertThat(first.statusCode()).isEqualTo(200);
@@ -142,15 +143,15 @@ class ConfigurationTest {
         assertThatThrownBy(() -> filter.withTrustedProxies("10.0.0.0/99"))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("got '10.0.0.0/99'");
         assertThat(filter.withTrustedProxies("10.0.0.0/8, ::1")).isNotSameAs(filter);
-        assertThatThrownBy(() -> new RateLimitFilter().withHeaders(SluiceConfig.HeaderStyle.NONE))
+        assertThatThrownBy(() -> new RateLimitFilter().withHeaders(HeaderStyle.NONE))
                 .isInstanceOf(IllegalStateException.class);
     }
 
     @Test
     void defaultPolicyReplacesCharactersOutsideThePolicyCharset() {
-        assertThat(RateLimitFilter.defaultPolicy("search")).isEqualTo("search");
-        assertThat(RateLimitFilter.defaultPolicy("Search API (v2)")).isEqualTo("Search-API--v2-");
-        assertThat(RateLimitFilter.defaultPolicy("x".repeat(100))).hasSize(64);
-        assertThat(Limit.of(RateLimitFilter.defaultPolicy("ünïcode/ä"), "1/s").policy()).isEqualTo("-n-code--");
+        assertThat(PolicyNames.forFilter("search")).isEqualTo("search");
+        assertThat(PolicyNames.forFilter("Search API (v2)")).isEqualTo("Search-API--v2-");
+        assertThat(PolicyNames.forFilter("x".repeat(100))).hasSize(64);
+        assertThat(Limit.of(PolicyNames.forFilter("ünïcode/ä"), "1/s").policy()).isEqualTo("-n-code--");
     }
 }

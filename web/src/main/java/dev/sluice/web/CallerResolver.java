@@ -1,8 +1,5 @@
 package dev.sluice.web;
 
-import dev.sluice.web.SluiceConfig.ForwardedHeader;
-import dev.sluice.web.SluiceConfig.KeySource;
-
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -43,9 +40,9 @@ import java.util.Objects;
  * API key cannot pose as an address. See {@code dev.sluice.internal.Keys} for how an identity becomes a storage key.
  *
  * <p>Immutable and thread-safe; built once at start-up, so that nothing is parsed per request but
- * the request's own addresses. Not API.
+ * the request's own addresses.
  */
-public final class CallerResolver {
+final class CallerResolver {
 
     private final KeySource[] sources;
     private final Cidr[] trusted;
@@ -57,22 +54,22 @@ public final class CallerResolver {
      * A resolver.
      *
      * @param sources         the key sources, tried in order
-     * @param trustedProxies  normalised CIDRs, as {@link SluiceConfig#parseTrustedProxies} returns them
+     * @param trustedProxies  CIDRs, as {@link WebSettings#trustedProxies()} holds them
      * @param forwardedHeader the one forwarding header believed from trusted proxies
      * @param ipv6Prefix      the network IPv6 clients are keyed by, 32 to 128
      */
-    public CallerResolver(List<KeySource> sources, List<String> trustedProxies, ForwardedHeader forwardedHeader,
+    CallerResolver(List<KeySource> sources, List<String> trustedProxies, ForwardedHeader forwardedHeader,
                           int ipv6Prefix) {
         this.sources = sources.toArray(new KeySource[0]);
         this.trusted = trustedProxies.stream().map(CallerResolver::cidr).toArray(Cidr[]::new);
         this.forwardedHeader = Objects.requireNonNull(forwardedHeader, "forwardedHeader");
-        this.ipv6Prefix = SluiceConfig.checkIpv6Prefix(ipv6Prefix);
+        this.ipv6Prefix = WebSettings.checkIpv6Prefix(ipv6Prefix);
         this.ipv6Suffix = "/" + ipv6Prefix;
     }
 
-    /** The resolver a parsed configuration asks for. */
-    public CallerResolver(SluiceConfig config) {
-        this(config.key(), config.trustedProxies(), config.forwardedHeader(), config.ipv6Prefix());
+    /** The resolver of {@code key} with the client-address settings of {@code web}. */
+    CallerResolver(List<KeySource> key, WebSettings web) {
+        this(key, web.trustedProxies(), web.forwardedHeader(), web.ipv6Prefix());
     }
 
     private static Cidr cidr(String text) {
@@ -85,7 +82,7 @@ public final class CallerResolver {
     }
 
     /** The caller identity of a request. */
-    public String resolve(RequestView request) {
+    String resolve(RequestView request) {
         for (KeySource source : sources) {
             String value = switch (source.kind()) {
                 case HEADER -> prefixed("key~", request.header(source.name()));
@@ -109,7 +106,7 @@ public final class CallerResolver {
      * {@code ipv6-prefix} network ({@code 2001:db8:1:2::/64}). A socket peer that is no address
      * literal (a runtime that cannot tell, a Unix socket) is returned as the container gave it.
      */
-    public String clientAddress(RequestView request) {
+    String clientAddress(RequestView request) {
         String peer = request.remoteAddr();
         byte[] peerAddress = IpLiteral.parse(peer);
         if (peerAddress == null) {

@@ -7,10 +7,8 @@ import java.util.Arrays;
 /**
  * An IPv4 or IPv6 network, {@code 10.0.0.0/8} or {@code ::1/128}, parsed without ever asking DNS
  * (addresses by {@link IpLiteral}, the one address parser).
- *
- * <p>Not API: this package may change in any release.
  */
-public final class Cidr {
+final class Cidr {
 
     private final byte[] network;
     private final int prefix;

@@ -13,10 +13,8 @@ import java.util.Arrays;
  * ({@code [2001:db8::1]}) and with a zone id ({@code fe80::1%eth0}, dropped). IPv4-mapped IPv6
  * addresses come back as their 4 IPv4 bytes, so that one client is one address whichever way a
  * proxy wrote it.
- *
- * <p>Not API: this package may change in any release.
  */
-public final class IpLiteral {
+final class IpLiteral {
 
     private static final char[] HEX = "0123456789abcdef".toCharArray();
 

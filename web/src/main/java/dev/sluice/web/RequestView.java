@@ -3,8 +3,9 @@ package dev.sluice.web;
 import java.util.List;
 
 /**
- * What key resolution needs from an HTTP request, so that the servlet filter and the JAX-RS
- * feature resolve callers with the same code.
+ * What a {@link Guard} needs from an HTTP request: what key resolution reads, and the request's
+ * attributes, where the layers of one request meet. The servlet filter and the JAX-RS feature
+ * each make one short-lived view per request, reading the request lazily.
  *
  * <p>Not API: this package may change in any release.
  */
@@ -24,4 +25,10 @@ public interface RequestView {
 
     /** The socket peer's address as a literal, e.g. {@code 127.0.0.1}. */
     String remoteAddr();
+
+    /** A request attribute (JAX-RS: property), or {@code null}. */
+    Object attribute(String name);
+
+    /** Sets a request attribute (JAX-RS: property). */
+    void setAttribute(String name, Object value);
 }

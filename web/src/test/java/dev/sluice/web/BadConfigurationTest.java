@@ -4,6 +4,7 @@ import dev.sluice.Algorithm;
 import dev.sluice.FailureMode;
 import dev.sluice.Limit;
 import dev.sluice.RateLimiter;
+import dev.sluice.internal.Durations;
 
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -19,12 +20,16 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 /** Bad values are refused with a message naming the parameter and the raw value. */
 class BadConfigurationTest {
 
-    private static SluiceConfig parse(String... pairs) {
+    /** What one filter's init-params parse into. */
+    private record Parsed(RouteSpec route, WebSettings web) {
+    }
+
+    private static Parsed parse(String... pairs) {
         Map<String, String> values = new HashMap<>();
         for (int i = 0; i < pairs.length; i += 2) {
             values.put(pairs[i], pairs[i + 1]);
         }
-        return SluiceConfig.parse(values::get, "test-policy");
+        return new Parsed(RouteSpec.parse(values::get, "test-policy"), WebSettings.parse(values::get));
     }
 
     @ParameterizedTest(name = "{0}={1}")
@@ -84,7 +89,7 @@ class BadConfigurationTest {
 
     @Test
     void unknownParameterNamesAreRefused() {
-        assertThatThrownBy(() -> SluiceConfig.checkName("limt")).hasMessageContaining("'limt' is not a Sluice parameter");
+        assertThatThrownBy(() -> Parameter.named("limt")).hasMessageContaining("'limt' is not a Sluice parameter");
     }
 
     @Test
@@ -104,27 +109,27 @@ class BadConfigurationTest {
 
     @Test
     void goodValuesParseWithDefaults() {
-        SluiceConfig config = parse("limit", "20/500ms", "key", "header:X-API-Key, ip", "trusted-proxies", "10.0.0.0/8, ::1",
+        Parsed config = parse("limit", "20/500ms", "key", "header:X-API-Key, ip", "trusted-proxies", "10.0.0.0/8, ::1",
                 "algorithm", "GCRA", "burst", "40", "timeout", "50ms", "headers", "both", "store", "redis://127.0.0.1:6379/2");
-        assertThat(config.limit()).isEqualTo(new Limit("test-policy", Algorithm.GCRA, 20, Duration.ofMillis(500), 40, 1));
-        assertThat(config.key()).hasToString("[header:X-API-Key, ip]");
-        assertThat(config.trustedProxies()).containsExactly("10.0.0.0/8", "0:0:0:0:0:0:0:1/128");
-        assertThat(config.timeout()).isEqualTo(Duration.ofMillis(50));
-        assertThat(config.failureMode()).isEqualTo(FailureMode.OPEN);
-        assertThat(config.headers()).isEqualTo(SluiceConfig.HeaderStyle.BOTH);
-        assertThat(SluiceConfig.parseRate("10/s")).isEqualTo(new dev.sluice.internal.Durations.Rate(10, Duration.ofSeconds(1)));
-        assertThat(SluiceConfig.parseRate("1000/1d")).isEqualTo(new dev.sluice.internal.Durations.Rate(1000, Duration.ofDays(1)));
+        assertThat(config.route().limit()).isEqualTo(new Limit("test-policy", Algorithm.GCRA, 20, Duration.ofMillis(500), 40, 1));
+        assertThat(config.route().key()).hasToString("[header:X-API-Key, ip]");
+        assertThat(config.web().trustedProxies()).containsExactly("10.0.0.0/8", "0:0:0:0:0:0:0:1/128");
+        assertThat(config.web().timeout()).isEqualTo(Duration.ofMillis(50));
+        assertThat(config.route().failureMode()).isEqualTo(FailureMode.OPEN);
+        assertThat(config.web().headers()).isEqualTo(HeaderStyle.BOTH);
+        assertThat(Durations.parseRate("10/s")).isEqualTo(new Durations.Rate(10, Duration.ofSeconds(1)));
+        assertThat(Durations.parseRate("1000/1d")).isEqualTo(new Durations.Rate(1000, Duration.ofDays(1)));
         assertThat(Limit.of("x", "5000/1h")).hasToString("x: token-bucket 5000/1h burst 5000 cost 1");
     }
 
     @Test
     void headersNameTheDraftRevisionAndKeepDraftAsItsAlias() {
-        assertThat(SluiceConfig.parseHeaders("draft-10")).isEqualTo(SluiceConfig.HeaderStyle.DRAFT);
-        assertThat(SluiceConfig.parseHeaders("draft")).isEqualTo(SluiceConfig.HeaderStyle.DRAFT);
-        assertThat(SluiceConfig.parseHeaders(" Draft-10 ")).isEqualTo(SluiceConfig.HeaderStyle.DRAFT);
-        assertThat(SluiceConfig.HeaderStyle.DRAFT.configName()).isEqualTo("draft-10");
-        assertThat(SluiceConfig.HeaderStyle.DRAFT_REVISION).isEqualTo("draft-ietf-httpapi-ratelimit-headers-10");
-        assertThat(parse("limit", "5/s").partitionKey()).isFalse();
-        assertThat(parse("limit", "5/s", "partition-key", "TRUE").partitionKey()).isTrue();
+        assertThat(HeaderStyle.parse("draft-10")).isEqualTo(HeaderStyle.DRAFT);
+        assertThat(HeaderStyle.parse("draft")).isEqualTo(HeaderStyle.DRAFT);
+        assertThat(HeaderStyle.parse(" Draft-10 ")).isEqualTo(HeaderStyle.DRAFT);
+        assertThat(HeaderStyle.DRAFT.configName()).isEqualTo("draft-10");
+        assertThat(HeaderStyle.DRAFT_REVISION).isEqualTo("draft-ietf-httpapi-ratelimit-headers-10");
+        assertThat(parse("limit", "5/s").web().partitionKey()).isFalse();
+        assertThat(parse("limit", "5/s", "partition-key", "TRUE").web().partitionKey()).isTrue();
     }
 }

@@ -32,6 +32,15 @@ class CallerResolverTest {
         public String param(String name) {
             return params.get(name);
         }
+
+        @Override
+        public Object attribute(String name) {
+            return null;
+        }
+
+        @Override
+        public void setAttribute(String name, Object value) {
+        }
     }
 
     /** A request from {@code peer} with headers {@code name, value, ...}; a repeated name is a second header line. */
@@ -51,7 +60,7 @@ class CallerResolverTest {
     private static CallerResolver resolver(String key, String trusted, String forwardedHeader, String ipv6Prefix) {
         Map<String, String> params = Map.of("limit", "1/s", "key", key, "trusted-proxies", trusted,
                 "forwarded-header", forwardedHeader, "ipv6-prefix", ipv6Prefix);
-        return new CallerResolver(SluiceConfig.parse(params::get, "p"));
+        return new CallerResolver(RouteSpec.parse(params::get, "p").key(), WebSettings.parse(params::get));
     }
 
     @Test
@@ -202,20 +211,24 @@ class CallerResolverTest {
         assertThat(IpLiteral.format(IpLiteral.parse("::10.0.0.1"))).isEqualTo("::a00:1");
         assertThat(IpLiteral.format(IpLiteral.parse("[2001:DB8::A]"))).isEqualTo("2001:db8::a");
         // Trusted proxies may be written as IPv4-mapped networks, and match IPv4 peers.
-        assertThat(SluiceConfig.parseTrustedProxies("::ffff:10.0.0.0/104")).containsExactly("10.0.0.0/8");
+        assertThat(WebSettings.DEFAULTS.withTrustedProxies("::ffff:10.0.0.0/104").trustedProxies()).containsExactly("10.0.0.0/8");
+    }
+
+    private static int ipv6Prefix(String value) {
+        return WebSettings.parse(Map.of("ipv6-prefix", value)::get).ipv6Prefix();
     }
 
     @Test
     void forwardedHeaderAndIpv6PrefixAreValidatedByTheOneParser() {
-        assertThat(SluiceConfig.parseForwardedHeader(" Forwarded ")).isEqualTo(SluiceConfig.ForwardedHeader.FORWARDED);
-        assertThat(SluiceConfig.parseIpv6Prefix("48")).isEqualTo(48);
-        assertThatThrownBy(() -> SluiceConfig.parseForwardedHeader("x-real-ip"))
+        assertThat(ForwardedHeader.parse(" Forwarded ")).isEqualTo(ForwardedHeader.FORWARDED);
+        assertThat(ipv6Prefix("48")).isEqualTo(48);
+        assertThatThrownBy(() -> ForwardedHeader.parse("x-real-ip"))
                 .hasMessage("'forwarded-header' must be x-forwarded-for or forwarded, got 'x-real-ip'");
         for (String bad : List.of("31", "129", "0", "-64", "+64", "64.0", "0x40", "sixty-four", "99999999999")) {
-            assertThatThrownBy(() -> SluiceConfig.parseIpv6Prefix(bad))
+            assertThatThrownBy(() -> ipv6Prefix(bad))
                     .hasMessage("'ipv6-prefix' must be an integer from 32 to 128, got '" + bad + "'");
         }
-        assertThatThrownBy(() -> new CallerResolver(List.of(), List.of(), SluiceConfig.ForwardedHeader.FORWARDED, 16))
+        assertThatThrownBy(() -> new CallerResolver(List.of(), List.of(), ForwardedHeader.FORWARDED, 16))
                 .hasMessage("'ipv6-prefix' must be an integer from 32 to 128, got '16'");
     }
 

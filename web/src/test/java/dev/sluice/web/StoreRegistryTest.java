@@ -8,11 +8,11 @@ import org.junit.jupiter.api.Test;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-class SharedStoresTest {
+class StoreRegistryTest {
 
     @Test
     void usersOfOneStoreValueShareOneClientClosedByTheLastRelease() {
-        SharedStores stores = SharedStores.application();
+        StoreRegistry stores = StoreRegistry.application();
         String url = TestRedis.shared().url();
         int before = stores.openStores();
         RateLimitStore first = stores.acquire(url);
@@ -29,7 +29,7 @@ class SharedStoresTest {
 
     @Test
     void aBadStoreValueIsNamed() {
-        assertThatThrownBy(() -> SharedStores.application().acquire("redisson:/missing.yaml"))
+        assertThatThrownBy(() -> StoreRegistry.application().acquire("redisson:/missing.yaml"))
                 .hasMessageContaining("redisson:/missing.yaml");
     }
 }

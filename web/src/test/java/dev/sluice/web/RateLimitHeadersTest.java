@@ -2,7 +2,6 @@ package dev.sluice.web;
 
 import dev.sluice.Decision;
 import dev.sluice.Limit;
-import dev.sluice.web.SluiceConfig.HeaderStyle;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
@@ -12,15 +11,29 @@ import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-class HttpAnswersTest {
+class RateLimitHeadersTest {
 
     private static final Limit SECOND = Limit.of("api", "10/s");
     private static final Limit HOUR = Limit.of("api-hourly", "1000/1h");
 
+    /** A layer as a guard of the decision's limits makes it. */
+    private static Layers.Layer layer(Decision decision, String partitionKey) {
+        return new Layers.Layer(decision, partitionKey,
+                RateLimitHeaders.windows(decision.quotas().stream().map(Decision.Quota::limit).toList()));
+    }
+
     private static Map<String, String> headers(Decision decision, HeaderStyle style) {
         Map<String, String> headers = new LinkedHashMap<>();
-        HttpAnswers.writeHeaders(decision, style, headers::put);
+        RateLimitHeaders.write(List.of(layer(decision, null)), style, headers::put);
         return headers;
+    }
+
+    private static RateLimitHeaders.QuotaWindow quotaAndWindow(Limit limit) {
+        return RateLimitHeaders.QuotaWindow.of(limit);
+    }
+
+    private static RateLimitHeaders.QuotaWindow qw(long quota, long window) {
+        return new RateLimitHeaders.QuotaWindow(quota, window);
     }
 
     private final Decision rejected = new Decision(Decision.Outcome.REJECTED, List.of(
@@ -31,7 +44,7 @@ class HttpAnswersTest {
     void legacyHeadersDescribeTheBindingLimitInWholeSecondsRoundedUp() {
         assertThat(headers(rejected, HeaderStyle.LEGACY)).containsExactly(
                 Map.entry("RateLimit-Limit", "10"), Map.entry("RateLimit-Remaining", "0"), Map.entry("RateLimit-Reset", "1"));
-        assertThat(HttpAnswers.retryAfterSeconds(rejected)).isEqualTo(1);
+        assertThat(RateLimitHeaders.retryAfterSeconds(rejected)).isEqualTo(1);
     }
 
     @Test
@@ -67,20 +80,20 @@ class HttpAnswersTest {
                 Duration.ofSeconds(10), Duration.ofMillis(1_500), Duration.ofMillis(1_500))), Duration.ofMillis(1_500));
         assertThat(headers(refused, HeaderStyle.BOTH)).containsEntry("RateLimit", "\"five\";r=0;t=2")
                 .containsEntry("RateLimit-Reset", "2");
-        assertThat(HttpAnswers.retryAfterSeconds(refused)).isEqualTo(2);
+        assertThat(RateLimitHeaders.retryAfterSeconds(refused)).isEqualTo(2);
     }
 
     @Test
     void subSecondPeriodsArePublishedAsTheSameRateOverWholeSeconds() {
-        assertThat(HttpAnswers.quotaAndWindow(Limit.of("a", "20/500ms"))).containsExactly(40, 1);
-        assertThat(HttpAnswers.quotaAndWindow(Limit.of("a", "3/1500ms"))).containsExactly(6, 3);
-        assertThat(HttpAnswers.quotaAndWindow(Limit.of("a", "10/s"))).containsExactly(10, 1);
-        assertThat(HttpAnswers.quotaAndWindow(Limit.of("a", "100/1m"))).containsExactly(100, 60);
-        assertThat(HttpAnswers.quotaAndWindow(Limit.of("a", "1/s").withBurst(5))).containsExactly(5, 5);
+        assertThat(quotaAndWindow(Limit.of("a", "20/500ms"))).isEqualTo(qw(40, 1));
+        assertThat(quotaAndWindow(Limit.of("a", "3/1500ms"))).isEqualTo(qw(6, 3));
+        assertThat(quotaAndWindow(Limit.of("a", "10/s"))).isEqualTo(qw(10, 1));
+        assertThat(quotaAndWindow(Limit.of("a", "100/1m"))).isEqualTo(qw(100, 60));
+        assertThat(quotaAndWindow(Limit.of("a", "1/s").withBurst(5))).isEqualTo(qw(5, 5));
         // a burst of 5 at 10/s fills in half a second: the rate over one second
-        assertThat(HttpAnswers.quotaAndWindow(Limit.of("a", "10/s").withBurst(5))).containsExactly(10, 1);
+        assertThat(quotaAndWindow(Limit.of("a", "10/s").withBurst(5))).isEqualTo(qw(10, 1));
         // 3 per 7 s with a burst of 5 fills in 11.7 s: 6 per 14 s
-        assertThat(HttpAnswers.quotaAndWindow(Limit.of("a", "3/7s").withBurst(5))).containsExactly(6, 14);
+        assertThat(quotaAndWindow(Limit.of("a", "3/7s").withBurst(5))).isEqualTo(qw(6, 14));
     }
 
     @Test
@@ -92,8 +105,7 @@ class HttpAnswersTest {
         Decision second = new Decision(Decision.Outcome.ALLOWED, List.of(new Decision.Quota(inner, true, 3,
                 Duration.ofSeconds(42), Duration.ZERO, Duration.ofSeconds(6))), Duration.ZERO);
         Map<String, String> headers = new LinkedHashMap<>();
-        HttpAnswers.writeHeaders(List.of(new HttpAnswers.Layer(first, ":AAAA:"), new HttpAnswers.Layer(second, null)),
-                HeaderStyle.BOTH, headers::put);
+        RateLimitHeaders.write(List.of(layer(first, ":AAAA:"), layer(second, null)), HeaderStyle.BOTH, headers::put);
         assertThat(headers).containsEntry("RateLimit-Limit", "10").containsEntry("RateLimit-Remaining", "3")
                 .containsEntry("RateLimit-Reset", "6")
                 .containsEntry("RateLimit-Policy", "\"outer\";q=100;w=60;pk=:AAAA:, \"inner\";q=10;w=60")
@@ -102,9 +114,9 @@ class HttpAnswersTest {
 
     @Test
     void partitionKeysAreShortKeyedByteSequences() {
-        String pk = HttpAnswers.PartitionKeys.of("ip:192.0.2.1");
-        assertThat(pk).matches(":[A-Za-z0-9+/]{16}:").isEqualTo(HttpAnswers.PartitionKeys.of("ip:192.0.2.1"))
-                .isNotEqualTo(HttpAnswers.PartitionKeys.of("ip:192.0.2.2"));
+        String pk = PartitionKeys.of("ip:192.0.2.1");
+        assertThat(pk).matches(":[A-Za-z0-9+/]{16}:").isEqualTo(PartitionKeys.of("ip:192.0.2.1"))
+                .isNotEqualTo(PartitionKeys.of("ip:192.0.2.2"));
         // not a plain hash of the caller
         assertThat(pk.substring(1, 17)).isNotEqualTo(java.util.Base64.getEncoder().encodeToString(java.util.Arrays.copyOf(
                 sha256("ip:192.0.2.1"), 12)));
@@ -125,12 +137,12 @@ class HttpAnswersTest {
                 new Decision.Quota(SECOND, false, 0, Duration.ofMillis(900), Duration.ofMillis(100)),
                 new Decision.Quota(HOUR, true, 412, Duration.ofSeconds(2_000), Duration.ZERO),
                 new Decision.Quota(daily, false, 0, Duration.ofHours(3), Duration.ofSeconds(90))), Duration.ofSeconds(90));
-        assertThat(HttpAnswers.tooManyRequests(twoRefused, HeaderStyle.DRAFT)).isEqualTo("{\"type\":"
+        assertThat(Problems.tooManyRequests(twoRefused, HeaderStyle.DRAFT)).isEqualTo("{\"type\":"
                 + "\"https://iana.org/assignments/http-problem-types#quota-exceeded\",\"title\":\"Quota Exceeded\","
                 + "\"status\":429,\"detail\":\"Rate limit exceeded for policy 'daily'; retry after 90 s.\","
                 + "\"policy\":\"daily\",\"violated-policies\":[\"api\",\"daily\"]}");
-        assertThat(HttpAnswers.tooManyRequests(twoRefused, HeaderStyle.BOTH)).startsWith("{\"type\":\"about:blank\"");
-        assertThat(HttpAnswers.tooManyRequests(twoRefused, HeaderStyle.LEGACY))
+        assertThat(Problems.tooManyRequests(twoRefused, HeaderStyle.BOTH)).startsWith("{\"type\":\"about:blank\"");
+        assertThat(Problems.tooManyRequests(twoRefused, HeaderStyle.LEGACY))
                 .startsWith("{\"type\":\"about:blank\"").doesNotContain("violated-policies");
     }
 
@@ -140,9 +152,9 @@ class HttpAnswersTest {
         java.io.ByteArrayOutputStream captured = new java.io.ByteArrayOutputStream();
         System.setErr(new java.io.PrintStream(captured, true, java.nio.charset.StandardCharsets.UTF_8));
         try {
-            HttpAnswers.warnOfNonTokenPolicies(List.of(Limit.of("1st", "1/s"), Limit.of("_x", "1/s"),
+            RateLimitHeaders.warnOfNonTokenPolicies(List.of(Limit.of("1st", "1/s"), Limit.of("_x", "1/s"),
                     Limit.of("fine", "1/s")), HeaderStyle.DRAFT, "filter 'f'");
-            HttpAnswers.warnOfNonTokenPolicies(List.of(Limit.of("2nd", "1/s")), HeaderStyle.LEGACY, "filter 'g'");
+            RateLimitHeaders.warnOfNonTokenPolicies(List.of(Limit.of("2nd", "1/s")), HeaderStyle.LEGACY, "filter 'g'");
         } finally {
             System.setErr(original);
         }
@@ -159,8 +171,8 @@ class HttpAnswersTest {
 
     @Test
     void problemBodiesFollowRfc9457() {
-        assertThat(HttpAnswers.tooManyRequests(rejected)).isEqualTo("{\"type\":\"about:blank\",\"title\":\"Too Many Requests\","
+        assertThat(Problems.tooManyRequests(rejected)).isEqualTo("{\"type\":\"about:blank\",\"title\":\"Too Many Requests\","
                 + "\"status\":429,\"detail\":\"Rate limit exceeded for policy 'api'; retry after 1 s.\",\"policy\":\"api\"}");
-        assertThat(HttpAnswers.serviceUnavailable()).contains("\"status\":503");
+        assertThat(Problems.SERVICE_UNAVAILABLE).contains("\"status\":503");
     }
 }

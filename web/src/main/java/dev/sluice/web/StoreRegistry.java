@@ -19,14 +19,14 @@ import java.util.Map;
  *
  * <p>Thread-safe. Not API: this package may change in any release.
  */
-public final class SharedStores {
+public final class StoreRegistry {
 
-    private static final SharedStores APPLICATION = new SharedStores();
+    private static final StoreRegistry APPLICATION = new StoreRegistry();
 
     private final Map<String, Entry> stores = new HashMap<>();
 
     /** The registry of this application (of this class loader). */
-    public static SharedStores application() {
+    public static StoreRegistry application() {
         return APPLICATION;
     }
 
