@@ -1,6 +1,6 @@
 package dev.sluice.servlet;
 
-import dev.sluice.internal.OptionalMetrics;
+import dev.sluice.metrics.OptionalMetrics;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 

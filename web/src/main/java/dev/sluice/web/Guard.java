@@ -5,7 +5,7 @@ import dev.sluice.FailureMode;
 import dev.sluice.Limit;
 import dev.sluice.RateLimitStore;
 import dev.sluice.RateLimiter;
-import dev.sluice.internal.OptionalMetrics;
+import dev.sluice.metrics.OptionalMetrics;
 
 import java.util.ArrayList;
 import java.util.List;

@@ -1,7 +1,7 @@
 package dev.sluice.web;
 
 import dev.sluice.RateLimitStore;
-import dev.sluice.internal.StoreProviders;
+import dev.sluice.StoreProvider;
 import dev.sluice.internal.Timeouts;
 
 import java.util.HashMap;
@@ -48,7 +48,7 @@ public final class StoreRegistry {
     public synchronized RateLimitStore acquire(String store) {
         Entry entry = stores.get(store);
         if (entry == null) {
-            entry = new Entry(StoreProviders.forStore(store).open(store));
+            entry = new Entry(StoreProvider.forStore(store).open(store));
             stores.put(store, entry);
         }
         entry.users++;

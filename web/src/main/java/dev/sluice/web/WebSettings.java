@@ -1,7 +1,7 @@
 package dev.sluice.web;
 
+import dev.sluice.StoreProvider;
 import dev.sluice.internal.Durations;
-import dev.sluice.internal.StoreProviders;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -38,7 +38,7 @@ public record WebSettings(String store, Duration timeout, HeaderStyle headers, L
 
     /** Validates and copies the components. */
     public WebSettings {
-        StoreProviders.forStore(Objects.requireNonNull(store, "store"));
+        StoreProvider.forStore(Objects.requireNonNull(store, "store"));
         Durations.checkTimeout(timeout);
         Objects.requireNonNull(headers, "headers");
         trustedProxies = List.copyOf(trustedProxies);
@@ -107,7 +107,7 @@ public record WebSettings(String store, Duration timeout, HeaderStyle headers, L
 
     /** Checks the form of a {@code store} value; whether the store answers is for the failure mode, not start-up. */
     private static String parseStore(String value) {
-        StoreProviders.forStore(value);
+        StoreProvider.forStore(value);
         return value;
     }
 

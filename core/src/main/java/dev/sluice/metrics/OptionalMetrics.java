@@ -1,14 +1,13 @@
-package dev.sluice.internal;
+package dev.sluice.metrics;
 
 import dev.sluice.DecisionListener;
-import dev.sluice.metrics.MicrometerMetrics;
+import dev.sluice.internal.Classes;
 
 /**
  * Metrics for the adapters' {@code metrics=true}: Micrometer's global registry when Micrometer is
  * on the class path, nothing otherwise. The reference to {@link MicrometerMetrics} sits in a
- * holder class that is only loaded when Micrometer is present.
- *
- * <p>Not API: this package may change in any release.
+ * holder class that is only loaded when Micrometer is present, so this class is safe to use
+ * from code that must run without Micrometer.
  */
 public final class OptionalMetrics {
 
