@@ -19,6 +19,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.StampedLock;
 import java.util.function.Consumer;
 
 /**
@@ -100,6 +101,17 @@ public final class MemoryStore implements RateLimitStore {
     @Override
     public CompletionStage<Decision> decide(String caller, List<Limit> limits) {
         String tag = Keys.tag(caller);
+        // A known caller whose state already says no is refused from an optimistic read: no lock,
+        // no write, not even the cache's access bookkeeping (a refusal changes no state, so it
+        // need not keep the caller longer). An allowed request commits under the lock only if
+        // nothing changed since that read.
+        Caller known = callers.policy().getIfPresentQuietly(tag);
+        if (known != null) {
+            Decision decision = known.tryDecide(time, limits);
+            if (decision != null) {
+                return CompletableFuture.completedFuture(decision);
+            }
+        }
         Caller state;
         Decision decision = null;
         boolean longer = false;
@@ -110,12 +122,15 @@ public final class MemoryStore implements RateLimitStore {
                 hook.accept(tag);
             }
             // One lock per caller: decisions for one caller are serialised, others never wait.
-            synchronized (state) {
+            long stamp = state.lock.writeLock();
+            try {
                 // Evicted since it was read: deciding on it would charge a caller nobody else sees.
                 if (!state.retired) {
                     longer = state.lengthenIdle(limits);
                     decision = state.decide(time.nowMicros(), limits);
                 }
+            } finally {
+                state.lock.unlockWrite(stamp);
             }
         } while (decision == null);
         if (longer) {
@@ -131,8 +146,11 @@ public final class MemoryStore implements RateLimitStore {
     public CompletionStage<Void> reset(String caller, List<Limit> limits) {
         Caller state = callers.getIfPresent(Keys.tag(caller));
         if (state != null) {
-            synchronized (state) {
+            long stamp = state.lock.writeLock();
+            try {
                 state.forget(limits);
+            } finally {
+                state.lock.unlockWrite(stamp);
             }
         }
         return CompletableFuture.completedFuture(null);
@@ -160,14 +178,20 @@ public final class MemoryStore implements RateLimitStore {
     }
 
     static Duration micros(long value) {
-        return Duration.of(value, ChronoUnit.MICROS);
+        // One allocation (none for zero) where Duration.of(value, MICROS) makes several.
+        return value == 0 ? Duration.ZERO
+                : Math.abs(value) < Long.MAX_VALUE / 1_000 ? Duration.ofNanos(value * 1_000)
+                : Duration.of(value, ChronoUnit.MICROS);
     }
 
     /**
-     * One caller's states, one per (policy, algorithm) like the Redis keys. Guarded by its own
-     * monitor; {@link #idleNanos} is read by the cache without it.
+     * One caller's states, one per (policy, algorithm) like the Redis keys. Written under the
+     * write lock of {@link #lock}; read without it only optimistically ({@link #tryDecide}), where
+     * a torn read is detected by the lock's stamp and then discarded. {@link #idleNanos} is read by
+     * the cache without it.
      */
     private static final class Caller {
+        final StampedLock lock = new StampedLock();
         private Limit[] keys = new Limit[2];
         /** The compiled form of each of {@link #keys}. */
         private CompiledLimit[] compiled = new CompiledLimit[2];
@@ -184,8 +208,71 @@ public final class MemoryStore implements RateLimitStore {
             lengthenIdle(limits);
         }
 
-        synchronized void retire() {
+        void retire() {
+            long stamp = lock.writeLock();
             retired = true;
+            lock.unlockWrite(stamp);
+        }
+
+        /**
+         * Decides from an optimistic read, or returns {@code null} for the locked path: when the
+         * read was torn or went stale, the caller was retired, a limit is new to it, its state is
+         * absent or expired (the locked path normalises those), or, for an admission, another
+         * decision got in between. A refusal returned here was computed from the state as it stood
+         * at one instant (the stamp proves no write intervened) and wrote nothing; the racy read
+         * can only send a request to the lock, never admit one the lock would refuse.
+         */
+        Decision tryDecide(TimeSource time, List<Limit> limits) {
+            long stamp = lock.tryOptimisticRead();
+            if (stamp == 0 || retired || limits != covered) {
+                return null;
+            }
+            int n = limits.size();
+            LimitState[] chosen = new LimitState[n];
+            Verdict[] seen = new Verdict[n];
+            long now;
+            boolean all = true;
+            try {
+                now = time.nowMicros();
+                for (int i = 0; i < n; i++) {
+                    Limit limit = limits.get(i);
+                    int found = -1;
+                    Limit[] k = keys;
+                    for (int j = 0; j < size && found < 0; j++) {
+                        if (k[j] == limit) {
+                            found = j;
+                        }
+                    }
+                    LimitState s = found < 0 ? null : states[found];
+                    if (s == null || s.isAbsent() || s.expiresAtMicros <= now) {
+                        return null;
+                    }
+                    chosen[i] = s;
+                    seen[i] = new Verdict();
+                    s.evaluate(now, limit.cost(), false, seen[i]);
+                    all &= seen[i].fits;
+                }
+            } catch (RuntimeException torn) {
+                return null; // read while a writer moved things (an array grown, a ring wrapped)
+            }
+            if (!all) {
+                // Validated before the verdicts are used: a torn read's numbers never reach a decision.
+                return lock.validate(stamp) ? decision(false, limits, seen) : null;
+            }
+            long write = lock.tryConvertToWriteLock(stamp);
+            if (write == 0) {
+                return null;
+            }
+            try {
+                // Nothing changed since the read: commit what it found to fit.
+                for (int i = 0; i < n; i++) {
+                    chosen[i].evaluate(now, limits.get(i).cost(), true, seen[i]);
+                    chosen[i].expiresAtMicros = now + seen[i].ttlMicros;
+                }
+            } finally {
+                lock.unlockWrite(write);
+            }
+            return decision(true, limits, seen);
         }
 
         /** Raises {@link #idleNanos} to the longest TTL these limits can need; whether it rose. */
@@ -265,6 +352,15 @@ public final class MemoryStore implements RateLimitStore {
                     verdicts[i] = new Verdict();
                 }
             }
+            if (n == 1) {
+                // One limit: evaluating with commit consumes only if it fits, as the two passes would.
+                LimitState only = state(limits.get(0), now);
+                only.evaluate(now, limits.get(0).cost(), true, verdicts[0]);
+                if (verdicts[0].fits) {
+                    only.expiresAtMicros = now + verdicts[0].ttlMicros;
+                }
+                return decision(verdicts[0].fits, limits, verdicts);
+            }
             LimitState[] chosen = new LimitState[n];
             boolean all = true;
             for (int i = 0; i < n; i++) {
@@ -272,14 +368,22 @@ public final class MemoryStore implements RateLimitStore {
                 chosen[i].evaluate(now, limits.get(i).cost(), false, verdicts[i]);
                 all &= verdicts[i].fits;
             }
+            if (all) {
+                for (int i = 0; i < n; i++) {
+                    chosen[i].evaluate(now, limits.get(i).cost(), true, verdicts[i]);
+                    chosen[i].expiresAtMicros = now + verdicts[i].ttlMicros;
+                }
+            }
+            return decision(all, limits, verdicts);
+        }
+
+        /** The decision these verdicts make, one quota per limit. */
+        private static Decision decision(boolean all, List<Limit> limits, Verdict[] verdicts) {
+            int n = limits.size();
             Decision.Quota[] quotas = new Decision.Quota[n];
             long retry = 0;
             for (int i = 0; i < n; i++) {
                 Verdict v = verdicts[i];
-                if (all) {
-                    chosen[i].evaluate(now, limits.get(i).cost(), true, v);
-                    chosen[i].expiresAtMicros = now + v.ttlMicros;
-                }
                 quotas[i] = new Decision.Quota(limits.get(i), v.fits, v.remaining, micros(v.resetMicros),
                         micros(v.retryMicros), micros(v.nextMicros));
                 retry = Math.max(retry, v.retryMicros);
