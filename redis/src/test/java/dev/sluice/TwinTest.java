@@ -1,6 +1,7 @@
 package dev.sluice;
 
 import dev.sluice.redis.RedisStore;
+import dev.sluice.redis.ScriptBatches;
 import dev.sluice.testing.ManualClock;
 import dev.sluice.testing.RateLimitStoreContract;
 import dev.sluice.testing.Stores;
@@ -21,6 +22,10 @@ import static org.assertj.core.api.Assertions.assertThat;
  * Redis as from its Java twin in memory; and GCRA must admit exactly what the token bucket admits.
  * Twice in each trace the limits change (same policies, random counts, periods and bursts), so
  * that both stores also read state written under other parameters alike.
+ *
+ * <p>Batches too: decide.lua decides a coalesced batch of identical requests arithmetically, in
+ * one read and one write per limit; the Java twin decides the same requests one by one, and every
+ * request's decision must be the same.
  *
  * <p>Periods are long (a minute or more) so that real-time TTLs in Redis cannot expire a key
  * during a trace driven by the injected clock; rates are chosen so that one token is a
@@ -46,6 +51,49 @@ class TwinTest {
                     .localRejections(0).build(), limits, seed);
             for (int i = 0; i < memory.size(); i++) {
                 assertThat(redis.get(i)).as("seed %d step %d, limits %s", seed, i, limits).isEqualTo(memory.get(i));
+            }
+        }
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(Algorithm.class)
+    void aBatchInOneScriptCallDecidesAsTheJavaTwinDecidesItsRequestsOneByOne(Algorithm algorithm) {
+        for (int trace = 0; trace < TRACES; trace++) {
+            long seed = 50_000L + algorithm.ordinal() * 1_000L + trace;
+            SplittableRandom random = new SplittableRandom(seed);
+            List<List<Limit>> phases = randomChanges(random, algorithm);
+            ManualClock clock = new ManualClock(ManualClock.ALIGNED_START + random.nextLong(1_000_000_000L));
+            RateLimitStore memory = Stores.MEMORY.create(clock);
+            ScriptBatches redis = new ScriptBatches(Stores.client(), clock);
+            String run = UUID.randomUUID().toString();
+            int phase = 0;
+            for (int step = 0; step < STEPS / 2; step++) {
+                if (phase < CHANGES.length && step == CHANGES[phase] / 2) {
+                    phase++;
+                }
+                List<Limit> phaseLimits = phases.get(phase);
+                long longest = phaseLimits.stream().mapToLong(Limit::periodMicros).max().orElseThrow();
+                int gap = random.nextInt(10);
+                if (gap >= 3) {
+                    long bound = gap == 9 ? longest * 3 : gap >= 7 ? longest / 2 : longest / 20;
+                    clock.set(clock.nowMicros() + 1 + random.nextLong(Math.max(1, bound)));
+                }
+                int cost = 1 + random.nextInt(3);
+                List<Limit> limits = phaseLimits.stream()
+                        .map(l -> random.nextBoolean() ? l : l.withCost(Math.min(cost, l.capacity()))).toList();
+                // mostly a few requests, sometimes more than any budget here, up to the coalescer's largest
+                int requests = switch (random.nextInt(6)) {
+                    case 0 -> 1 + random.nextInt(256);
+                    case 1, 2 -> 1 + random.nextInt(30);
+                    default -> 1 + random.nextInt(4);
+                };
+                String caller = run + "-" + random.nextInt(2);
+                List<Decision> batch = redis.decide(caller, limits, requests);
+                for (int r = 0; r < requests; r++) {
+                    Decision one = memory.decide(caller, limits).toCompletableFuture().join();
+                    assertThat(batch.get(r)).as("seed %d step %d request %d of %d, limits %s", seed, step, r, requests, limits)
+                            .isEqualTo(one);
+                }
             }
         }
     }

@@ -19,12 +19,16 @@ import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.Warmup;
 
 import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 
 /**
- * One in-process decision: Sluice's {@link MemoryStore} (token bucket) beside Bucket4j's local
- * bucket, Guava's {@code RateLimiter.tryAcquire()} and resilience4j's {@code RateLimiter}
+ * One in-process decision: Sluice's {@link MemoryStore} (token bucket; through a {@code RateLimiter},
+ * and alone) beside Bucket4j's local bucket (alone, and behind a {@code ConcurrentHashMap} of
+ * buckets per caller, as users key it), Guava's {@code RateLimiter.tryAcquire()} and resilience4j's {@code RateLimiter}
  * ({@code acquirePermission()}, timeout zero), each on one limiter shared by all threads.
  *
  * <ul>
@@ -35,7 +39,8 @@ import java.util.function.BooleanSupplier;
  *
  * Not like for like, and the table says so: Sluice looks the caller up in a bounded Caffeine map
  * and returns a full {@code Decision} (remaining, reset, retry-after) for a named caller; Bucket4j
- * returns a boolean from one bucket object; Guava and resilience4j are single limiters with no
+ * returns a boolean from one bucket object (behind a map: after a {@code computeIfAbsent} lookup,
+ * the fair peer of a per-caller store); Guava and resilience4j are single limiters with no
  * notion of a caller. Thread count (1, 2) is set by the launcher.
  */
 @State(Scope.Benchmark)
@@ -46,11 +51,12 @@ import java.util.function.BooleanSupplier;
 public class MemoryBenchmark {
 
     /** The names of the in-memory contenders, in the order tables show them. */
-    public static final String[] NAMES = {"sluice-memory", "bucket4j-local", "guava", "resilience4j"};
+    public static final String[] NAMES = {"sluice-memory", "sluice-store", "bucket4j-map", "bucket4j-local", "guava",
+        "resilience4j"};
 
     private static final long HUGE = 1_000_000_000L;
 
-    @Param({"sluice-memory", "bucket4j-local", "guava", "resilience4j"})
+    @Param({"sluice-memory", "sluice-store", "bucket4j-map", "bucket4j-local", "guava", "resilience4j"})
     public String contender;
 
     @Param({"allowed", "rejected"})
@@ -76,6 +82,23 @@ public class MemoryBenchmark {
                 Limit limit = allowed ? Limit.of("bench", HUGE, Duration.ofSeconds(1)) : Limit.of("bench", 1, Duration.ofHours(1));
                 RateLimiter limiter = RateLimiter.builder().limit(limit).store(MemoryStore.create()).build();
                 return () -> limiter.decide("caller").allowed();
+            }
+            case "sluice-store": {
+                // The store alone, without the limiter around it (failure mode, timeout, listener):
+                // shows where the time of sluice-memory goes.
+                Limit limit = allowed ? Limit.of("bench", HUGE, Duration.ofSeconds(1)) : Limit.of("bench", 1, Duration.ofHours(1));
+                List<Limit> limits = List.of(limit);
+                MemoryStore store = MemoryStore.create();
+                return () -> store.decide("caller", limits).toCompletableFuture().join().allowed();
+            }
+            case "bucket4j-map": {
+                // The fair in-memory peer: users key Bucket4j per caller with a map of buckets.
+                long capacity = allowed ? HUGE : 1;
+                Duration period = allowed ? Duration.ofSeconds(1) : Duration.ofHours(1);
+                ConcurrentHashMap<String, Bucket> buckets = new ConcurrentHashMap<>();
+                Function<String, Bucket> create = key -> Bucket.builder()
+                        .addLimit(l -> l.capacity(capacity).refillGreedy(capacity, period)).build();
+                return () -> buckets.computeIfAbsent("caller", create).tryConsume(1);
             }
             case "bucket4j-local": {
                 long capacity = allowed ? HUGE : 1;

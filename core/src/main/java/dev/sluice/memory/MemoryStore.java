@@ -45,6 +45,11 @@ public final class MemoryStore implements RateLimitStore {
     /** The default bound on callers held. */
     public static final long DEFAULT_MAXIMUM_CALLERS = 100_000;
 
+    /** How often a decision re-reads a caller that another decision was writing before taking its lock. */
+    private static final int OPTIMISTIC_ATTEMPTS = 64;
+    /** {@link Caller#tryDecide}'s answer when a write intervened: read again. Compared by identity. */
+    private static final Decision CONFLICT = new Decision(Decision.Outcome.FAILED_CLOSED, List.of(), Duration.ZERO);
+
     private final TimeSource time;
     private final Cache<String, Caller> callers;
     /** Runs between reading a caller and locking it, with its tag: for tests of that window only. */
@@ -106,11 +111,23 @@ public final class MemoryStore implements RateLimitStore {
         // need not keep the caller longer). An allowed request commits under the lock only if
         // nothing changed since that read.
         Caller known = callers.policy().getIfPresentQuietly(tag);
-        if (known != null) {
+        // Another decision of this caller committing meanwhile is a conflict, not a reason to
+        // park on the lock: its commit is a few dozen nanoseconds, so read again (as a CAS loop
+        // would), a bounded number of times.
+        for (int attempt = 0; known != null && attempt < OPTIMISTIC_ATTEMPTS; attempt++) {
             Decision decision = known.tryDecide(time, limits);
-            if (decision != null) {
-                return CompletableFuture.completedFuture(decision);
+            if (decision != CONFLICT) {
+                if (decision != null) {
+                    if (decision.allowed()) {
+                        // A commit restarts the time the caller's state needs: so must its entry's
+                        // idle expiry (a read does that). Outside the lock: maintenance may retire a caller.
+                        callers.getIfPresent(tag);
+                    }
+                    return CompletableFuture.completedFuture(decision);
+                }
+                break;
             }
+            Thread.onSpinWait();
         }
         Caller state;
         Decision decision = null;
@@ -215,17 +232,20 @@ public final class MemoryStore implements RateLimitStore {
         }
 
         /**
-         * Decides from an optimistic read, or returns {@code null} for the locked path: when the
-         * read was torn or went stale, the caller was retired, a limit is new to it, its state is
-         * absent or expired (the locked path normalises those), or, for an admission, another
-         * decision got in between. A refusal returned here was computed from the state as it stood
+         * Decides from an optimistic read; returns {@link #CONFLICT} when a write intervened (the
+         * read was torn or went stale, or another decision committed first), or {@code null} for
+         * the locked path: the caller was retired, a limit is new to it, or its state is absent
+         * or expired (the locked path normalises those). A refusal returned here was computed from the state as it stood
          * at one instant (the stamp proves no write intervened) and wrote nothing; the racy read
          * can only send a request to the lock, never admit one the lock would refuse.
          */
         Decision tryDecide(TimeSource time, List<Limit> limits) {
             long stamp = lock.tryOptimisticRead();
-            if (stamp == 0 || retired || limits != covered) {
-                return null;
+            if (stamp == 0) {
+                return CONFLICT;
+            }
+            if (retired || limits != covered) {
+                return lock.validate(stamp) ? null : CONFLICT;
             }
             int n = limits.size();
             LimitState[] chosen = new LimitState[n];
@@ -245,7 +265,7 @@ public final class MemoryStore implements RateLimitStore {
                     }
                     LimitState s = found < 0 ? null : states[found];
                     if (s == null || s.isAbsent() || s.expiresAtMicros <= now) {
-                        return null;
+                        return lock.validate(stamp) ? null : CONFLICT;
                     }
                     chosen[i] = s;
                     seen[i] = new Verdict();
@@ -253,15 +273,15 @@ public final class MemoryStore implements RateLimitStore {
                     all &= seen[i].fits;
                 }
             } catch (RuntimeException torn) {
-                return null; // read while a writer moved things (an array grown, a ring wrapped)
+                return CONFLICT; // read while a writer moved things (an array grown, a ring wrapped)
             }
             if (!all) {
                 // Validated before the verdicts are used: a torn read's numbers never reach a decision.
-                return lock.validate(stamp) ? decision(false, limits, seen) : null;
+                return lock.validate(stamp) ? decision(false, limits, seen) : CONFLICT;
             }
             long write = lock.tryConvertToWriteLock(stamp);
             if (write == 0) {
-                return null;
+                return CONFLICT;
             }
             try {
                 // Nothing changed since the read: commit what it found to fit.

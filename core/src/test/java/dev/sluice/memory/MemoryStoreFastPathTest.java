@@ -64,6 +64,24 @@ class MemoryStoreFastPathTest {
     }
 
     @Test
+    void anAdmissionWithoutTheLockStillKeepsTheCallerAsLongAsItsStateNeeds() {
+        ManualClock clock = new ManualClock();
+        MemoryStore store = MemoryStore.builder().timeSource(clock).build();
+        List<Limit> limits = List.of(Limit.of("keep", 60, Duration.ofHours(1)));
+        for (int i = 0; i < 60; i++) {
+            assertThat(store.decide("c", limits).toCompletableFuture().join().allowed()).isTrue();
+        }
+        clock.advance(Duration.ofMinutes(59));
+        // the bucket, spent again on the lock-free path an hour after the caller's entry was made
+        for (int i = 0; i < 59; i++) {
+            assertThat(store.decide("c", limits).toCompletableFuture().join().allowed()).isTrue();
+        }
+        clock.advance(Duration.ofMinutes(31));
+        assertThat(store.decide("c", limits).toCompletableFuture().join().remaining())
+                .as("31 tokens back, one spent: the caller was not forgotten with its full bucket").isEqualTo(30);
+    }
+
+    @Test
     void concurrentAdmissionsFromOptimisticReadsAreExact() throws Exception {
         for (int round = 0; round < 20; round++) {
             MemoryStore store = MemoryStore.create();

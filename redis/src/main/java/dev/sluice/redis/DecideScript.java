@@ -40,7 +40,12 @@ final class DecideScript {
     static final String SHA = sha1(SCRIPT);
     /** {@code ARGV} values per limit: algorithm id, count, window, perToken, perMicro, capacity, cost. */
     private static final int ARGS_PER_LIMIT = 7;
-    /** Values decide.lua returns per limit: fits, remaining, reset_us, retry_us, next_us. */
+    /**
+     * Values decide.lua returns per limit for the admitted requests: remaining before the batch,
+     * then reset and next after {@code m} admissions, each as {@code a + ceil((b + m c) / (d + m e))}.
+     */
+    private static final int BATCH_PER_LIMIT = 11;
+    /** Values decide.lua returns per limit for the refused requests: fits, remaining, reset_us, retry_us, next_us. */
     private static final int VALUES_PER_LIMIT = 5;
 
     private final RScript script;
@@ -71,9 +76,12 @@ final class DecideScript {
         };
     }
 
-    /** How many values decide.lua returns per request: allowed, then {@link #VALUES_PER_LIMIT} per limit. */
-    static int replyWidth(int limits) {
-        return 1 + VALUES_PER_LIMIT * limits;
+    /**
+     * How many values decide.lua returns for a batch, whatever its size: the number admitted,
+     * {@link #BATCH_PER_LIMIT} per limit, and, when some were refused, {@link #VALUES_PER_LIMIT} more per limit.
+     */
+    static int replyWidth(int limits, boolean refused) {
+        return 1 + BATCH_PER_LIMIT * limits + (refused ? VALUES_PER_LIMIT * limits : 0);
     }
 
     /** Loads the script into Redis's script cache, blocking; throws if Redis cannot be reached. */
@@ -87,10 +95,22 @@ final class DecideScript {
      * {@link IllegalStateException} if the reply cannot be read.
      */
     CompletableFuture<IntFunction<Decision>> decide(String tag, List<Limit> limits, int requests) {
-        return send(tag, limits, requests).thenApply(values -> request -> decision(values, request, limits));
+        return send(tag, limits, requests).thenApply(values -> {
+            // every refused request of a batch gets the same answer: decoded once, shared (immutable)
+            Decision[] refused = new Decision[1];
+            return request -> {
+                if (request < number(values, 0)) {
+                    return decision(values, request, limits);
+                }
+                if (refused[0] == null) {
+                    refused[0] = decision(values, request, limits);
+                }
+                return refused[0];
+            };
+        });
     }
 
-    /** The script's raw reply: {@link #replyWidth} values per request. */
+    /** The script's raw reply: {@link #replyWidth} values, whatever the number of requests. */
     CompletableFuture<List<Object>> send(String tag, List<Limit> limits, int requests) {
         List<Object> keys = new ArrayList<>(limits.size());
         Object[] args = new Object[2 + ARGS_PER_LIMIT * limits.size()];
@@ -132,15 +152,29 @@ final class DecideScript {
         return args;
     }
 
-    /** The decision of request number {@code request} in a reply. */
+    /**
+     * The decision of request number {@code request} (from 0, in arrival order) in a reply: one
+     * of the first {@code admitted} is allowed after {@code request + 1} admissions, with its own
+     * remaining, reset and next unit; every later one is refused as the state after the batch says.
+     */
     static Decision decision(List<Object> reply, int request, List<Limit> limits) {
         try {
-            int offset = request * replyWidth(limits.size());
-            boolean allowed = number(reply, offset) == 1;
-            List<Decision.Quota> quotas = new ArrayList<>(limits.size());
+            long admitted = number(reply, 0);
+            int n = limits.size();
+            List<Decision.Quota> quotas = new ArrayList<>(n);
+            if (request < admitted) {
+                long m = request + 1L;
+                for (int i = 0; i < n; i++) {
+                    int base = 1 + BATCH_PER_LIMIT * i;
+                    long remaining = number(reply, base) - m * limits.get(i).cost();
+                    quotas.add(new Decision.Quota(limits.get(i), true, remaining, micros(after(reply, base + 1, m)),
+                            Duration.ZERO, micros(after(reply, base + 6, m))));
+                }
+                return new Decision(Decision.Outcome.ALLOWED, quotas, Duration.ZERO);
+            }
             Duration retry = Duration.ZERO;
-            for (int i = 0; i < limits.size(); i++) {
-                int base = offset + 1 + VALUES_PER_LIMIT * i;
+            for (int i = 0; i < n; i++) {
+                int base = 1 + BATCH_PER_LIMIT * n + VALUES_PER_LIMIT * i;
                 Duration limitRetry = micros(number(reply, base + 3));
                 quotas.add(new Decision.Quota(limits.get(i), number(reply, base) == 1, number(reply, base + 1),
                         micros(number(reply, base + 2)), limitRetry, micros(number(reply, base + 4))));
@@ -148,11 +182,16 @@ final class DecideScript {
                     retry = limitRetry;
                 }
             }
-            return new Decision(allowed ? Decision.Outcome.ALLOWED : Decision.Outcome.REJECTED, quotas,
-                    allowed ? Duration.ZERO : retry);
+            return new Decision(Decision.Outcome.REJECTED, quotas, retry);
         } catch (RuntimeException e) {
             throw new IllegalStateException("unreadable reply from decide.lua: " + e, e);
         }
+    }
+
+    /** {@code a + ceil((b + m c) / (d + m e))} from the five values at {@code index}: a time after {@code m} admissions. */
+    private static long after(List<Object> reply, int index, long m) {
+        long divisor = number(reply, index + 3) + m * number(reply, index + 4);
+        return number(reply, index) - Math.floorDiv(-(number(reply, index + 1) + m * number(reply, index + 2)), divisor);
     }
 
     private static long number(List<Object> reply, int index) {
@@ -160,7 +199,7 @@ final class DecideScript {
     }
 
     private static Duration micros(long micros) {
-        return Duration.of(micros, ChronoUnit.MICROS);
+        return micros == 0 ? Duration.ZERO : Duration.of(micros, ChronoUnit.MICROS);
     }
 
     static Throwable unwrap(Throwable failure) {

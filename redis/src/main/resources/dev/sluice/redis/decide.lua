@@ -16,11 +16,18 @@ ARGV[3..] seven values per limit i, at 3 + 7 * (i - 1):
             capacity   bucket capacity in units (buckets); count otherwise
             cost       units this request spends, 1 <= cost <= capacity in tokens
 
-Returns   for each request: { allowed, then for each limit: fits, remaining, reset_us, retry_us, next_us },
-          flattened (DecideScript.replyWidth in Java). allowed is 1 only if every limit fits; then
-          each limit's cost has been consumed. Otherwise that request wrote nothing. Times are
-          microseconds from now; next_us is the time until the limit grants one unit more than
-          remaining (0 when it is whole).
+Returns   a reply of constant size, whatever ARGV[2] (DecideScript.replyWidth in Java):
+            admitted   how many of the requests were allowed: always the first ones (a refused
+                       request changes nothing, so every identical one after it is refused too);
+                       all their costs have been consumed, the others wrote nothing
+            then for each limit, eleven values for the admitted: remaining before the batch
+                       (request m, from 1, sees remaining - m * cost), then reset and next after m
+                       admissions, each as five values a, b, c, d, e meaning
+                       a + ceil((b + m * c) / (d + m * e)) microseconds
+            then, only if admitted < requests, for each limit the answer every refused request
+                       gets: fits, remaining, reset_us, retry_us, next_us
+          Times are microseconds from now; next_us is the time until the limit grants one unit more
+          than remaining (0 when it is whole).
 
 Stored state (f: the fingerprint of the parameters it was written under)
   token-bucket    hash  l level (units), t time, f 'perToken,perMicro,capacity'
@@ -45,6 +52,9 @@ request that fits commits under the new parameters.
 
 Invariants
   * All or nothing: the first pass only reads; the second, run only when every limit fits, writes.
+  * A batch costs the same Redis work as one request: one read per limit, one write of all the
+    admitted costs at once (m commits of cost c leave the state one commit of m * c leaves), and
+    one more read for the answer of the refused; no loop over the requests.
   * Every key written gets a TTL in the same script: the time until its state equals an absent key.
   * Stored time never moves backwards: a clock behind the stored state grants nothing extra.
   * Read under any parameters: 0 <= remaining <= capacity; on a clock that does not go back,
@@ -159,13 +169,17 @@ local function token_bucket(key, now, a, commit)
   -- the next whole token: (l / per_token + 1) tokens, reached by refilling from l
   local nxt = 0
   if l < cap then nxt = skew + cdiv((idiv(l, per_token) + 1) * per_token - l, per_micro) end
+  local batch = nil
   if fits and commit then
     redis.call('HSET', key, 'l', int(l), 't', int(t), 'f', a.fp)
     expire(key, reset)
   else
     reset, retry, nxt = until_gone(gone, now, reset, retry, nxt)
+    -- after m commits the level is l - m * need; the next token stays as far away
+    batch = {skew, cap - l, need, per_micro, 0,
+             skew + cdiv((idiv(l, per_token) + 1) * per_token - l, per_micro), 0, 0, 1, 0}
   end
-  return fits, idiv(l, per_token), reset, retry, nxt
+  return fits, idiv(l, per_token), reset, retry, nxt, batch
 end
 
 local function gcra(key, now, a, commit)
@@ -229,6 +243,11 @@ local function gcra(key, now, a, commit)
   -- debt must fall to cap - (remaining + 1) tokens; written as retry is, from delay and r
   local nxt = 0
   if over or debt ~= 0 then nxt = delay + cdiv(r + (remaining + 1) * per_token - cap, per_micro) end
+  local batch = nil
+  if not commit and not over then
+    -- after m commits the debt is debt + m * need; the debt of the next token stays as far away
+    batch = {0, debt, need, per_micro, 0, cdiv(debt + (remaining + 1) * per_token - cap, per_micro), 0, 0, 1, 0}
+  end
   if fits and commit then
     local value = int(now + delay)
     if r > 0 then value = value .. ':' .. int(r) end
@@ -239,7 +258,7 @@ local function gcra(key, now, a, commit)
   else
     reset, retry, nxt = until_gone(gone, now, reset, retry, nxt)
   end
-  return fits, remaining, reset, retry, nxt
+  return fits, remaining, reset, retry, nxt, batch
 end
 
 local function fixed_window(key, now, a, commit)
@@ -272,6 +291,8 @@ local function fixed_window(key, now, a, commit)
   -- counted units come back all at once, when the window ends
   local nxt = 0
   if n > 0 then nxt = reset end
+  -- after m commits: the same window, its end both reset and next
+  local batch = {reset, 0, 0, 1, 0, reset, 0, 0, 1, 0}
   if fits and commit then
     redis.call('HSET', key, 'w', int(w), 'n', int(n), 'f', a.fp)
     expire(key, reset)
@@ -280,7 +301,7 @@ local function fixed_window(key, now, a, commit)
   end
   local remaining = count - n
   if remaining < 0 then remaining = 0 end
-  return fits, remaining, reset, retry, nxt
+  return fits, remaining, reset, retry, nxt, batch
 end
 
 local function sliding_window(key, now, a, commit)
@@ -356,13 +377,22 @@ local function sliding_window(key, now, a, commit)
       nxt = finish + into - now
     end
   end
+  -- after m commits: while prev still weighs, the next unit is where it decays by one more;
+  -- otherwise cur + m * cost decays in the next window, one unit after ceil(window / (cur + m * cost))
+  local batch
+  if weighted > 0 then
+    local b = finish - idiv((cdiv(weighted, window) - 1) * window, prev) - now
+    batch = {finish - now, 0, 0, 1, 0, b, 0, 0, 1, 0}
+  else
+    batch = {finish - now, 0, 0, 1, 0, finish - now, window, 0, cur, cost}
+  end
   if fits and commit then
     redis.call('HSET', key, 'w', int(w), 'c', int(cur), 'p', int(prev), 'f', a.fp)
     expire(key, finish + window - now)
   else
     reset, retry, nxt = until_gone(gone, now, reset, retry, nxt)
   end
-  return fits, remaining, reset, retry, nxt
+  return fits, remaining, reset, retry, nxt, batch
 end
 
 local function sliding_log(key, now, a, commit)
@@ -436,6 +466,13 @@ local function sliding_log(key, now, a, commit)
     end
     nxt = entry(key, oldest) + window - now
   end
+  -- after m commits: the newest entries are at t; the oldest is the first live one, or t
+  local batch = nil
+  if fits and not commit then
+    local oldest = t
+    if live > 0 then oldest = entry(key, expired) end
+    batch = {t + window - now, 0, 0, 1, 0, oldest + window - now, 0, 0, 1, 0}
+  end
   if fits and commit then
     expire(key, reset)
   else
@@ -443,7 +480,7 @@ local function sliding_log(key, now, a, commit)
   end
   local remaining = count - live
   if remaining < 0 then remaining = 0 end
-  return fits, remaining, reset, retry, nxt
+  return fits, remaining, reset, retry, nxt, batch
 end
 
 -- Keyed by the ids Java sends (DecideScript.id), written out: never by position
@@ -491,32 +528,54 @@ for i = 1, #KEYS do
   end
 end
 
-local result = {}
-local width = 1 + 5 * #KEYS
-for r = 0, requests - 1 do
-  local at = r * width
-  local all = true
-  result[at + 1] = 0
+-- The batch, decided arithmetically: identical requests at one instant fit in a prefix (a
+-- refused request changes nothing, so every one after it is refused too), and each limit admits
+-- floor(remaining / cost) of them. One read per limit, one write of all admitted costs, and one
+-- more read for the refused, whatever the number of requests.
+local admitted = requests
+local seen = {}
+for i = 1, #KEYS do
+  local l = limits[i]
+  local fits, remaining, reset, retry, nxt, batch = l.run(KEYS[i], now, l, false)
+  seen[i] = {fits, remaining, reset, retry, nxt, batch}
+  local fit = 0
+  if fits then fit = idiv(remaining, l.cost) end
+  if fit < admitted then admitted = fit end
+end
+if admitted > 0 then
   for i = 1, #KEYS do
-    local fits, remaining, reset, retry, nxt = limits[i].run(KEYS[i], now, limits[i], false)
-    all = all and fits
+    local l = limits[i]
+    -- m commits of cost c leave exactly the state one commit of m * c leaves
+    local whole = {}
+    for name, value in pairs(l) do whole[name] = value end
+    whole.cost = admitted * l.cost
+    l.run(KEYS[i], now, whole, true)
+  end
+end
+
+local result = {admitted}
+for i = 1, #KEYS do
+  local batch = seen[i][6]
+  result[#result + 1] = seen[i][2]
+  for j = 1, 10 do
+    if admitted > 0 then result[#result + 1] = batch[j] else result[#result + 1] = 0 end
+  end
+end
+if admitted < requests then
+  for i = 1, #KEYS do
+    local fits, remaining, reset, retry, nxt
+    if admitted == 0 then
+      fits, remaining, reset, retry, nxt = seen[i][1], seen[i][2], seen[i][3], seen[i][4], seen[i][5]
+    else
+      fits, remaining, reset, retry, nxt = limits[i].run(KEYS[i], now, limits[i], false)
+    end
     local f = 0
     if fits then f = 1 end
-    result[at + 2 + 5 * (i - 1)] = f
-    result[at + 3 + 5 * (i - 1)] = remaining
-    result[at + 4 + 5 * (i - 1)] = reset
-    result[at + 5 + 5 * (i - 1)] = retry
-    result[at + 6 + 5 * (i - 1)] = nxt
-  end
-  if all then
-    result[at + 1] = 1
-    for i = 1, #KEYS do
-      local _, remaining, reset, retry, nxt = limits[i].run(KEYS[i], now, limits[i], true)
-      result[at + 3 + 5 * (i - 1)] = remaining
-      result[at + 4 + 5 * (i - 1)] = reset
-      result[at + 5 + 5 * (i - 1)] = retry
-      result[at + 6 + 5 * (i - 1)] = nxt
-    end
+    result[#result + 1] = f
+    result[#result + 1] = remaining
+    result[#result + 1] = reset
+    result[#result + 1] = retry
+    result[#result + 1] = nxt
   end
 end
 

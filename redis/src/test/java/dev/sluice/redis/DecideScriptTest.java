@@ -85,18 +85,27 @@ class DecideScriptTest {
     }
 
     @Test
-    void theReplyHoldsReplyWidthValuesForEachRequest() {
+    void theReplyHoldsReplyWidthValuesWhateverTheNumberOfRequests() {
         DecideScript script = new DecideScript(client, new ManualClock());
         List<Limit> limits = List.of(Limit.of("width-a", "10/1h"),
                 Limit.of("width-b", "10/1h").withAlgorithm(Algorithm.SLIDING_LOG),
                 Limit.of("width-c", "10/1h").withAlgorithm(Algorithm.FIXED_WINDOW));
         String tag = "width-" + UUID.randomUUID();
         List<Object> reply = script.send(tag, limits, 4).join();
-        assertThat(reply).hasSize(4 * DecideScript.replyWidth(limits.size()));
+        assertThat(reply).hasSize(DecideScript.replyWidth(limits.size(), false));
         var decisions = script.decide(tag, limits, 4).join();
         for (int request = 0; request < 4; request++) {
             assertThat(decisions.apply(request).quotas()).extracting(Decision.Quota::remaining)
                     .as("request %d after the first four", request).containsOnly(5L - request);
+        }
+        // two of 200 fit: the reply is no longer for it, and each request still gets its own answer
+        var last = script.decide(tag, limits, 200).join();
+        assertThat(script.send(tag, limits, 200).join()).hasSize(DecideScript.replyWidth(limits.size(), true));
+        assertThat(last.apply(0).remaining()).isEqualTo(1);
+        assertThat(last.apply(1).remaining()).isZero();
+        assertThat(last.apply(1).allowed()).isTrue();
+        for (int request = 2; request < 200; request++) {
+            assertThat(last.apply(request).allowed()).as("request %d", request).isFalse();
         }
     }
 
