@@ -30,8 +30,11 @@ Returns   a reply of constant size, whatever ARGV[2] (DecideScript.replyWidth in
           than remaining (0 when it is whole).
 
 Stored state (f: the fingerprint of the parameters it was written under)
-  token-bucket    hash  l level (units), t time, f 'perToken,perMicro,capacity'
-  gcra            string '<tat>[:<rem>]@<written>@<f>', f as for the token bucket
+  token-bucket    string '<level>.<time>.<f>' in hex, f 'perToken.perMicro.burst' in hex
+  gcra            string '<tat>.<rem>.<tat - written>.<f>' in hex, f as for the token bucket
+                  (earlier versions wrote, and this script still reads until the next commit: the
+                  token bucket as a hash l, t, f 'perToken,perMicro,capacity', gcra as
+                  '<tat>[:<rem>]@<written>@<f>', all decimal; one string, in hex, is about half the bytes)
   fixed-window    hash  w window index, n count, f 'count,window'
   sliding-window  hash  w window index, c its count, p the previous window's count, f 'count,window'
   sliding-log     list  one time per admitted unit, oldest first; the newest is '<time>@<window>'
@@ -96,6 +99,37 @@ local function numbers(f)
   return v[1], v[2], v[3]
 end
 
+-- The units a bucket's fingerprint names: 'perToken.perMicro.burst' in hex (written now), or
+-- 'perToken,perMicro,capacity' in decimal (written by earlier versions)
+local function bucket_units(f)
+  local pt, pm, burst = string.match(f, '^(%x+)%.(%x+)%.(%x+)$')
+  if pt then
+    pt = tonumber(pt, 16)
+    return pt, tonumber(pm, 16), pt * tonumber(burst, 16)
+  end
+  return numbers(f)
+end
+
+-- Whether a bucket's state was written under this limit's units (in either fingerprint form)
+local function same_units(f, a)
+  return f == a.fpx or f == a.fp
+end
+
+-- A token bucket's stored level, time and fingerprint (or nil): the compact string
+-- '<level>.<time>.<fingerprint>' in hex, or the hash l, t, f in decimal that earlier versions
+-- wrote (read until the next commit rewrites it, so a rolling deploy neither resets nor wedges it)
+local function read_bucket(key)
+  local s = redis.pcall('GET', key)
+  if type(s) == 'table' then
+    local h = redis.call('HMGET', key, 'l', 't', 'f')
+    if not h[1] then return nil end
+    return tonumber(h[1]), tonumber(h[2]), h[3]
+  end
+  if not s then return nil end
+  local l, t, f = string.match(s, '^(%x+)%.(%x+)%.(.+)$')
+  return tonumber(l, 16), tonumber(t, 16), f
+end
+
 -- A bucket's level after elapsed microseconds of refill
 local function refill(l, cap, per_micro, elapsed)
   local missing = cap - l
@@ -139,15 +173,14 @@ end
 local function token_bucket(key, now, a, commit)
   local per_token, per_micro, cap = a.per_token, a.per_micro, a.capacity
   local t, l, gone = now, cap, false
-  local s = redis.call('HMGET', key, 'l', 't', 'f')
-  if s[1] then
-    local ts = tonumber(s[2])
-    l = tonumber(s[1])
+  local stored, ts, f = read_bucket(key)
+  if stored then
+    l = stored
     if ts > now then t = ts end
-    if s[3] and s[3] ~= a.fp then
+    if f and not same_units(f, a) then
       -- written under other units: the tokens used at ts carry over, clamped to this burst, and
       -- refill at this rate, until the old bucket would be full (its key gone)
-      local old_per_token, old_per_micro, old_cap = numbers(s[3])
+      local old_per_token, old_per_micro, old_cap = bucket_units(f)
       gone = ts + cdiv(old_cap - l, old_per_micro)
       if gone <= now then
         l, gone = cap, false
@@ -171,8 +204,9 @@ local function token_bucket(key, now, a, commit)
   if l < cap then nxt = skew + cdiv((idiv(l, per_token) + 1) * per_token - l, per_micro) end
   local batch = nil
   if fits and commit then
-    redis.call('HSET', key, 'l', int(l), 't', int(t), 'f', a.fp)
-    expire(key, reset)
+    local ms = cdiv(reset, 1000)
+    if ms < 1 then ms = 1 end
+    redis.call('SET', key, string.format('%x.%x.', l, t) .. a.fpx, 'PX', int(ms))
   else
     reset, retry, nxt = until_gone(gone, now, reset, retry, nxt)
     -- after m commits the level is l - m * need; the next token stays as far away
@@ -187,8 +221,18 @@ local function gcra(key, now, a, commit)
   local need = a.cost * per_token
   local delay, r, gone = -1, 0, false
   local s = redis.call('GET', key)
+  local tat, written, f = nil, nil, false
   if s then
-    local written, f = nil, false
+    -- '<tat>.<rem>.<tat - written>.<fingerprint>' in hex; earlier versions wrote decimal
+    -- '<tat>[:<rem>]@<written>@<fingerprint>' (or only '<tat>[:<rem>]'), read until rewritten
+    local x1, x2, x3, x4 = string.match(s, '^(%x+)%.(%x+)%.(%x+)%.(.+)$')
+    if x1 then
+      tat, r, f = tonumber(x1, 16), tonumber(x2, 16), x4
+      written = tat - tonumber(x3, 16)
+      s = nil
+    end
+  end
+  if s then
     local at = string.find(s, '@', 1, true)
     if at then
       local at2 = string.find(s, '@', at + 1, true)
@@ -197,14 +241,15 @@ local function gcra(key, now, a, commit)
       s = string.sub(s, 1, at - 1)
     end
     local colon = string.find(s, ':', 1, true)
-    local tat
     if colon then
       tat = tonumber(string.sub(s, 1, colon - 1))
       r = tonumber(string.sub(s, colon + 1))
     else
       tat = tonumber(s)
     end
-    if f and f ~= a.fp then
+  end
+  if tat then
+    if f and not same_units(f, a) then
       -- written under other units: the tokens owed when written carry over, clamped to this
       -- burst, and drain at this rate, until the old debt would be paid (its key gone)
       gone = tat
@@ -212,7 +257,7 @@ local function gcra(key, now, a, commit)
       if gone <= now then
         tat, r, gone = now - 1, 0, false
       else
-        local old_per_token, old_per_micro = numbers(f)
+        local old_per_token, old_per_micro = bucket_units(f)
         local debt = converted_debt((tat - written) * old_per_micro + r, old_per_token, a)
         local d = idiv(debt, per_micro)
         tat = written + d
@@ -249,9 +294,7 @@ local function gcra(key, now, a, commit)
     batch = {0, debt, need, per_micro, 0, cdiv(debt + (remaining + 1) * per_token - cap, per_micro), 0, 0, 1, 0}
   end
   if fits and commit then
-    local value = int(now + delay)
-    if r > 0 then value = value .. ':' .. int(r) end
-    value = value .. '@' .. int(now) .. '@' .. a.fp
+    local value = string.format('%x.%x.%x.', now + delay, r, delay) .. a.fpx
     local ms = cdiv(reset, 1000)
     if ms < 1 then ms = 1 end
     redis.call('SET', key, value, 'PX', int(ms))
@@ -521,6 +564,7 @@ for i = 1, #KEYS do
   if l.run == token_bucket or l.run == gcra then
     l.burst = idiv(l.capacity, l.per_token)
     l.fp = int(l.per_token) .. ',' .. int(l.per_micro) .. ',' .. int(l.capacity)
+    l.fpx = string.format('%x.%x.%x', l.per_token, l.per_micro, l.burst)
   elseif l.run == sliding_log then
     l.fp = int(l.window)
   else
