@@ -50,7 +50,7 @@ public class RedisBenchmark {
     public static final int IN_FLIGHT = 16;
 
     @Param({"sluice-token-bucket", "sluice-gcra", "sluice-sliding-window", "sluice-fixed-window",
-            "sluice-sliding-log", "floor", "bucket4j", "bucket4j-batching"})
+            "sluice-sliding-log", "floor", "bucket4j", "bucket4j-batching", "redisson"})
     public String contender;
 
     @Param({"1", "100000"})

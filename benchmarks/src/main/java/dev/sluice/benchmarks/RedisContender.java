@@ -14,9 +14,13 @@ import io.github.bucket4j.distributed.proxy.ProxyManager;
 import io.github.bucket4j.distributed.proxy.optimization.Optimizations;
 import io.github.bucket4j.redis.redisson.Bucket4jRedisson;
 import org.redisson.Redisson;
+import org.redisson.api.RRateLimiter;
+import org.redisson.api.RateType;
 import org.redisson.api.RedissonClient;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -36,7 +40,7 @@ public abstract class RedisContender implements AutoCloseable {
     /** The names accepted by {@link #create}, in the order tables show them. */
     public static final String[] NAMES = {
         "sluice-token-bucket", "sluice-gcra", "sluice-sliding-window", "sluice-fixed-window", "sluice-sliding-log",
-        "floor", "bucket4j", "bucket4j-batching",
+        "floor", "bucket4j", "bucket4j-batching", "redisson",
     };
 
     final String[] keys;
@@ -84,6 +88,8 @@ public abstract class RedisContender implements AutoCloseable {
                 return new Bucket4j(client, keys, false, count, period);
             case "bucket4j-batching":
                 return new Bucket4j(client, keys, true, count, period);
+            case "redisson":
+                return new RedissonLimiter(client, keys, count, period);
             default:
                 throw new IllegalArgumentException("contender must be one of " + String.join(", ", NAMES)
                         + ", got '" + name + "'");
@@ -208,6 +214,42 @@ public abstract class RedisContender implements AutoCloseable {
         @Override
         public String redisKey(int i) {
             return redisKeys[i];
+        }
+    }
+
+    /**
+     * Redisson's own {@code RRateLimiter} (its Lua script over a config hash, a value and a sorted
+     * set of permits per limiter), one per key, {@code OVERALL}, with a keep-alive of one period so
+     * its keys expire like the others'. Set up once per key before the measurement.
+     */
+    static final class RedissonLimiter extends RedisContender {
+        private final RRateLimiter[] limiters;
+
+        RedissonLimiter(RedissonClient client, String[] keys, long count, Duration period) {
+            super(keys);
+            limiters = new RRateLimiter[keys.length];
+            List<CompletableFuture<Boolean>> set = new ArrayList<>();
+            for (int i = 0; i < keys.length; i++) {
+                limiters[i] = client.getRateLimiter("rrl:" + keys[i]);
+                set.add(limiters[i].trySetRateAsync(RateType.OVERALL, count, period, period.multipliedBy(60))
+                        .toCompletableFuture());
+            }
+            CompletableFuture.allOf(set.toArray(CompletableFuture[]::new)).join();
+        }
+
+        @Override
+        public boolean decide(int i) {
+            return limiters[i].tryAcquire();
+        }
+
+        @Override
+        public CompletableFuture<Boolean> decideAsync(int i) {
+            return limiters[i].tryAcquireAsync().toCompletableFuture();
+        }
+
+        @Override
+        public String redisKey(int i) {
+            return limiters[i].getName();
         }
     }
 }

@@ -234,7 +234,7 @@ final class Report {
                 pairs.add(new String[] {c, "floor"});
             }
         }
-        for (String peer : List.of("bucket4j", "bucket4j-batching")) {
+        for (String peer : List.of("bucket4j", "bucket4j-batching", "redisson")) {
             for (String sluice : List.of(TB, "sluice-gcra")) {
                 if (redisContenders.contains(sluice) && redisContenders.contains(peer)) {
                     pairs.add(new String[] {sluice, peer});

@@ -9,17 +9,14 @@ import dev.sluice.Decision;
 import dev.sluice.Limit;
 import dev.sluice.RateLimitStore;
 import dev.sluice.TimeSource;
-import dev.sluice.internal.store.CompiledLimit;
 import dev.sluice.internal.Keys;
 
 import java.time.Duration;
 import java.time.temporal.ChronoUnit;
-import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.StampedLock;
 import java.util.function.Consumer;
 
 /**
@@ -48,7 +45,7 @@ public final class MemoryStore implements RateLimitStore {
     /** How often a decision re-reads a caller that another decision was writing before taking its lock. */
     private static final int OPTIMISTIC_ATTEMPTS = 64;
     /** {@link Caller#tryDecide}'s answer when a write intervened: read again. Compared by identity. */
-    private static final Decision CONFLICT = new Decision(Decision.Outcome.FAILED_CLOSED, List.of(), Duration.ZERO);
+    static final Decision CONFLICT = new Decision(Decision.Outcome.FAILED_CLOSED, List.of(), Duration.ZERO);
 
     private final TimeSource time;
     private final Cache<String, Caller> callers;
@@ -115,14 +112,9 @@ public final class MemoryStore implements RateLimitStore {
         // park on the lock: its commit is a few dozen nanoseconds, so read again (as a CAS loop
         // would), a bounded number of times.
         for (int attempt = 0; known != null && attempt < OPTIMISTIC_ATTEMPTS; attempt++) {
-            Decision decision = known.tryDecide(time, limits);
+            Decision decision = known.tryDecide(time, limits, callers, tag);
             if (decision != CONFLICT) {
                 if (decision != null) {
-                    if (decision.allowed()) {
-                        // A commit restarts the time the caller's state needs: so must its entry's
-                        // idle expiry (a read does that). Outside the lock: maintenance may retire a caller.
-                        callers.getIfPresent(tag);
-                    }
                     return CompletableFuture.completedFuture(decision);
                 }
                 break;
@@ -199,219 +191,6 @@ public final class MemoryStore implements RateLimitStore {
         return value == 0 ? Duration.ZERO
                 : Math.abs(value) < Long.MAX_VALUE / 1_000 ? Duration.ofNanos(value * 1_000)
                 : Duration.of(value, ChronoUnit.MICROS);
-    }
-
-    /**
-     * One caller's states, one per (policy, algorithm) like the Redis keys. Written under the
-     * write lock of {@link #lock}; read without it only optimistically ({@link #tryDecide}), where
-     * a torn read is detected by the lock's stamp and then discarded. {@link #idleNanos} is read by
-     * the cache without it.
-     */
-    private static final class Caller {
-        final StampedLock lock = new StampedLock();
-        private Limit[] keys = new Limit[2];
-        /** The compiled form of each of {@link #keys}. */
-        private CompiledLimit[] compiled = new CompiledLimit[2];
-        private LimitState[] states = new LimitState[2];
-        private Verdict[] verdicts = {new Verdict(), new Verdict()};
-        private int size;
-        /** The limits {@link #idleNanos} last covered: a limiter passes the same list every time. */
-        private List<Limit> covered;
-        /** Evicted from the cache: no longer the caller's state. */
-        private boolean retired;
-        volatile long idleNanos;
-
-        Caller(List<Limit> limits) {
-            lengthenIdle(limits);
-        }
-
-        void retire() {
-            long stamp = lock.writeLock();
-            retired = true;
-            lock.unlockWrite(stamp);
-        }
-
-        /**
-         * Decides from an optimistic read; returns {@link #CONFLICT} when a write intervened (the
-         * read was torn or went stale, or another decision committed first), or {@code null} for
-         * the locked path: the caller was retired, a limit is new to it, or its state is absent
-         * or expired (the locked path normalises those). A refusal returned here was computed from the state as it stood
-         * at one instant (the stamp proves no write intervened) and wrote nothing; the racy read
-         * can only send a request to the lock, never admit one the lock would refuse.
-         */
-        Decision tryDecide(TimeSource time, List<Limit> limits) {
-            long stamp = lock.tryOptimisticRead();
-            if (stamp == 0) {
-                return CONFLICT;
-            }
-            if (retired || limits != covered) {
-                return lock.validate(stamp) ? null : CONFLICT;
-            }
-            int n = limits.size();
-            LimitState[] chosen = new LimitState[n];
-            Verdict[] seen = new Verdict[n];
-            long now;
-            boolean all = true;
-            try {
-                now = time.nowMicros();
-                for (int i = 0; i < n; i++) {
-                    Limit limit = limits.get(i);
-                    int found = -1;
-                    Limit[] k = keys;
-                    for (int j = 0; j < size && found < 0; j++) {
-                        if (k[j] == limit) {
-                            found = j;
-                        }
-                    }
-                    LimitState s = found < 0 ? null : states[found];
-                    if (s == null || s.isAbsent() || s.expiresAtMicros <= now) {
-                        return lock.validate(stamp) ? null : CONFLICT;
-                    }
-                    chosen[i] = s;
-                    seen[i] = new Verdict();
-                    s.evaluate(now, limit.cost(), false, seen[i]);
-                    all &= seen[i].fits;
-                }
-            } catch (RuntimeException torn) {
-                return CONFLICT; // read while a writer moved things (an array grown, a ring wrapped)
-            }
-            if (!all) {
-                // Validated before the verdicts are used: a torn read's numbers never reach a decision.
-                return lock.validate(stamp) ? decision(false, limits, seen) : CONFLICT;
-            }
-            long write = lock.tryConvertToWriteLock(stamp);
-            if (write == 0) {
-                return CONFLICT;
-            }
-            try {
-                // Nothing changed since the read: commit what it found to fit.
-                for (int i = 0; i < n; i++) {
-                    chosen[i].evaluate(now, limits.get(i).cost(), true, seen[i]);
-                    chosen[i].expiresAtMicros = now + seen[i].ttlMicros;
-                }
-            } finally {
-                lock.unlockWrite(write);
-            }
-            return decision(true, limits, seen);
-        }
-
-        /** Raises {@link #idleNanos} to the longest TTL these limits can need; whether it rose. */
-        boolean lengthenIdle(List<Limit> limits) {
-            if (limits == covered) {
-                return false;
-            }
-            long longest = idleNanos;
-            for (int i = 0; i < limits.size(); i++) {
-                longest = Math.max(longest, CompiledLimit.of(limits.get(i)).longestTtlNanos());
-            }
-            covered = limits;
-            if (longest > idleNanos) {
-                idleNanos = longest;
-                return true;
-            }
-            return false;
-        }
-
-        /**
-         * The state of a limit's (policy, algorithm), the same instance as last time found first;
-         * a limit with other parameters reads the same stored values under its own (see
-         * {@link LimitState#under}), as a Redis key is read by a changed limit.
-         */
-        private LimitState state(Limit limit, long now) {
-            int found = -1;
-            for (int i = 0; i < size && found < 0; i++) {
-                if (keys[i] == limit) {
-                    found = i;
-                }
-            }
-            for (int i = 0; i < size && found < 0; i++) {
-                if (keys[i].algorithm() == limit.algorithm() && keys[i].policy().equals(limit.policy())) {
-                    CompiledLimit other = CompiledLimit.of(limit);
-                    if (!compiled[i].sameParameters(other)) {
-                        states[i] = states[i].under(other);
-                    }
-                    keys[i] = limit;
-                    compiled[i] = other;
-                    found = i;
-                }
-            }
-            if (found < 0) {
-                if (size == keys.length) {
-                    keys = Arrays.copyOf(keys, size * 2);
-                    compiled = Arrays.copyOf(compiled, size * 2);
-                    states = Arrays.copyOf(states, size * 2);
-                }
-                found = size++;
-                keys[found] = limit;
-                compiled[found] = CompiledLimit.of(limit);
-                states[found] = LimitState.absent(compiled[found]);
-            } else if (!states[found].isAbsent() && states[found].expiresAtMicros <= now) {
-                states[found] = LimitState.absent(compiled[found]); // an expired state is an absent key
-            }
-            return states[found];
-        }
-
-        /** Makes the states of these limits' (policy, algorithm) absent. */
-        void forget(List<Limit> limits) {
-            for (Limit limit : limits) {
-                for (int i = 0; i < size; i++) {
-                    if (keys[i].algorithm() == limit.algorithm() && keys[i].policy().equals(limit.policy())) {
-                        keys[i] = limit;
-                        compiled[i] = CompiledLimit.of(limit);
-                        states[i] = LimitState.absent(compiled[i]);
-                    }
-                }
-            }
-        }
-
-        Decision decide(long now, List<Limit> limits) {
-            int n = limits.size();
-            if (verdicts.length < n) {
-                verdicts = new Verdict[n];
-                for (int i = 0; i < n; i++) {
-                    verdicts[i] = new Verdict();
-                }
-            }
-            if (n == 1) {
-                // One limit: evaluating with commit consumes only if it fits, as the two passes would.
-                LimitState only = state(limits.get(0), now);
-                only.evaluate(now, limits.get(0).cost(), true, verdicts[0]);
-                if (verdicts[0].fits) {
-                    only.expiresAtMicros = now + verdicts[0].ttlMicros;
-                }
-                return decision(verdicts[0].fits, limits, verdicts);
-            }
-            LimitState[] chosen = new LimitState[n];
-            boolean all = true;
-            for (int i = 0; i < n; i++) {
-                chosen[i] = state(limits.get(i), now);
-                chosen[i].evaluate(now, limits.get(i).cost(), false, verdicts[i]);
-                all &= verdicts[i].fits;
-            }
-            if (all) {
-                for (int i = 0; i < n; i++) {
-                    chosen[i].evaluate(now, limits.get(i).cost(), true, verdicts[i]);
-                    chosen[i].expiresAtMicros = now + verdicts[i].ttlMicros;
-                }
-            }
-            return decision(all, limits, verdicts);
-        }
-
-        /** The decision these verdicts make, one quota per limit. */
-        private static Decision decision(boolean all, List<Limit> limits, Verdict[] verdicts) {
-            int n = limits.size();
-            Decision.Quota[] quotas = new Decision.Quota[n];
-            long retry = 0;
-            for (int i = 0; i < n; i++) {
-                Verdict v = verdicts[i];
-                quotas[i] = new Decision.Quota(limits.get(i), v.fits, v.remaining, micros(v.resetMicros),
-                        micros(v.retryMicros), micros(v.nextMicros));
-                retry = Math.max(retry, v.retryMicros);
-            }
-            return all
-                    ? new Decision(Decision.Outcome.ALLOWED, List.of(quotas), Duration.ZERO)
-                    : new Decision(Decision.Outcome.REJECTED, List.of(quotas), micros(retry));
-        }
     }
 
     /** Settings of a {@link MemoryStore}. */

@@ -1,0 +1,252 @@
+package dev.sluice.memory;
+
+import com.github.benmanes.caffeine.cache.Cache;
+import dev.sluice.Decision;
+import dev.sluice.Limit;
+import dev.sluice.TimeSource;
+import dev.sluice.internal.store.CompiledLimit;
+
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.locks.StampedLock;
+
+import static dev.sluice.memory.MemoryStore.CONFLICT;
+import static dev.sluice.memory.MemoryStore.micros;
+
+/**
+ * One caller's states, one per (policy, algorithm) like the Redis keys. Written under the
+ * write lock of {@link #lock}; read without it only optimistically ({@link #tryDecide}), where
+ * a torn read is detected by the lock's stamp and then discarded. {@link #idleNanos} is read by
+ * the cache without it.
+ */
+final class Caller {
+    final StampedLock lock = new StampedLock();
+    private Limit[] keys = new Limit[2];
+    /** The compiled form of each of {@link #keys}. */
+    private CompiledLimit[] compiled = new CompiledLimit[2];
+    private LimitState[] states = new LimitState[2];
+    private Verdict[] verdicts = {new Verdict(), new Verdict()};
+    private int size;
+    /** The limits {@link #idleNanos} last covered: a limiter passes the same list every time. */
+    private List<Limit> covered;
+    /** Evicted from the cache: no longer the caller's state. */
+    boolean retired;
+    /** When (store time) this caller's cache entry last had its idle expiry restarted by a read. */
+    private long refreshedMicros;
+    volatile long idleNanos;
+
+    Caller(List<Limit> limits) {
+        lengthenIdle(limits);
+    }
+
+    void retire() {
+        long stamp = lock.writeLock();
+        retired = true;
+        lock.unlockWrite(stamp);
+    }
+
+    /**
+     * Decides from an optimistic read; returns {@link #CONFLICT} when a write intervened (the
+     * read was torn or went stale, or another decision committed first), or {@code null} for
+     * the locked path: the caller was retired or a limit is new to it (the locked path
+     * lengthens the caller's idle time). An absent or expired state is read as a fresh one and,
+     * if the request is admitted, replaced by it under the lock. A refusal returned here was computed from the state as it stood
+     * at one instant (the stamp proves no write intervened) and wrote nothing; the racy read
+     * can only send a request to the lock, never admit one the lock would refuse.
+     */
+    Decision tryDecide(TimeSource time, List<Limit> limits, Cache<String, Caller> cache, String tag) {
+        long stamp = lock.tryOptimisticRead();
+        if (stamp == 0) {
+            return CONFLICT;
+        }
+        if (retired || limits != covered) {
+            return lock.validate(stamp) ? null : CONFLICT;
+        }
+        int n = limits.size();
+        LimitState[] chosen = new LimitState[n];
+        int[] slots = new int[n];
+        Verdict[] seen = new Verdict[n];
+        long now;
+        boolean all = true;
+        try {
+            now = time.nowMicros();
+            for (int i = 0; i < n; i++) {
+                Limit limit = limits.get(i);
+                int found = -1;
+                Limit[] k = keys;
+                for (int j = 0; j < size && found < 0; j++) {
+                    if (k[j] == limit) {
+                        found = j;
+                    }
+                }
+                if (found < 0) {
+                    return lock.validate(stamp) ? null : CONFLICT;
+                }
+                LimitState s = states[found];
+                if (s.isAbsent() || s.expiresAtMicros <= now) {
+                    s = LimitState.absent(compiled[found]); // an expired state is an absent key
+                }
+                slots[i] = found;
+                chosen[i] = s;
+                seen[i] = new Verdict();
+                s.evaluate(now, limit.cost(), false, seen[i]);
+                all &= seen[i].fits;
+            }
+        } catch (RuntimeException torn) {
+            return CONFLICT; // read while a writer moved things (an array grown, a ring wrapped)
+        }
+        if (!all) {
+            // Validated before the verdicts are used: a torn read's numbers never reach a decision.
+            return lock.validate(stamp) ? decision(false, limits, seen) : CONFLICT;
+        }
+        long write = lock.tryConvertToWriteLock(stamp);
+        if (write == 0) {
+            return CONFLICT;
+        }
+        boolean refresh;
+        try {
+            // Nothing changed since the read: commit what it found to fit.
+            long needed = now;
+            for (int i = 0; i < n; i++) {
+                states[slots[i]] = chosen[i];
+                chosen[i].evaluate(now, limits.get(i).cost(), true, seen[i]);
+                chosen[i].expiresAtMicros = now + seen[i].ttlMicros;
+                needed = Math.max(needed, chosen[i].expiresAtMicros);
+            }
+            // The entry must outlive what was just written; restart its idle expiry only when
+            // it might not (an eighth of the idle time spare, for the cache's clock being the
+            // monotonic one): a read per admission would cost as much as the decision.
+            long idle = idleNanos / 1_000;
+            refresh = needed > refreshedMicros + idle - idle / 8;
+            if (refresh) {
+                refreshedMicros = now;
+            }
+        } finally {
+            lock.unlockWrite(write);
+        }
+        if (refresh) {
+            cache.getIfPresent(tag); // outside the lock: maintenance may retire a caller
+        }
+        return decision(true, limits, seen);
+    }
+
+    /** Raises {@link #idleNanos} to the longest TTL these limits can need; whether it rose. */
+    boolean lengthenIdle(List<Limit> limits) {
+        if (limits == covered) {
+            return false;
+        }
+        long longest = idleNanos;
+        for (int i = 0; i < limits.size(); i++) {
+            longest = Math.max(longest, CompiledLimit.of(limits.get(i)).longestTtlNanos());
+        }
+        covered = limits;
+        if (longest > idleNanos) {
+            idleNanos = longest;
+            return true;
+        }
+        return false;
+    }
+
+    /**
+     * The state of a limit's (policy, algorithm), the same instance as last time found first;
+     * a limit with other parameters reads the same stored values under its own (see
+     * {@link LimitState#under}), as a Redis key is read by a changed limit.
+     */
+    private LimitState state(Limit limit, long now) {
+        int found = -1;
+        for (int i = 0; i < size && found < 0; i++) {
+            if (keys[i] == limit) {
+                found = i;
+            }
+        }
+        for (int i = 0; i < size && found < 0; i++) {
+            if (keys[i].algorithm() == limit.algorithm() && keys[i].policy().equals(limit.policy())) {
+                CompiledLimit other = CompiledLimit.of(limit);
+                if (!compiled[i].sameParameters(other)) {
+                    states[i] = states[i].under(other);
+                }
+                keys[i] = limit;
+                compiled[i] = other;
+                found = i;
+            }
+        }
+        if (found < 0) {
+            if (size == keys.length) {
+                keys = Arrays.copyOf(keys, size * 2);
+                compiled = Arrays.copyOf(compiled, size * 2);
+                states = Arrays.copyOf(states, size * 2);
+            }
+            found = size++;
+            keys[found] = limit;
+            compiled[found] = CompiledLimit.of(limit);
+            states[found] = LimitState.absent(compiled[found]);
+        } else if (!states[found].isAbsent() && states[found].expiresAtMicros <= now) {
+            states[found] = LimitState.absent(compiled[found]); // an expired state is an absent key
+        }
+        return states[found];
+    }
+
+    /** Makes the states of these limits' (policy, algorithm) absent. */
+    void forget(List<Limit> limits) {
+        for (Limit limit : limits) {
+            for (int i = 0; i < size; i++) {
+                if (keys[i].algorithm() == limit.algorithm() && keys[i].policy().equals(limit.policy())) {
+                    keys[i] = limit;
+                    compiled[i] = CompiledLimit.of(limit);
+                    states[i] = LimitState.absent(compiled[i]);
+                }
+            }
+        }
+    }
+
+    Decision decide(long now, List<Limit> limits) {
+        refreshedMicros = now; // the cache was just read for this decision
+        int n = limits.size();
+        if (verdicts.length < n) {
+            verdicts = new Verdict[n];
+            for (int i = 0; i < n; i++) {
+                verdicts[i] = new Verdict();
+            }
+        }
+        if (n == 1) {
+            // One limit: evaluating with commit consumes only if it fits, as the two passes would.
+            LimitState only = state(limits.get(0), now);
+            only.evaluate(now, limits.get(0).cost(), true, verdicts[0]);
+            if (verdicts[0].fits) {
+                only.expiresAtMicros = now + verdicts[0].ttlMicros;
+            }
+            return decision(verdicts[0].fits, limits, verdicts);
+        }
+        LimitState[] chosen = new LimitState[n];
+        boolean all = true;
+        for (int i = 0; i < n; i++) {
+            chosen[i] = state(limits.get(i), now);
+            chosen[i].evaluate(now, limits.get(i).cost(), false, verdicts[i]);
+            all &= verdicts[i].fits;
+        }
+        if (all) {
+            for (int i = 0; i < n; i++) {
+                chosen[i].evaluate(now, limits.get(i).cost(), true, verdicts[i]);
+                chosen[i].expiresAtMicros = now + verdicts[i].ttlMicros;
+            }
+        }
+        return decision(all, limits, verdicts);
+    }
+
+    /** The decision these verdicts make, one quota per limit. */
+    private static Decision decision(boolean all, List<Limit> limits, Verdict[] verdicts) {
+        int n = limits.size();
+        Decision.Quota[] quotas = new Decision.Quota[n];
+        long retry = 0;
+        for (int i = 0; i < n; i++) {
+            Verdict v = verdicts[i];
+            quotas[i] = new Decision.Quota(limits.get(i), v.fits, v.remaining, micros(v.resetMicros),
+                    micros(v.retryMicros), micros(v.nextMicros));
+            retry = Math.max(retry, v.retryMicros);
+        }
+        return all
+                ? new Decision(Decision.Outcome.ALLOWED, List.of(quotas), Duration.ZERO)
+                : new Decision(Decision.Outcome.REJECTED, List.of(quotas), micros(retry));
+    }
+}
