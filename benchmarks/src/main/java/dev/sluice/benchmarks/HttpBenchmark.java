@@ -12,6 +12,8 @@ import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
 
 import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -34,7 +36,12 @@ import java.util.concurrent.atomic.LongAdder;
  * alternate between the routes so that drift on a busy machine hits both alike; the ratio of
  * the medians is the result.
  *
- * <p>Run: {@code java -cp benchmarks/target/benchmarks.jar dev.sluice.benchmarks.HttpBenchmark [threads] [seconds] [redis://...]}
+ * <p>Run: {@code java -cp benchmarks/target/benchmarks.jar dev.sluice.benchmarks.HttpBenchmark [wrk] [threads] [seconds] [redis://...|embedded]}
+ *
+ * <p>With {@code wrk} first, the load comes from {@code wrk} (the Debian package; {@code threads}
+ * becomes its connection count, over two wrk threads, each request naming one of as many API
+ * keys) instead of this JVM's {@link HttpClient} threads, so that the client's cost is not the
+ * server's JVM's.
  */
 public final class HttpBenchmark {
 
@@ -52,10 +59,16 @@ public final class HttpBenchmark {
         }
     }
 
-    public static void main(String[] args) throws Exception {
+    public static void main(String[] arguments) throws Exception {
+        boolean wrk = arguments.length > 0 && arguments[0].equals("wrk");
+        String[] args = wrk ? java.util.Arrays.copyOfRange(arguments, 1, arguments.length) : arguments;
         int threads = args.length > 0 ? Integer.parseInt(args[0]) : 8;
         int seconds = args.length > 1 ? Integer.parseInt(args[1]) : 3;
         String redis = args.length > 2 ? args[2] : null;
+        BenchRedis embedded = "embedded".equals(redis) ? BenchRedis.get() : null;
+        if (embedded != null) {
+            redis = embedded.url(); // the redis-server the benchmarks start, on loopback
+        }
 
         Server server = new Server();
         ServerConnector connector = new ServerConnector(server);
@@ -76,18 +89,19 @@ public final class HttpBenchmark {
         try {
             HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
             String base = "http://127.0.0.1:" + connector.getLocalPort();
+            Path script = wrk ? wrkScript(threads) : null;
             for (String route : routes) {
-                run(client, base + route, threads, 1); // warm-up
+                run(client, script, base + route, threads, 1); // warm-up
             }
             int rounds = 5;
             double[][] results = new double[routes.size()][rounds];
             for (int round = 0; round < rounds; round++) {
                 for (int r = 0; r < routes.size(); r++) {
-                    results[r][round] = run(client, base + routes.get(r), threads, seconds);
+                    results[r][round] = run(client, script, base + routes.get(r), threads, seconds);
                 }
             }
-            System.out.printf(Locale.ROOT, "HTTP, %d client threads, %d rounds of %d s per route, Jetty %s EE10, loopback%n",
-                    threads, rounds, seconds, Server.getVersion());
+            System.out.printf(Locale.ROOT, "HTTP, %d %s, %d rounds of %d s per route, Jetty %s EE10, loopback%n",
+                    threads, wrk ? "wrk connections (2 wrk threads)" : "client threads", rounds, seconds, Server.getVersion());
             double plain = median(results[0]);
             for (int r = 0; r < routes.size(); r++) {
                 double median = median(results[r]);
@@ -96,6 +110,9 @@ public final class HttpBenchmark {
             }
         } finally {
             server.stop();
+            if (embedded != null) {
+                embedded.stop();
+            }
         }
     }
 
@@ -109,8 +126,36 @@ public final class HttpBenchmark {
         context.addFilter(holder, path, EnumSet.of(DispatcherType.REQUEST));
     }
 
-    /** Requests per second from {@code threads} threads, each its own caller, for {@code seconds}. */
-    private static double run(HttpClient client, String url, int threads, int seconds) throws Exception {
+    /** A wrk script giving each request one of {@code keys} API keys, in turn. */
+    private static Path wrkScript(int keys) throws IOException {
+        Path script = Files.createTempFile("sluice-wrk", ".lua");
+        script.toFile().deleteOnExit();
+        Files.writeString(script, "local n = 0\n"
+                + "request = function()\n"
+                + "  n = n + 1\n"
+                + "  return wrk.format('GET', nil, { ['X-API-Key'] = 'client-' .. (n % " + keys + ") })\n"
+                + "end\n");
+        return script;
+    }
+
+    /** Requests per second from wrk's {@code connections} for {@code seconds}; fails on any non-2xx answer. */
+    private static double wrk(Path script, String url, int connections, int seconds) throws IOException, InterruptedException {
+        Process process = new ProcessBuilder("wrk", "-t2", "-c" + connections, "-d" + seconds + "s", "-s", script.toString(), url)
+                .redirectErrorStream(true).start();
+        String out = new String(process.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        if (process.waitFor() != 0 || out.contains("Non-2xx") || !out.contains("Requests/sec:")) {
+            throw new IllegalStateException("wrk failed on " + url + ":\n" + out);
+        }
+        java.util.regex.Matcher rate = java.util.regex.Pattern.compile("Requests/sec:\\s+([0-9.]+)").matcher(out);
+        rate.find();
+        return Double.parseDouble(rate.group(1));
+    }
+
+    /** Requests per second from {@code threads} threads (or wrk connections), each its own caller, for {@code seconds}. */
+    private static double run(HttpClient client, Path wrkScript, String url, int threads, int seconds) throws Exception {
+        if (wrkScript != null) {
+            return wrk(wrkScript, url, threads, seconds);
+        }
         LongAdder done = new LongAdder();
         long end = System.nanoTime() + Duration.ofSeconds(seconds).toNanos();
         ExecutorService pool = Executors.newFixedThreadPool(threads);
