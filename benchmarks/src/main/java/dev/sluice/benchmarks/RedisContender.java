@@ -233,8 +233,12 @@ public abstract class RedisContender implements AutoCloseable {
                 limiters[i] = client.getRateLimiter("rrl:" + keys[i]);
                 set.add(limiters[i].trySetRateAsync(RateType.OVERALL, count, period, period.multipliedBy(60))
                         .toCompletableFuture());
+                if (set.size() == 256 || i == keys.length - 1) {
+                    // a few hundred at a time: 100,000 at once exhaust the connection pool's wait
+                    CompletableFuture.allOf(set.toArray(CompletableFuture[]::new)).join();
+                    set.clear();
+                }
             }
-            CompletableFuture.allOf(set.toArray(CompletableFuture[]::new)).join();
         }
 
         @Override
