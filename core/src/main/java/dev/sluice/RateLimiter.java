@@ -212,7 +212,8 @@ public final class RateLimiter {
 
     @Override
     public String toString() {
-        return "RateLimiter" + limits() + " failure-mode " + failureMode().configName() + " timeout "
+        return "RateLimiter" + limits() + " failure-mode " + failureMode().configName()
+                + (localLimits.isEmpty() ? "" : " locally " + localLimits) + " timeout "
                 + Durations.formatDuration(timeout()) + (shadowMode() ? " shadow" : "");
     }
 
