@@ -30,8 +30,9 @@ import java.util.stream.Collectors;
  * }</pre>
  *
  * <p>A decision never waits longer than the timeout on the store: when the store fails or is
- * late, the decision follows the {@link FailureMode} ({@link Decision.Outcome#FAILED_OPEN} or
- * {@link Decision.Outcome#FAILED_CLOSED}), the failure is counted and logged at most once every
+ * late, the decision follows the {@link FailureMode} ({@link Decision.Outcome#FAILED_OPEN},
+ * {@link Decision.Outcome#FAILED_CLOSED}, or a local limiter's {@link Decision.Outcome#LOCAL_ALLOWED}
+ * or {@link Decision.Outcome#LOCAL_REJECTED}), the failure is counted and logged at most once every
  * ten seconds. After five failures in a row a circuit breaker stops waiting on the store
  * altogether and probes it again after a short pause. Instances are thread-safe; closing the
  * store is the owner's business.
@@ -55,12 +56,14 @@ public final class RateLimiter {
     private final StoreGuard guard;
     private final Announcer announcer;
     private final Executor executor;
+    private final List<Limit> localLimits;
 
     private RateLimiter(Builder builder) {
         this.costed = new CostedLimits(builder.limits);
         String policies = costed.configured().stream().map(Limit::policy).toList().toString();
         RateLimitStore store = builder.store != null ? builder.store : StoreProvider.forStore("memory").open("memory");
-        this.guard = new StoreGuard(store, builder.failureMode, builder.timeout, policies);
+        this.guard = new StoreGuard(store, builder.failureMode, builder.timeout, policies, builder.localShare);
+        this.localLimits = guard.localLimits(costed.configured()); // built now: a scaled limit that is invalid fails here
         this.announcer = new Announcer(builder.shadow, builder.listener, policies);
         this.executor = builder.executor;
     }
@@ -172,6 +175,15 @@ public final class RateLimiter {
         return guard.failureMode();
     }
 
+    /**
+     * The limits of {@link FailureMode#LOCAL}'s local limiter, in the order of {@link #limits()}:
+     * each count and burst scaled by the local share (see {@link Builder#localShare}); empty for
+     * the other failure modes.
+     */
+    public List<Limit> localLimits() {
+        return localLimits;
+    }
+
     /** The longest a decision waits on the store. */
     public Duration timeout() {
         return guard.timeout();
@@ -200,7 +212,8 @@ public final class RateLimiter {
 
     @Override
     public String toString() {
-        return "RateLimiter" + limits() + " failure-mode " + failureMode().configName() + " timeout "
+        return "RateLimiter" + limits() + " failure-mode " + failureMode().configName()
+                + (localLimits.isEmpty() ? "" : " locally " + localLimits) + " timeout "
                 + Durations.formatDuration(timeout()) + (shadowMode() ? " shadow" : "");
     }
 
@@ -213,6 +226,7 @@ public final class RateLimiter {
         private boolean shadow;
         private DecisionListener listener;
         private Executor executor = DEFAULT_EXECUTOR;
+        private double localShare = 1.0;
 
         private Builder() {
         }
@@ -268,6 +282,19 @@ public final class RateLimiter {
         /** What a decision does when the store fails or is late; default {@link FailureMode#OPEN}. */
         public Builder failureMode(FailureMode failureMode) {
             this.failureMode = Objects.requireNonNull(failureMode, "failureMode");
+            return this;
+        }
+
+        /**
+         * With {@link FailureMode#LOCAL}, the share of each limit this JVM grants on its own while the
+         * store fails: a fraction greater than 0 and at most 1; each count and burst is multiplied by
+         * it and rounded to the nearest integer, at least 1 (e.g. 0.33 with three instances keeps
+         * their total near the limit). Default 1.0; ignored by the other failure modes.
+         *
+         * @throws IllegalArgumentException naming {@code 'local-share'} and the value
+         */
+        public Builder localShare(double share) {
+            this.localShare = LocalLimiter.checkShare(share);
             return this;
         }
 

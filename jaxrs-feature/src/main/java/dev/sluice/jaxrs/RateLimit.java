@@ -47,7 +47,8 @@ import java.lang.annotation.Target;
  *       trip: a request is admitted only if every limit admits it, and a rejected request consumes
  *       nothing from any of them. They must therefore name the same {@link #key()}; different ones
  *       fail start-up, naming both.
- *   <li>If any of them says {@link FailureMode#CLOSED}, the method fails closed.
+ *   <li>If any of them says {@link FailureMode#CLOSED}, the method fails closed; else if any says
+ *       {@link FailureMode#LOCAL}, the method decides locally while the store fails.
  *   <li>Without {@link #policy()}, each resource method gets its own budget (overloads and
  *       same-named classes of other packages included) under a default name
  *       {@code <SimpleClassName>.<method>~<hash>}, where {@code <hash>} is the first 8 hex digits
@@ -62,7 +63,7 @@ import java.lang.annotation.Target;
  * {@link RateLimitFeature} for the HTTP behaviour and the application-wide settings
  * ({@code sluice.store}, {@code sluice.timeout}, {@code sluice.headers}, {@code sluice.partition-key},
  * {@code sluice.trusted-proxies}, {@code sluice.forwarded-header}, {@code sluice.ipv6-prefix},
- * {@code sluice.mode}, {@code sluice.metrics}).
+ * {@code sluice.mode}, {@code sluice.metrics}, {@code sluice.local-share}).
  */
 @Documented
 @Retention(RetentionPolicy.RUNTIME)
@@ -103,7 +104,11 @@ public @interface RateLimit {
      */
     String policy() default "";
 
-    /** What to do when the store fails or is late: allow ({@code OPEN}, default) or answer 503 ({@code CLOSED}). */
+    /**
+     * What to do when the store fails or is late: allow ({@code OPEN}, default), answer 503
+     * ({@code CLOSED}), or decide in this JVM with the limits scaled by {@code sluice.local-share}
+     * ({@code LOCAL}).
+     */
     FailureMode failureMode() default FailureMode.OPEN;
 
     /** The container of repeated {@link RateLimit} annotations; write the annotations, not this. */

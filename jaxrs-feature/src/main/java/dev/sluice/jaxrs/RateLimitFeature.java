@@ -39,7 +39,8 @@ import java.util.function.Function;
  *         .property("sluice.forwarded-header", "forwarded")          // default: x-forwarded-for
  *         .property("sluice.ipv6-prefix", "64")                      // default: 64
  *         .property("sluice.mode", "enforce")                        // default; shadow: reject nothing
- *         .property("sluice.metrics", "true");                       // default: true (Micrometer)
+ *         .property("sluice.metrics", "true")                        // default: true (Micrometer)
+ *         .property("sluice.local-share", "1");                      // default: 1 (failureMode LOCAL only)
  * // or, with a store you own (the feature never closes it):
  * app.register(new RateLimitFeature(RedisStore.of(redisson)));
  * }</pre>
@@ -65,7 +66,9 @@ import java.util.function.Function;
  *       remaining 0 and an RFC 9457 {@code application/problem+json} body;
  *   <li>store failed or later than {@code sluice.timeout}: with failure mode {@code OPEN} the request
  *       goes through without rate-limit headers (logged and counted); with {@code CLOSED},
- *       {@code 503} with {@code Retry-After} and a problem body.
+ *       {@code 503} with {@code Retry-After} and a problem body; with {@code LOCAL}, decided by a
+ *       limiter in this JVM with the method's limits scaled by {@code sluice.local-share}, answered as
+ *       allowed or rejected above, with the headers of the local decision.
  * </ul>
  *
  * <p>The key source {@code ip} is the socket peer, or, when the peer is in

@@ -58,7 +58,9 @@ import java.util.Objects;
  * {@code cost}, {@code store}, {@code failure-mode}, {@code timeout}, {@code headers},
  * {@code partition-key}, {@code trusted-proxies}, {@code forwarded-header} ({@code x-forwarded-for} or
  * {@code forwarded}: the one header read from trusted proxies), {@code ipv6-prefix} (32 to 128,
- * default 64: the network an IPv6 client is keyed by), {@code mode} and {@code metrics}. They are
+ * default 64: the network an IPv6 client is keyed by), {@code mode}, {@code metrics} and
+ * {@code local-share} (with {@code failure-mode=local}: the share of each limit this JVM grants
+ * alone while the store fails, greater than 0 and at most 1, default 1). They are
  * parsed once, in {@link #init}. An unknown init-param or a bad
  * value makes {@code init} throw a {@link ServletException} naming the filter, the init-param
  * and the value, such as
@@ -97,7 +99,10 @@ import java.util.Objects;
  *   <li>store failed, {@code failure-mode=open}: the request proceeds without rate-limit headers
  *       (the limiter logs and counts the failure);
  *   <li>store failed, {@code failure-mode=closed}: {@code 503 Service Unavailable} with
- *       {@code Retry-After} and a problem body.
+ *       {@code Retry-After} and a problem body;
+ *   <li>store failed, {@code failure-mode=local}: decided by a limiter in this JVM with the same
+ *       limits scaled by {@code local-share}, answered as allowed or rejected above, with the
+ *       headers of the local decision, until the store answers again.
  * </ul>
  *
  * <p>A request is charged once per filter, however many times it passes the filter (a filter

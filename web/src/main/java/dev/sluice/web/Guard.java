@@ -26,7 +26,9 @@ import java.util.stream.Collectors;
  *   <li>store failed, failing open: proceed without rate-limit headers (the limiter logged and
  *       counted the failure);
  *   <li>store failed, failing closed: {@code 503 Service Unavailable} with {@code Retry-After}
- *       and a problem body.
+ *       and a problem body;
+ *   <li>store failed, {@code failure-mode=local}: as allowed or rejected above, decided by the
+ *       limiter's local limiter in this JVM, with the headers of its (scaled) limits.
  * </ul>
  *
  * <p>Immutable and thread-safe. Nothing is parsed or built per request but the caller's identity
@@ -39,6 +41,10 @@ public final class Guard {
     private final HeaderStyle headers;
     private final boolean partitionKey;
     private final Map<String, RateLimitHeaders.QuotaWindow> windows;
+    /** The {@code q} and {@code w} of the local limiter's limits, for its decisions. */
+    private final Map<String, RateLimitHeaders.QuotaWindow> localWindows;
+    /** The index of a limit that the local limiter scaled, which tells its quotas apart; -1: none scaled. */
+    private final int scaledIndex;
 
     /**
      * A guard deciding with a limiter built elsewhere, whose store, timeout, failure mode and
@@ -56,13 +62,21 @@ public final class Guard {
         this.headers = web.headers();
         this.partitionKey = web.partitionKey() && web.headers().draft();
         this.windows = RateLimitHeaders.windows(limiter.limits());
+        List<Limit> local = limiter.localLimits();
+        int scaled = -1;
+        for (int i = local.size() - 1; i >= 0; i--) {
+            scaled = local.get(i) != limiter.limits().get(i) ? i : scaled;
+        }
+        this.scaledIndex = scaled;
+        this.localWindows = scaled < 0 ? windows : RateLimitHeaders.windows(local);
         RateLimitHeaders.warnOfNonTokenPolicies(limiter.limits(), headers, where);
     }
 
     /**
      * A guard deciding the limits of {@code routes} together, atomically, on {@code store}, which
-     * it never closes: one limiter, failing closed if any route does, with the timeout, shadow
-     * mode and metrics of {@code web}.
+     * it never closes: one limiter, failing closed if any route does, else deciding locally if any
+     * route does, else failing open; with the timeout, shadow mode, metrics and local share of
+     * {@code web}.
      *
      * @throws IllegalArgumentException if the routes name different keys (they are decided for
      *                                  one caller) or the same policy twice
@@ -79,14 +93,15 @@ public final class Guard {
                         + route.limit().policy() + "')");
             }
             limits.add(route.limit());
-            if (route.failureMode() == FailureMode.CLOSED) {
-                failureMode = FailureMode.CLOSED;
+            if (route.failureMode() == FailureMode.CLOSED
+                    || route.failureMode() == FailureMode.LOCAL && failureMode == FailureMode.OPEN) {
+                failureMode = route.failureMode(); // the strictest: closed, then local, then open
             }
         }
         String name = limits.stream().map(Limit::policy).collect(Collectors.joining("+"));
         RateLimiter limiter = RateLimiter.builder().limits(limits).store(store).failureMode(failureMode)
                 .timeout(web.timeout()).shadowMode(web.shadow()).listener(OptionalMetrics.listener(web.metrics(), name))
-                .build();
+                .localShare(web.localShare()).build();
         return new Guard(limiter, first.key(), web, where);
     }
 
@@ -95,10 +110,10 @@ public final class Guard {
         String caller = resolver.resolve(request);
         Decision decision = limiter.decide(caller);
         return switch (decision.outcome()) {
-            case ALLOWED, SHADOW_REJECTED -> new HttpAnswer(HttpAnswer.PROCEED, layerHeaders(request, decision, caller),
+            case ALLOWED, SHADOW_REJECTED, LOCAL_ALLOWED -> new HttpAnswer(HttpAnswer.PROCEED, layerHeaders(request, decision, caller),
                     null);
             case FAILED_OPEN -> HttpAnswer.FAILED_OPEN;
-            case REJECTED, UNSATISFIABLE -> {
+            case REJECTED, UNSATISFIABLE, LOCAL_REJECTED -> {
                 List<HttpAnswer.Header> out = new ArrayList<>(6);
                 out.add(retryAfter(decision));
                 out.addAll(layerHeaders(request, decision, caller));
@@ -123,7 +138,8 @@ public final class Guard {
 
     /** Adds this guard's decision to the request's layers and returns the headers of them all. */
     private List<HttpAnswer.Header> layerHeaders(RequestView request, Decision decision, String caller) {
-        Layers.Layer layer = new Layers.Layer(decision, partitionKey ? PartitionKeys.of(caller) : null, windows);
+        Layers.Layer layer = new Layers.Layer(decision, partitionKey ? PartitionKeys.of(caller) : null,
+                isLocal(decision) ? localWindows : windows);
         return write(Layers.of(request).add(layer, headers));
     }
 
@@ -131,6 +147,15 @@ public final class Guard {
         List<HttpAnswer.Header> out = new ArrayList<>(5);
         RateLimitHeaders.write(layers, headers, (name, value) -> out.add(new HttpAnswer.Header(name, value)));
         return out;
+    }
+
+    /**
+     * Whether the local limiter decided with limits of its own: its quotas carry its scaled limit
+     * instances (a local rejection that shadow mode let through too, whose outcome no longer says so).
+     */
+    private boolean isLocal(Decision decision) {
+        return scaledIndex >= 0 && decision.quotas().size() > scaledIndex
+                && decision.quotas().get(scaledIndex).limit() == limiter.localLimits().get(scaledIndex);
     }
 
     private static HttpAnswer.Header retryAfter(Decision decision) {

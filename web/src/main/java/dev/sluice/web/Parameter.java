@@ -25,7 +25,7 @@ public enum Parameter {
     KEY("key", Scope.ROUTE),
     /** {@code cost}: units one request spends. */
     COST("cost", Scope.ROUTE),
-    /** {@code failure-mode}: {@code open} or {@code closed} when the store fails. */
+    /** {@code failure-mode}: {@code open}, {@code closed} or {@code local} when the store fails. */
     FAILURE_MODE("failure-mode", Scope.ROUTE),
     /** {@code store}: {@code memory}, a Redis URI or {@code redisson:PATH}. */
     STORE("store", Scope.APPLICATION),
@@ -44,7 +44,9 @@ public enum Parameter {
     /** {@code mode}: {@code enforce} or {@code shadow}. */
     MODE("mode", Scope.APPLICATION),
     /** {@code metrics}: whether to publish to Micrometer. */
-    METRICS("metrics", Scope.APPLICATION);
+    METRICS("metrics", Scope.APPLICATION),
+    /** {@code local-share}: the share of each limit {@code failure-mode=local} grants in this JVM. */
+    LOCAL_SHARE("local-share", Scope.APPLICATION);
 
     /** Where a parameter is given in JAX-RS; the servlet filter takes both kinds as init-params. */
     public enum Scope {

@@ -46,7 +46,7 @@ class BadConfigurationTest {
             "burst|many|'burst'",
             "cost|0|'cost'",
             "cost|11|'cost' must not exceed the burst (10)",
-            "failure-mode|sometimes|'failure-mode' must be open or closed, got 'sometimes'",
+            "failure-mode|sometimes|'failure-mode' must be open, closed or local, got 'sometimes'",
             "timeout|50|'timeout' must look like <amount><unit>",
             "timeout|0ms|'timeout' must be between 1ms and 1m, got '0ms'",
             "timeout|2h|'timeout' must be between 1ms and 1m",
