@@ -44,7 +44,15 @@ public enum Parameter {
     /** {@code mode}: {@code enforce} or {@code shadow}. */
     MODE("mode", Scope.APPLICATION),
     /** {@code metrics}: whether to publish to Micrometer. */
-    METRICS("metrics", Scope.APPLICATION);
+    METRICS("metrics", Scope.APPLICATION),
+    /** {@code tier}: where a request's tier comes from, {@code role}, {@code attribute:NAME} or {@code header:NAME}. */
+    TIER("tier", Scope.APPLICATION),
+    /** {@code tier-limits}: named tiers' limits, {@code premium:1000/1h,internal:unlimited}. */
+    TIER_LIMITS("tier-limits", Scope.ROUTE),
+    /** {@code exempt}: client networks never limited. */
+    EXEMPT("exempt", Scope.APPLICATION),
+    /** {@code methods}: the HTTP methods limited; default all. */
+    METHODS("methods", Scope.ROUTE);
 
     /** Where a parameter is given in JAX-RS; the servlet filter takes both kinds as init-params. */
     public enum Scope {
