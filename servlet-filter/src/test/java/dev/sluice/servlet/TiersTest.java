@@ -114,6 +114,7 @@ class TiersTest {
     void aPremiumPrincipalGetsAHundredAndAFreeOneTen(Container container, String store) throws Exception {
         try (var running = container.start(roleApp(store(store)))) {
             URI uri = running.uri("/reports");
+            Http.awaitDecided("GET", uri, "X-User", user("warm-up"));
             String premium = user("premium", "premium");
             String free = user("free");
             HttpResponse<String> first = get(uri, "X-User", premium);
@@ -130,6 +131,7 @@ class TiersTest {
     void afterTheRoleChangesTheNextDecisionUsesTheNewTier(Container container, String store) throws Exception {
         try (var running = container.start(roleApp(store(store)))) {
             URI uri = running.uri("/reports");
+            Http.awaitDecided("GET", uri, "X-User", user("warm-up"));
             String user = user("upgraded");
             assertThat(admitted(uri, 10, "X-User", user)).isEqualTo(10);
             ROLES.put(user, Set.of("premium")); // upgraded: the premium budget, whole, at the next request
@@ -182,6 +184,7 @@ class TiersTest {
         try (var running = container.start(app)) {
             for (String path : List.of("/attribute/x", "/header/x")) {
                 URI uri = running.uri(path);
+                Http.awaitDecided("GET", uri, "X-Client", "warm-up");
                 assertThat(admitted(uri, 3, "X-Client", "c1", "X-Plan", "gold")).as(path).isEqualTo(3);
                 assertThat(admitted(uri, 1, "X-Client", "c1")).as(path + ", no plan").isEqualTo(1);
                 assertThat(admitted(uri, 1, "X-Client", "c2", "X-Plan", "platinum")).as(path + ", unknown plan")
