@@ -6,7 +6,7 @@ import java.util.Objects;
 
 /**
  * Resolves the caller identity of a request from the configured key sources, tried in order;
- * the first present wins, and {@code ip} is always present.
+ * the first present wins (a composite one when all its parts are), and {@code ip} is always present.
  *
  * <h2>The client address</h2>
  *
@@ -37,7 +37,8 @@ import java.util.Objects;
  * {@code ipv6-prefix=128} an IPv6 client is keyed by its address, without a {@code /128}.
  *
  * <p>Identities are prefixed by their kind ({@code ip~}, {@code user~}, {@code key~}) so that an
- * API key cannot pose as an address. See {@code dev.sluice.internal.Keys} for how an identity becomes a storage key.
+ * API key cannot pose as an address; a composite source's identity is {@code all~} and its parts'
+ * identities, each prefixed by its length, and {@code global} is the one identity {@code global~}. See {@code dev.sluice.internal.Keys} for how an identity becomes a storage key.
  *
  * <p>Immutable and thread-safe; built once at start-up, so that nothing is parsed per request but
  * the request's own addresses.
