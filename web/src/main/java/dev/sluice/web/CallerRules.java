@@ -1,6 +1,5 @@
 package dev.sluice.web;
 
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.function.Function;
@@ -42,15 +41,6 @@ public record CallerRules(TierSource tier, List<String> exempt) {
     }
 
     private static List<String> parseExempt(String value) {
-        List<String> cidrs = new ArrayList<>();
-        for (String part : value.split(",", -1)) {
-            Cidr cidr = Cidr.parse(part.trim());
-            if (cidr == null) {
-                throw new IllegalArgumentException("'exempt' must be comma-separated CIDRs or IP addresses "
-                        + "(e.g. 10.0.0.0/8, ::1), got '" + value + "'");
-            }
-            cidrs.add(cidr.toString());
-        }
-        return List.copyOf(cidrs);
+        return Cidr.parseList(Parameter.EXEMPT, value);
     }
 }
