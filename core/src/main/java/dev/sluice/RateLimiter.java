@@ -57,12 +57,14 @@ public final class RateLimiter {
     private final Announcer announcer;
     private final Executor executor;
     private final List<Limit> localLimits;
+    private final double localShare;
 
     private RateLimiter(Builder builder) {
         this.costed = new CostedLimits(builder.limits);
         String policies = costed.configured().stream().map(Limit::policy).toList().toString();
         RateLimitStore store = builder.store != null ? builder.store : StoreProvider.forStore("memory").open("memory");
         this.guard = new StoreGuard(store, builder.failureMode, builder.timeout, policies, builder.localShare);
+        this.localShare = builder.localShare;
         this.localLimits = guard.localLimits(costed.configured()); // built now: a scaled limit that is invalid fails here
         this.announcer = new Announcer(builder.shadow, builder.listener, policies);
         this.executor = builder.executor;
@@ -173,6 +175,11 @@ public final class RateLimiter {
     /** What a decision does when the store fails or is late. */
     public FailureMode failureMode() {
         return guard.failureMode();
+    }
+
+    /** The share of each limit this JVM grants alone while the store fails, with {@link FailureMode#LOCAL}. */
+    public double localShare() {
+        return localShare;
     }
 
     /**

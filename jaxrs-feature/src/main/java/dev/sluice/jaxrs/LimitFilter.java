@@ -114,5 +114,15 @@ final class LimitFilter implements ContainerRequestFilter, ContainerResponseFilt
         public void setAttribute(String name, Object value) {
             request.setProperty(name, value);
         }
+
+        @Override
+        public boolean userInRole(String role) {
+            return request.getSecurityContext() != null && request.getSecurityContext().isUserInRole(role);
+        }
+
+        @Override
+        public String method() {
+            return request.getMethod();
+        }
     }
 }

@@ -63,7 +63,23 @@ import java.lang.annotation.Target;
  * {@link RateLimitFeature} for the HTTP behaviour and the application-wide settings
  * ({@code sluice.store}, {@code sluice.timeout}, {@code sluice.headers}, {@code sluice.partition-key},
  * {@code sluice.trusted-proxies}, {@code sluice.forwarded-header}, {@code sluice.ipv6-prefix},
- * {@code sluice.mode}, {@code sluice.metrics}, {@code sluice.local-share}).
+ * {@code sluice.mode}, {@code sluice.metrics}, {@code sluice.local-share}, {@code sluice.tier},
+ * {@code sluice.exempt}).
+ *
+ * <p>Tiers: {@link #tiers()} names limits for some callers; the application property
+ * {@code sluice.tier} says how a request's tier is found ({@code role}: the first tier named here
+ * whose role the {@code SecurityContext} grants; {@code attribute:NAME}: a request property set by
+ * the application's authentication filter; {@code header:NAME}: a header, to be trusted only
+ * behind your own proxy). A request of no named tier gets {@link #limit()}:
+ *
+ * <pre>{@code
+ * @GET
+ * @RateLimit(limit = "100/1h", key = "principal,ip", tiers = {"premium:1000/1h", "internal:unlimited"})
+ * public List<Report> reports() { ... }          // with property("sluice.tier", "role")
+ * }</pre>
+ *
+ * <p>Clients in the networks of {@code sluice.exempt} are never limited, never counted and get
+ * no rate-limit headers.
  */
 @Documented
 @Retention(RetentionPolicy.RUNTIME)
@@ -91,6 +107,8 @@ public @interface RateLimit {
      * {@code header:X-API-Key,ip} every invented key is a fresh budget, so validate keys before
      * this filter runs (an authentication filter that rejects unknown keys, then {@code principal}),
      * or limit the route by {@code ip} as well, in a second resource-level limit of its own.
+     * Sources joined by {@code +} are one identity, all required ({@code ip+header:X-User}; a request
+     * missing a part falls to the next alternative); {@code global} alone is one budget for everyone.
      */
     String key() default "ip";
 
@@ -110,6 +128,22 @@ public @interface RateLimit {
      * ({@code LOCAL}).
      */
     FailureMode failureMode() default FailureMode.OPEN;
+
+    /**
+     * Named tiers, each {@code name:<count>/<period>} or {@code name:unlimited}, such as
+     * {@code {"premium:1000/1h", "internal:unlimited"}} (the {@code tier-limits} parameter); the
+     * property {@code sluice.tier} picks a request's tier. Each tier counts under its own policy,
+     * {@code <policy>.<tier>}, with the algorithm and cost of this annotation and a burst of its
+     * count; an unlimited tier never asks the store and gets no rate-limit headers. Default: none.
+     */
+    String[] tiers() default {};
+
+    /**
+     * The HTTP methods limited, such as {@code {"POST", "PUT"}}: for a class annotation over
+     * resource methods of several methods; requests of the others pass untouched (not counted,
+     * no rate-limit headers). Default: all. Repeated annotations must name the same methods.
+     */
+    String[] methods() default {};
 
     /** The container of repeated {@link RateLimit} annotations; write the annotations, not this. */
     @Documented

@@ -3,6 +3,7 @@ package dev.sluice.jaxrs;
 import dev.sluice.RateLimitStore;
 import dev.sluice.RateLimiter;
 import dev.sluice.internal.Classes;
+import dev.sluice.web.CallerRules;
 import dev.sluice.web.Guard;
 import dev.sluice.web.Parameter;
 import dev.sluice.web.ParameterException;
@@ -40,7 +41,9 @@ import java.util.function.Function;
  *         .property("sluice.ipv6-prefix", "64")                      // default: 64
  *         .property("sluice.mode", "enforce")                        // default; shadow: reject nothing
  *         .property("sluice.metrics", "true")                        // default: true (Micrometer)
- *         .property("sluice.local-share", "1");                      // default: 1 (failureMode LOCAL only)
+ *         .property("sluice.local-share", "1")                       // default: 1 (failureMode LOCAL only)
+ *         .property("sluice.tier", "role")                           // default: none (@RateLimit tiers)
+ *         .property("sluice.exempt", "10.1.2.0/24");                 // default: none
  * // or, with a store you own (the feature never closes it):
  * app.register(new RateLimitFeature(RedisStore.of(redisson)));
  * }</pre>
@@ -107,7 +110,7 @@ public final class RateLimitFeature implements DynamicFeature {
     private String acquiredStore; // the sluice.store value this feature holds in the StoreRegistry, guarded by this
 
     /** The application-wide settings, from the {@code sluice.*} properties, and the store they name. */
-    private record Settings(WebSettings web, RateLimitStore store) {
+    private record Settings(WebSettings web, CallerRules rules, RateLimitStore store) {
     }
 
     /** A feature taking {@code sluice.store} (default {@code memory}) and the other settings from the application's properties. */
@@ -135,7 +138,7 @@ public final class RateLimitFeature implements DynamicFeature {
             String where = Routes.where(resourceClass, resourceInfo.getResourceMethod());
             Guard guard;
             try {
-                guard = Guard.of(plan.routes(), app.web(), app.store(), where);
+                guard = Guard.of(plan.routes(), app.web(), app.rules(), app.store(), where);
             } catch (IllegalArgumentException e) {
                 throw new IllegalArgumentException(where + ": " + e.getMessage(), e);
             }
@@ -169,8 +172,10 @@ public final class RateLimitFeature implements DynamicFeature {
                 return value == null ? null : value.toString();
             };
             WebSettings web;
+            CallerRules rules;
             try {
                 web = WebSettings.parse(property);
+                rules = CallerRules.parse(property);
             } catch (ParameterException e) {
                 throw new IllegalArgumentException("JAX-RS property '" + PREFIX + e.parameter().configName() + "': "
                         + e.getMessage(), e);
@@ -184,7 +189,7 @@ public final class RateLimitFeature implements DynamicFeature {
                 }
                 acquiredStore = web.store();
             }
-            settings = new Settings(web, store);
+            settings = new Settings(web, rules, store);
         }
         return settings;
     }

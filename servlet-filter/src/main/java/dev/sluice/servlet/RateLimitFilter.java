@@ -2,10 +2,12 @@ package dev.sluice.servlet;
 
 import dev.sluice.RateLimitStore;
 import dev.sluice.RateLimiter;
+import dev.sluice.web.CallerRules;
 import dev.sluice.web.Guard;
 import dev.sluice.web.HeaderStyle;
 import dev.sluice.web.HttpAnswer;
 import dev.sluice.web.KeySource;
+import dev.sluice.web.LimitResolver;
 import dev.sluice.web.Parameter;
 import dev.sluice.web.PolicyNames;
 import dev.sluice.web.RouteSpec;
@@ -58,9 +60,16 @@ import java.util.Objects;
  * {@code cost}, {@code store}, {@code failure-mode}, {@code timeout}, {@code headers},
  * {@code partition-key}, {@code trusted-proxies}, {@code forwarded-header} ({@code x-forwarded-for} or
  * {@code forwarded}: the one header read from trusted proxies), {@code ipv6-prefix} (32 to 128,
- * default 64: the network an IPv6 client is keyed by), {@code mode}, {@code metrics} and
+ * default 64: the network an IPv6 client is keyed by), {@code mode}, {@code metrics},
  * {@code local-share} (with {@code failure-mode=local}: the share of each limit this JVM grants
- * alone while the store fails, greater than 0 and at most 1, default 1). They are
+ * alone while the store fails, greater than 0 and at most 1, default 1),
+ * {@code tier} ({@code role}, {@code attribute:NAME} or {@code header:NAME}: where a request's tier
+ * comes from), {@code tier-limits} (such as {@code premium:1000/1h,internal:unlimited}: each tier's
+ * limit under the policy {@code <policy>.<tier>}; a request of no named tier gets {@code limit}),
+ * {@code exempt} (client networks never limited, never counted, sent no rate-limit headers) and
+ * {@code methods} (such as {@code POST,PUT}: the methods limited; the others pass untouched;
+ * default all). {@code key} also takes parts joined by {@code +}, all required
+ * ({@code ip+param:username}), and {@code global} (one budget for every caller). They are
  * parsed once, in {@link #init}. An unknown init-param or a bad
  * value makes {@code init} throw a {@link ServletException} naming the filter, the init-param
  * and the value, such as
@@ -123,6 +132,8 @@ public final class RateLimitFilter implements Filter {
     /** The limiter given in Java, or {@code null} for a filter configured by init-params. */
     private final RateLimiter givenLimiter;
     private final List<KeySource> givenKey;
+    /** The resolver given in Java, or {@code null}. */
+    private final LimitResolver givenResolver;
     /** The HTTP settings given in Java; of them, only headers, partition key and client address apply. */
     private final WebSettings givenWeb;
 
@@ -138,7 +149,7 @@ public final class RateLimitFilter implements Filter {
      * container calls for a {@code <filter-class>}.
      */
     public RateLimitFilter() {
-        this(null, KeySource.IP, WebSettings.DEFAULTS);
+        this(null, KeySource.IP, WebSettings.DEFAULTS, null);
     }
 
     /**
@@ -149,13 +160,25 @@ public final class RateLimitFilter implements Filter {
      * @param limiter the limiter; its limits, store, failure mode and timeout apply
      */
     public RateLimitFilter(RateLimiter limiter) {
-        this(Objects.requireNonNull(limiter, "limiter"), KeySource.IP, WebSettings.DEFAULTS);
+        this(Objects.requireNonNull(limiter, "limiter"), KeySource.IP, WebSettings.DEFAULTS, null);
     }
 
-    private RateLimitFilter(RateLimiter limiter, List<KeySource> key, WebSettings web) {
+    private RateLimitFilter(RateLimiter limiter, List<KeySource> key, WebSettings web, LimitResolver resolver) {
         this.givenLimiter = limiter;
         this.givenKey = key;
         this.givenWeb = web;
+        this.givenResolver = resolver;
+    }
+
+    /**
+     * A copy choosing each request's limits with {@code resolver} (for plans that {@code tier}
+     * and {@code tier-limits} cannot express); the limiter's own limits apply when it returns
+     * {@code null}, and the limiters built for its lists share the limiter's store, failure mode,
+     * timeout and shadow mode.
+     */
+    public RateLimitFilter withLimitResolver(LimitResolver resolver) {
+        requireGiven("withLimitResolver");
+        return new RateLimitFilter(givenLimiter, givenKey, givenWeb, Objects.requireNonNull(resolver, "resolver"));
     }
 
     /**
@@ -167,19 +190,21 @@ public final class RateLimitFilter implements Filter {
      */
     public RateLimitFilter withKey(String sources) {
         requireGiven("withKey");
-        return new RateLimitFilter(givenLimiter, KeySource.parseList(Objects.requireNonNull(sources, "sources")), givenWeb);
+        return new RateLimitFilter(givenLimiter, KeySource.parseList(Objects.requireNonNull(sources, "sources")), givenWeb,
+                givenResolver);
     }
 
     /** A copy sending the given rate-limit headers, as the {@code headers} init-param. */
     public RateLimitFilter withHeaders(HeaderStyle headers) {
         requireGiven("withHeaders");
-        return new RateLimitFilter(givenLimiter, givenKey, givenWeb.withHeaders(Objects.requireNonNull(headers, "headers")));
+        return new RateLimitFilter(givenLimiter, givenKey, givenWeb.withHeaders(Objects.requireNonNull(headers, "headers")),
+                givenResolver);
     }
 
     /** A copy sending, with draft headers, the keyed hash {@code pk} of the caller, as {@code partition-key}. */
     public RateLimitFilter withPartitionKey(boolean partitionKey) {
         requireGiven("withPartitionKey");
-        return new RateLimitFilter(givenLimiter, givenKey, givenWeb.withPartitionKey(partitionKey));
+        return new RateLimitFilter(givenLimiter, givenKey, givenWeb.withPartitionKey(partitionKey), givenResolver);
     }
 
     /**
@@ -190,7 +215,7 @@ public final class RateLimitFilter implements Filter {
      */
     public RateLimitFilter withTrustedProxies(String cidrs) {
         requireGiven("withTrustedProxies");
-        return new RateLimitFilter(givenLimiter, givenKey, givenWeb.withTrustedProxies(cidrs));
+        return new RateLimitFilter(givenLimiter, givenKey, givenWeb.withTrustedProxies(cidrs), givenResolver);
     }
 
     /**
@@ -202,7 +227,7 @@ public final class RateLimitFilter implements Filter {
      */
     public RateLimitFilter withForwardedHeader(String header) {
         requireGiven("withForwardedHeader");
-        return new RateLimitFilter(givenLimiter, givenKey, givenWeb.withForwardedHeader(header));
+        return new RateLimitFilter(givenLimiter, givenKey, givenWeb.withForwardedHeader(header), givenResolver);
     }
 
     /**
@@ -213,7 +238,7 @@ public final class RateLimitFilter implements Filter {
      */
     public RateLimitFilter withIpv6Prefix(int prefix) {
         requireGiven("withIpv6Prefix");
-        return new RateLimitFilter(givenLimiter, givenKey, givenWeb.withIpv6Prefix(prefix));
+        return new RateLimitFilter(givenLimiter, givenKey, givenWeb.withIpv6Prefix(prefix), givenResolver);
     }
 
     private void requireGiven(String method) {
@@ -242,16 +267,19 @@ public final class RateLimitFilter implements Filter {
                         + "built around a RateLimiter; configure that limiter in Java, got '"
                         + config.getInitParameter(params.get(0)) + "'");
             }
-            active = new Active(new Guard(givenLimiter, givenKey, givenWeb, where), charged, null);
+            Guard guard = new Guard(givenLimiter, givenKey, givenWeb, where);
+            active = new Active(givenResolver == null ? guard : guard.withLimitResolver(givenResolver), charged, null);
             LOG.info("Sluice filter '{}': {}, key {}", name, givenLimiter, givenKey);
             return;
         }
         RouteSpec route;
         WebSettings web;
+        CallerRules rules;
         try {
             params.forEach(Parameter::named);
             route = RouteSpec.parse(config::getInitParameter, PolicyNames.forFilter(name));
             web = WebSettings.parse(config::getInitParameter);
+            rules = CallerRules.parse(config::getInitParameter);
         } catch (IllegalArgumentException e) {
             // Messages start with the quoted parameter name: "'limit' must look like ...".
             throw new ServletException(where + ": init-param " + e.getMessage(), e);
@@ -265,10 +293,16 @@ public final class RateLimitFilter implements Filter {
             throw new ServletException(where + ": init-param 'store' cannot be used (" + e + "), got '" + web.store()
                     + "'", e);
         }
-        Guard guard = Guard.of(List.of(route), web, store, where);
+        Guard guard;
+        try {
+            guard = Guard.of(List.of(route), web, rules, store, where);
+        } catch (IllegalArgumentException e) {
+            StoreRegistry.application().release(web.store());
+            throw new ServletException(where + ": init-param " + e.getMessage(), e);
+        }
         active = new Active(guard, charged, web.store());
         LOG.info("Sluice filter '{}': {}, key {}, store {}, headers {}, trusted proxies {} ({}), ipv6 prefix /{}", name,
-                guard.limiter(), route.key(), web.store(), web.headers().configName(), web.trustedProxies(),
+                guard, route.key(), web.store(), web.headers().configName(), web.trustedProxies(),
                 web.forwardedHeader().configName(), web.ipv6Prefix());
     }
 

@@ -46,7 +46,15 @@ public enum Parameter {
     /** {@code metrics}: whether to publish to Micrometer. */
     METRICS("metrics", Scope.APPLICATION),
     /** {@code local-share}: the share of each limit {@code failure-mode=local} grants in this JVM. */
-    LOCAL_SHARE("local-share", Scope.APPLICATION);
+    LOCAL_SHARE("local-share", Scope.APPLICATION),
+    /** {@code tier}: where a request's tier comes from, {@code role}, {@code attribute:NAME} or {@code header:NAME}. */
+    TIER("tier", Scope.APPLICATION),
+    /** {@code tier-limits}: named tiers' limits, {@code premium:1000/1h,internal:unlimited}. */
+    TIER_LIMITS("tier-limits", Scope.ROUTE),
+    /** {@code exempt}: client networks never limited. */
+    EXEMPT("exempt", Scope.APPLICATION),
+    /** {@code methods}: the HTTP methods limited; default all. */
+    METHODS("methods", Scope.ROUTE);
 
     /** Where a parameter is given in JAX-RS; the servlet filter takes both kinds as init-params. */
     public enum Scope {

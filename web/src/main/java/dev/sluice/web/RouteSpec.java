@@ -7,12 +7,14 @@ import dev.sluice.internal.Durations;
 
 import java.util.List;
 import java.util.Objects;
+import java.util.Set;
 import java.util.function.Function;
 
 /**
  * What one limited route asks for, the per-route part of the vocabulary ({@link Parameter.Scope#ROUTE}):
  * the limit ({@code policy}, {@code algorithm}, {@code limit}, {@code burst}, {@code cost}), the
- * {@code key} and the {@code failure-mode}. Built once at start-up: from raw values by
+ * {@code key}, the {@code failure-mode}, the named tiers ({@code tier-limits}) and the
+ * {@code methods} limited. Built once at start-up: from raw values by
  * {@link #parse} (init-params), or from typed ones by {@link #of} (annotation attributes), which
  * {@code parse} ends in, so both meet the same checks and messages.
  *
@@ -22,8 +24,11 @@ import java.util.function.Function;
  * @param limit       the limit, validated by {@link Limit}
  * @param key         where the caller's identity comes from, tried in order; not empty
  * @param failureMode what to do when the store fails or is late
+ * @param tiers       the named tiers, in order; {@link #limit} is the default tier's
+ * @param methods     the HTTP methods limited, upper case; empty: all
  */
-public record RouteSpec(Limit limit, List<KeySource> key, FailureMode failureMode) {
+public record RouteSpec(Limit limit, List<KeySource> key, FailureMode failureMode, List<Tier> tiers,
+                        Set<String> methods) {
 
     /** Validates and copies the components. */
     public RouteSpec {
@@ -33,6 +38,13 @@ public record RouteSpec(Limit limit, List<KeySource> key, FailureMode failureMod
             throw new IllegalArgumentException("'key' must name at least one source");
         }
         Objects.requireNonNull(failureMode, "failureMode");
+        tiers = List.copyOf(tiers);
+        methods = Set.copyOf(methods);
+    }
+
+    /** A route without tiers, limiting every method. */
+    public RouteSpec(Limit limit, List<KeySource> key, FailureMode failureMode) {
+        this(limit, key, failureMode, List.of(), Set.of());
     }
 
     /**
@@ -49,6 +61,20 @@ public record RouteSpec(Limit limit, List<KeySource> key, FailureMode failureMod
      */
     public static RouteSpec of(String policy, Algorithm algorithm, String limit, long burst, long cost, String key,
                                FailureMode failureMode) {
+        return of(policy, algorithm, limit, burst, cost, key, failureMode, null, null);
+    }
+
+    /**
+     * A route from typed values, with tiers and methods; only {@code limit}, {@code key},
+     * {@code tierLimits} and {@code methods} are text to parse.
+     *
+     * @param tierLimits {@code tier-limits}, such as {@code premium:1000/1h,internal:unlimited}; blank: no tiers
+     * @param methods    {@code methods}, such as {@code POST,PUT}; blank: every method
+     * @throws IllegalArgumentException naming the first bad parameter and its value
+     * @see #of(String, Algorithm, String, long, long, String, FailureMode)
+     */
+    public static RouteSpec of(String policy, Algorithm algorithm, String limit, long burst, long cost, String key,
+                               FailureMode failureMode, String tierLimits, String methods) {
         if (limit == null || limit.isBlank()) {
             throw new IllegalArgumentException("'limit' is required, e.g. 100/1m");
         }
@@ -59,8 +85,10 @@ public record RouteSpec(Limit limit, List<KeySource> key, FailureMode failureMod
             throw new IllegalArgumentException("'burst' applies only to token-bucket and gcra, not to "
                     + algorithm.configName() + ", got '" + burst + "'");
         }
-        return new RouteSpec(new Limit(policy, algorithm, rate.count(), rate.period(), burst != 0 ? burst : rate.count(),
-                cost), key == null || key.isBlank() ? KeySource.IP : KeySource.parseList(key), failureMode);
+        Limit base = new Limit(policy, algorithm, rate.count(), rate.period(), burst != 0 ? burst : rate.count(), cost);
+        return new RouteSpec(base, key == null || key.isBlank() ? KeySource.IP : KeySource.parseList(key), failureMode,
+                tierLimits == null || tierLimits.isBlank() ? List.of() : Tier.parseList(tierLimits.trim(), base),
+                HttpMethods.parse(methods));
     }
 
     /**
@@ -79,7 +107,9 @@ public record RouteSpec(Limit limit, List<KeySource> key, FailureMode failureMod
                 Parameter.BURST.parse(lookup, v -> parsePositive(Parameter.BURST, v), 0L),
                 Parameter.COST.parse(lookup, v -> parsePositive(Parameter.COST, v), 1L),
                 Parameter.KEY.raw(lookup),
-                Parameter.FAILURE_MODE.parse(lookup, FailureMode::fromConfigName, FailureMode.OPEN));
+                Parameter.FAILURE_MODE.parse(lookup, FailureMode::fromConfigName, FailureMode.OPEN),
+                Parameter.TIER_LIMITS.raw(lookup),
+                Parameter.METHODS.raw(lookup));
     }
 
     private static long parsePositive(Parameter parameter, String value) {

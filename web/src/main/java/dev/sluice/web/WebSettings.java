@@ -4,7 +4,6 @@ import dev.sluice.StoreProvider;
 import dev.sluice.internal.Durations;
 
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
@@ -124,19 +123,7 @@ public record WebSettings(String store, Duration timeout, HeaderStyle headers, L
 
     /** Parses comma-separated CIDRs or addresses, such as {@code 10.0.0.0/8, ::1}; returns them normalised. */
     private static List<String> parseTrustedProxies(String value) {
-        List<String> cidrs = new ArrayList<>();
-        for (String part : value.split(",")) {
-            if (part.isBlank()) {
-                continue;
-            }
-            Cidr cidr = Cidr.parse(part.trim());
-            if (cidr == null) {
-                throw new IllegalArgumentException("'trusted-proxies' must be comma-separated CIDRs or IP addresses "
-                        + "(e.g. 10.0.0.0/8, ::1), got '" + value + "'");
-            }
-            cidrs.add(cidr.toString());
-        }
-        return List.copyOf(cidrs);
+        return Cidr.parseList(Parameter.TRUSTED_PROXIES, value);
     }
 
     private static int parseIpv6Prefix(String value) {
