@@ -1,7 +1,9 @@
 package dev.sluice.web;
 
+import dev.sluice.ConcurrencyLimiter;
 import dev.sluice.Decision;
 import dev.sluice.FailureMode;
+import dev.sluice.Lease;
 import dev.sluice.Limit;
 import dev.sluice.RateLimitStore;
 import dev.sluice.RateLimiter;
@@ -29,12 +31,24 @@ import java.util.stream.Collectors;
  *       and a problem body.
  * </ul>
  *
+ * <p>A route may also cap the caller's requests in flight ({@code algorithm=concurrency}): after
+ * its rate limits admitted the request, it takes a lease, and a refused lease answers
+ * {@code 429} (a concurrency limit publishes no rate-limit headers of its own) and refunds the
+ * rate limits, so that the request is charged by neither; a request the rate limits refuse takes
+ * no lease. With {@code charge=after} the rate limits are refunded once the response shows a
+ * status that is not charged. Both happen in the answer's {@link Completion}, which the adapter
+ * calls when the response is complete.
+ *
  * <p>Immutable and thread-safe. Nothing is parsed or built per request but the caller's identity
  * and the answer. The guard never closes its limiter's store.
  */
 public final class Guard {
 
+    /** The route's rate limits, or {@code null} when it has only a concurrency limit. */
     private final RateLimiter limiter;
+    /** The route's concurrency limit, or {@code null}. */
+    private final ConcurrencyLimiter concurrency;
+    private final Charging charging;
     private final CallerResolver resolver;
     private final HeaderStyle headers;
     private final boolean partitionKey;
@@ -51,12 +65,20 @@ public final class Guard {
      * @param where   the route, for log lines, such as {@code filter 'search'}
      */
     public Guard(RateLimiter limiter, List<KeySource> key, WebSettings web, String where) {
+        this(limiter, null, Charging.BEFORE, key, web, where);
+    }
+
+    private Guard(RateLimiter limiter, ConcurrencyLimiter concurrency, Charging charging, List<KeySource> key,
+                  WebSettings web, String where) {
         this.limiter = limiter;
+        this.concurrency = concurrency;
+        this.charging = charging;
         this.resolver = new CallerResolver(key, web);
         this.headers = web.headers();
         this.partitionKey = web.partitionKey() && web.headers().draft();
-        this.windows = RateLimitHeaders.windows(limiter.limits());
-        RateLimitHeaders.warnOfNonTokenPolicies(limiter.limits(), headers, where);
+        List<Limit> rates = limiter == null ? List.of() : limiter.limits();
+        this.windows = RateLimitHeaders.windows(rates);
+        RateLimitHeaders.warnOfNonTokenPolicies(rates, headers, where);
     }
 
     /**
@@ -64,48 +86,118 @@ public final class Guard {
      * it never closes: one limiter, failing closed if any route does, with the timeout, shadow
      * mode and metrics of {@code web}.
      *
+     * A route of {@code algorithm=concurrency} becomes the guard's concurrency limit, the others
+     * its rate limits, which must agree on {@code charge} and {@code charge-when}.
+     *
      * @throws IllegalArgumentException if the routes name different keys (they are decided for
-     *                                  one caller) or the same policy twice
+     *                                  one caller) or the same policy twice, two concurrency
+     *                                  limits, or different charging
      */
     public static Guard of(List<RouteSpec> routes, WebSettings web, RateLimitStore store, String where) {
         List<Limit> limits = new ArrayList<>();
         FailureMode failureMode = FailureMode.OPEN;
         RouteSpec first = routes.get(0);
+        Limit cap = null;
+        Charging charging = null;
         for (RouteSpec route : routes) {
+            if (!route.limit().algorithm().isRate()) {
+                if (cap != null) {
+                    throw new IllegalArgumentException("a route takes at most one lease, so at most one limit of "
+                            + "algorithm concurrency, got policies '" + cap.policy() + "' and '" + route.limit().policy() + "'");
+                }
+                cap = route.limit();
+            } else if (charging != null && !charging.equals(route.charging())) {
+                throw new IllegalArgumentException("repeated limits are charged together, so they must share 'charge' and "
+                        + "'charge-when', got '" + charging + "' and '" + route.charging() + "' (policy '"
+                        + route.limit().policy() + "')");
+            } else {
+                charging = route.charging();
+            }
             if (!route.key().equals(first.key())) {
                 throw new IllegalArgumentException("repeated limits are decided together for one caller, so they must "
                         + "share one 'key', got '" + KeySource.format(first.key()) + "' (policy '"
                         + first.limit().policy() + "') and '" + KeySource.format(route.key()) + "' (policy '"
                         + route.limit().policy() + "')");
             }
-            limits.add(route.limit());
+            if (route.limit().algorithm().isRate()) {
+                limits.add(route.limit());
+            }
             if (route.failureMode() == FailureMode.CLOSED) {
                 failureMode = FailureMode.CLOSED;
             }
         }
         String name = limits.stream().map(Limit::policy).collect(Collectors.joining("+"));
-        RateLimiter limiter = RateLimiter.builder().limits(limits).store(store).failureMode(failureMode)
-                .timeout(web.timeout()).shadowMode(web.shadow()).listener(OptionalMetrics.listener(web.metrics(), name))
-                .build();
-        return new Guard(limiter, first.key(), web, where);
+        RateLimiter limiter = limits.isEmpty() ? null : RateLimiter.builder().limits(limits).store(store)
+                .failureMode(failureMode).timeout(web.timeout()).shadowMode(web.shadow())
+                .listener(OptionalMetrics.listener(web.metrics(), name)).build();
+        ConcurrencyLimiter concurrency = cap == null ? null : ConcurrencyLimiter.builder().limit(cap).store(store)
+                .failureMode(failureMode).timeout(web.timeout()).shadowMode(web.shadow())
+                .listener(OptionalMetrics.listener(web.metrics(), cap.policy())).build();
+        return new Guard(limiter, concurrency, charging == null ? Charging.BEFORE : charging, first.key(), web, where);
     }
 
     /** Decides one request; see the class description. */
     public HttpAnswer check(RequestView request) {
         String caller = resolver.resolve(request);
-        Decision decision = limiter.decide(caller);
-        return switch (decision.outcome()) {
-            case ALLOWED, SHADOW_REJECTED -> new HttpAnswer(HttpAnswer.PROCEED, layerHeaders(request, decision, caller),
-                    null);
-            case FAILED_OPEN -> HttpAnswer.FAILED_OPEN;
-            case REJECTED, UNSATISFIABLE -> {
-                List<HttpAnswer.Header> out = new ArrayList<>(6);
-                out.add(retryAfter(decision));
-                out.addAll(layerHeaders(request, decision, caller));
-                yield new HttpAnswer(429, out, Problems.tooManyRequests(decision, headers));
+        Decision decision = limiter == null ? null : limiter.decide(caller);
+        if (decision != null && !decision.allowed()) {
+            return refusal(request, decision, caller);
+        }
+        Lease lease = concurrency == null ? null : concurrency.acquire(caller);
+        if (lease != null && !lease.decision().allowed()) {
+            // All or nothing: a request refused its place is not charged by the rate limits either.
+            if (decision != null && decision.outcome() == Decision.Outcome.ALLOWED) {
+                limiter.refund(caller);
             }
-            case FAILED_CLOSED -> new HttpAnswer(503, List.of(retryAfter(decision)), Problems.SERVICE_UNAVAILABLE);
-        };
+            Decision refused = lease.decision();
+            if (refused.outcome() == Decision.Outcome.FAILED_CLOSED) {
+                return refusal(request, refused, caller);
+            }
+            List<HttpAnswer.Header> out = new ArrayList<>(6);
+            out.add(retryAfter(refused));
+            out.addAll(headers(request));
+            return new HttpAnswer(429, out, Problems.tooManyInFlight(refused));
+        }
+        Completion completion = completion(caller, decision, lease);
+        if (decision == null || decision.outcome() == Decision.Outcome.FAILED_OPEN) {
+            return completion == Completion.NONE ? HttpAnswer.FAILED_OPEN
+                    : new HttpAnswer(HttpAnswer.PROCEED, List.of(), null, completion);
+        }
+        return new HttpAnswer(HttpAnswer.PROCEED, layerHeaders(request, decision, caller), null, completion);
+    }
+
+    /** The answer to a request its rate limits refused, or whose store failed on a closed route. */
+    private HttpAnswer refusal(RequestView request, Decision decision, String caller) {
+        if (decision.outcome() == Decision.Outcome.FAILED_CLOSED) {
+            return new HttpAnswer(503, List.of(retryAfter(decision)), Problems.SERVICE_UNAVAILABLE);
+        }
+        List<HttpAnswer.Header> out = new ArrayList<>(6);
+        out.add(retryAfter(decision));
+        out.addAll(layerHeaders(request, decision, caller));
+        return new HttpAnswer(429, out, Problems.tooManyRequests(decision, headers));
+    }
+
+    /**
+     * What is left to do when the response is complete: return the lease, and with
+     * {@code charge=after} refund a charged request whose status is not charged.
+     */
+    private Completion completion(String caller, Decision decision, Lease lease) {
+        boolean refund = charging.after() && decision != null && decision.outcome() == Decision.Outcome.ALLOWED;
+        boolean release = lease != null && lease.held();
+        if (!refund && !release) {
+            return Completion.NONE;
+        }
+        return Completion.once(status -> {
+            try {
+                if (release) {
+                    lease.release();
+                }
+            } finally {
+                if (refund && !charging.counts(status)) {
+                    limiter.refund(caller);
+                }
+            }
+        });
     }
 
     /**
@@ -116,9 +208,14 @@ public final class Guard {
         return write(Layers.of(request).all());
     }
 
-    /** The limiter, for logs and tests. */
+    /** The rate limiter, for logs and tests; {@code null} when the route has only a concurrency limit. */
     public RateLimiter limiter() {
         return limiter;
+    }
+
+    /** The concurrency limiter, for logs and tests; {@code null} when the route has none. */
+    public ConcurrencyLimiter concurrencyLimiter() {
+        return concurrency;
     }
 
     /** Adds this guard's decision to the request's layers and returns the headers of them all. */
@@ -139,6 +236,7 @@ public final class Guard {
 
     @Override
     public String toString() {
-        return "Guard[" + limiter + ", headers " + headers.configName() + "]";
+        return "Guard[" + (limiter == null ? "" : limiter + ", ") + (concurrency == null ? "" : concurrency + ", ")
+                + (charging.after() ? charging + ", " : "") + "headers " + headers.configName() + "]";
     }
 }
