@@ -74,11 +74,11 @@ import java.util.function.Function;
  * status in its {@code ContainerResponseFilter}: after the resource returned, an asynchronous
  * resource resumed, or an {@code ExceptionMapper} (or a {@code WebApplicationException}'s own
  * response) turned an exception into a response; before the entity is written, so a lease does
- * not cover the streaming of a long entity. An exception no mapper maps leaves JAX-RS for the
- * container without a response filter: the request stays charged (as a 500 would be) and its
- * lease is returned only when it expires. Register an {@code ExceptionMapper<Throwable>}, or put
- * the servlet filter in front (which sees the end of every response, exceptions as 500), where
- * that matters.
+ * not cover the streaming of a long entity. Jersey runs the response filter for an exception no
+ * mapper maps too (as 500); a runtime that hands such an exception to the container without
+ * running response filters leaves the request charged (as a 500 would be) and its lease held
+ * until it expires. Register an {@code ExceptionMapper<Throwable>}, or put the servlet filter in
+ * front (which sees the end of every response, exceptions as 500), where that matters.
  *
  * <p>The key source {@code ip} is the socket peer, or, when the peer is in
  * {@code sluice.trusted-proxies}, the client named by the one header of
