@@ -156,11 +156,11 @@ final class DecideScript {
         }
     }
 
-    private static long number(List<Object> reply, int index) {
+    static long number(List<Object> reply, int index) {
         return ((Number) reply.get(index)).longValue();
     }
 
-    private static Duration micros(long micros) {
+    static Duration micros(long micros) {
         return Duration.of(micros, ChronoUnit.MICROS);
     }
 
@@ -179,7 +179,7 @@ final class DecideScript {
         }
     }
 
-    private static String sha1(String text) {
+    static String sha1(String text) {
         try {
             return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-1").digest(text.getBytes(StandardCharsets.UTF_8)));
         } catch (NoSuchAlgorithmException e) {

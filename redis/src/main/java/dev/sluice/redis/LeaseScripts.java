@@ -9,7 +9,6 @@ import org.redisson.api.RedissonClient;
 import org.redisson.client.codec.StringCodec;
 
 import java.time.Duration;
-import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -48,7 +47,7 @@ final class LeaseScripts {
         List<Object> args = new ArrayList<>(1 + 7 * limits.size());
         args.add(now());
         for (Limit limit : limits) {
-            keys.add(Keys.key(tag, limit.policy(), limit.algorithm().keySuffix()));
+            keys.add(key(tag, limit));
             args.addAll(List.of(DecideScript.encode(limit)));
         }
         return refund.<Object>eval(RScript.ReturnType.LONG, keys, args.toArray()).thenRun(() -> { });
@@ -74,21 +73,14 @@ final class LeaseScripts {
     /** {@code lease.lua}'s reply: allowed, remaining, reset_us, retry_us, next_us. */
     private static Decision decision(List<Object> reply, Limit limit) {
         try {
-            boolean allowed = number(reply, 0) == 1;
-            Duration retry = micros(number(reply, 3));
-            Decision.Quota quota = new Decision.Quota(limit, allowed, number(reply, 1), micros(number(reply, 2)), retry,
-                    micros(number(reply, 4)));
+            boolean allowed = DecideScript.number(reply, 0) == 1;
+            Duration retry = DecideScript.micros(DecideScript.number(reply, 3));
+            Decision.Quota quota = new Decision.Quota(limit, allowed, DecideScript.number(reply, 1),
+                    DecideScript.micros(DecideScript.number(reply, 2)), retry,
+                    DecideScript.micros(DecideScript.number(reply, 4)));
             return new Decision(allowed ? Decision.Outcome.ALLOWED : Decision.Outcome.REJECTED, List.of(quota), retry);
         } catch (RuntimeException e) {
             throw new IllegalStateException("unreadable reply from lease.lua: " + e, e);
         }
-    }
-
-    private static long number(List<Object> reply, int index) {
-        return ((Number) reply.get(index)).longValue();
-    }
-
-    private static Duration micros(long micros) {
-        return Duration.of(micros, ChronoUnit.MICROS);
     }
 }
