@@ -81,8 +81,19 @@ final class ResponseEnd {
         }
     }
 
-    /** Hears the end of one asynchronous cycle; a new cycle gets a new listener through {@link Noticing}. */
-    private record Listener(HttpServletResponse response, Completion completion) implements AsyncListener {
+    /**
+     * Hears the end of one asynchronous cycle; a new cycle gets a new listener through {@link Noticing}.
+     * A class, not a record: the Eclipse Transformer that makes the javax artifact does not rewrite
+     * a record's component attributes, which would keep naming {@code jakarta.servlet}.
+     */
+    private static final class Listener implements AsyncListener {
+        private final HttpServletResponse response;
+        private final Completion completion;
+
+        Listener(HttpServletResponse response, Completion completion) {
+            this.response = response;
+            this.completion = completion;
+        }
 
         @Override
         public void onComplete(AsyncEvent event) {
