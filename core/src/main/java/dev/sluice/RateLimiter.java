@@ -58,6 +58,7 @@ public final class RateLimiter {
     private final Executor executor;
     private final List<Limit> localLimits;
     private final double localShare;
+    private final Refunds refunds;
 
     private RateLimiter(Builder builder) {
         this.costed = new CostedLimits(builder.limits);
@@ -68,6 +69,7 @@ public final class RateLimiter {
         this.localLimits = guard.localLimits(costed.configured()); // built now: a scaled limit that is invalid fails here
         this.announcer = new Announcer(builder.shadow, builder.listener, policies);
         this.executor = builder.executor;
+        this.refunds = new Refunds(store, builder.timeout, policies);
     }
 
     /** A builder with the defaults: in-memory store, {@link FailureMode#OPEN}, 100 ms timeout. */
@@ -150,6 +152,26 @@ public final class RateLimiter {
      */
     public void reset(String caller) {
         guard.reset(Objects.requireNonNull(caller, "caller"), costed.configured());
+    }
+
+    /**
+     * Gives back what one {@link Decision.Outcome#ALLOWED} request of {@code caller} spent (each
+     * limit's configured cost), atomically in the store: for charging only the requests that
+     * turn out to count ({@code charge=after}: decide up front, refund once the response shows
+     * the request was not a failure). Never above an untouched caller's budget, never another
+     * caller's; see {@link RateLimitStore#refund}. Waits at most the timeout.
+     *
+     * @return whether the store confirmed the refund in time; if not (logged at most every ten
+     *         seconds), the request may stay charged
+     */
+    public boolean refund(String caller) {
+        return refunds.refund(Objects.requireNonNull(caller, "caller"), costed.configured());
+    }
+
+    /** As {@link #refund(String)}, for a request decided with {@link #decide(String, long)}. */
+    public boolean refund(String caller, long cost) {
+        List<Limit> request = costed.withCost(cost);
+        return request != null && refunds.refund(Objects.requireNonNull(caller, "caller"), request);
     }
 
     /** Whether this limiter only reports rejections ({@link Decision.Outcome#SHADOW_REJECTED}) instead of making them. */
@@ -322,6 +344,10 @@ public final class RateLimiter {
             }
             Set<String> seen = new HashSet<>();
             for (Limit limit : limits) {
+                if (!limit.algorithm().isRate()) {
+                    throw new IllegalArgumentException("'algorithm' concurrency caps requests in flight and is decided "
+                            + "by a ConcurrencyLimiter, not a RateLimiter, got '" + limit + "'");
+                }
                 if (!seen.add(limit.policy())) {
                     throw new IllegalArgumentException("'policy' '" + limit.policy()
                             + "' is used by two limits of one limiter; give each limit its own policy name");

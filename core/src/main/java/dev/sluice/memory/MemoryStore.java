@@ -46,11 +46,14 @@ public final class MemoryStore implements RateLimitStore {
 
     private final TimeSource time;
     private final Cache<String, Caller> callers;
+    /** Concurrency leases, apart from the rate states: another lifetime (the lease), another lock. */
+    private final LeaseTable leases;
     /** Runs between reading a caller and locking it, with its tag: for tests of that window only. */
     volatile Consumer<String> beforeLock;
 
     private MemoryStore(Builder builder) {
         this.time = builder.time;
+        this.leases = new LeaseTable(time, builder.maximumCallers);
         this.callers = Caffeine.newBuilder()
                 .maximumSize(builder.maximumCallers)
                 // Expiry needs durations only: the JVM's cheap monotonic clock serves unless a clock is injected.
@@ -135,6 +138,33 @@ public final class MemoryStore implements RateLimitStore {
                 state.forget(limits);
             }
         }
+        return CompletableFuture.completedFuture(null);
+    }
+
+    /** Gives back one request's spending under these limits, under the caller's lock; see {@link RateLimitStore#refund}. */
+    @Override
+    public CompletionStage<Void> refund(String caller, List<Limit> limits) {
+        Caller state = callers.getIfPresent(Keys.tag(caller));
+        if (state != null) {
+            synchronized (state) {
+                if (!state.retired) {
+                    state.refund(time.nowMicros(), limits);
+                }
+            }
+        }
+        return CompletableFuture.completedFuture(null);
+    }
+
+    /** Takes a concurrency lease; see {@link RateLimitStore#acquireLease}. */
+    @Override
+    public CompletionStage<Decision> acquireLease(String caller, Limit limit, String leaseId) {
+        return CompletableFuture.completedFuture(leases.acquire(Keys.tag(caller), limit, leaseId));
+    }
+
+    /** Returns a concurrency lease; see {@link RateLimitStore#releaseLease}. */
+    @Override
+    public CompletionStage<Void> releaseLease(String caller, Limit limit, String leaseId) {
+        leases.release(Keys.tag(caller), limit, leaseId);
         return CompletableFuture.completedFuture(null);
     }
 
@@ -242,6 +272,13 @@ public final class MemoryStore implements RateLimitStore {
                 states[found] = LimitState.absent(compiled[found]); // an expired state is an absent key
             }
             return states[found];
+        }
+
+        /** Gives back one request's cost under each of these limits (see {@link LimitState#refund}). */
+        void refund(long now, List<Limit> limits) {
+            for (Limit limit : limits) {
+                state(limit, now).refund(now, limit.cost());
+            }
         }
 
         /** Makes the states of these limits' (policy, algorithm) absent. */

@@ -27,6 +27,14 @@ import java.lang.annotation.Target;
  *     @POST
  *     @RateLimit(limit = "5/1m", key = "principal,ip", failureMode = FailureMode.CLOSED)
  *     public void reindex() { ... }
+ *
+ *     @POST @Path("/login")                                   // counts failed logins only
+ *     @RateLimit(limit = "5/15m", key = "ip", charge = "after", chargeWhen = "401,403")
+ *     public Response login(Credentials c) { ... }
+ *
+ *     @GET @Path("/report")                                   // at most 2 in flight per caller
+ *     @RateLimit(limit = "2", algorithm = Algorithm.CONCURRENCY, lease = "60s", key = "principal")
+ *     public Report report() { ... }
  * }
  * }</pre>
  *
@@ -87,7 +95,11 @@ import java.lang.annotation.Target;
 @Repeatable(RateLimit.List.class)
 public @interface RateLimit {
 
-    /** {@code <count>/<period>}: {@code 10/s}, {@code 100/1m}, {@code 20/500ms}, {@code 5000/1h}, {@code 1000/1d}. */
+    /**
+     * {@code <count>/<period>}: {@code 10/s}, {@code 100/1m}, {@code 20/500ms}, {@code 5000/1h},
+     * {@code 1000/1d}; with {@code algorithm = Algorithm.CONCURRENCY}, the most requests in flight,
+     * such as {@code 10}.
+     */
     String limit();
 
     /**
@@ -144,6 +156,26 @@ public @interface RateLimit {
      * no rate-limit headers). Default: all. Repeated annotations must name the same methods.
      */
     String[] methods() default {};
+
+    /**
+     * When the request is charged: {@code "before"} it runs (the default), or {@code "after"} its
+     * response status is known, counting only the statuses of {@link #chargeWhen()} (see
+     * {@link RateLimitFeature} for where the status is seen). Repeated annotations must agree.
+     */
+    String charge() default "before";
+
+    /**
+     * With {@code charge = "after"}, the statuses that are charged: codes and classes such as
+     * {@code "401,403"} or {@code "4xx"}; blank (the default) means {@code "4xx,5xx"}.
+     */
+    String chargeWhen() default "";
+
+    /**
+     * With {@code algorithm = Algorithm.CONCURRENCY} (and {@link #limit()} a plain number of
+     * requests in flight, such as {@code "10"}), the longest a request holds its place, such as
+     * {@code "30s"}; blank (the default) means {@code 30s}.
+     */
+    String lease() default "";
 
     /** The container of repeated {@link RateLimit} annotations; write the annotations, not this. */
     @Documented

@@ -74,6 +74,18 @@ import java.util.function.Function;
  *       allowed or rejected above, with the headers of the local decision.
  * </ul>
  *
+ * <p>With {@code charge = "after"} the request is decided as it arrives and refunded once its
+ * response status is known unless that status is in {@code chargeWhen}; with
+ * {@code algorithm = Algorithm.CONCURRENCY} it holds a lease until then. The feature sees that
+ * status in its {@code ContainerResponseFilter}: after the resource returned, an asynchronous
+ * resource resumed, or an {@code ExceptionMapper} (or a {@code WebApplicationException}'s own
+ * response) turned an exception into a response; before the entity is written, so a lease does
+ * not cover the streaming of a long entity. Jersey runs the response filter for an exception no
+ * mapper maps too (as 500); a runtime that hands such an exception to the container without
+ * running response filters leaves the request charged (as a 500 would be) and its lease held
+ * until it expires. Register an {@code ExceptionMapper<Throwable>}, or put the servlet filter in
+ * front (which sees the end of every response, exceptions as 500), where that matters.
+ *
  * <p>The key source {@code ip} is the socket peer, or, when the peer is in
  * {@code sluice.trusted-proxies}, the client named by the one header of
  * {@code sluice.forwarded-header} ({@code x-forwarded-for}, the default, or {@code forwarded}: the
@@ -148,7 +160,7 @@ public final class RateLimitFeature implements DynamicFeature {
                 ServletAddressRegistration.register(context, PRIORITY - 1);
             }
             LOG.debug("Rate-limiting {}.{}: {}", resourceClass.getName(), resourceInfo.getResourceMethod().getName(),
-                    guard.limiter());
+                    guard);
         } catch (RuntimeException e) {
             // Start-up fails; a runtime that never started the application will not call close().
             close();

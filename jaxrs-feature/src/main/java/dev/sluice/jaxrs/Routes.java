@@ -64,7 +64,8 @@ final class Routes {
                     : a.policy().trim();
             try {
                 routes.add(RouteSpec.of(policy, a.algorithm(), a.limit(), a.burst(), a.cost(), a.key(), a.failureMode(),
-                        String.join(",", a.tiers()), String.join(",", a.methods())));
+                        String.join(",", a.tiers()), String.join(",", a.methods()))
+                        .withCompletion(a.charge(), a.chargeWhen(), a.lease()));
             } catch (IllegalArgumentException e) {
                 throw new IllegalArgumentException(where(resourceClass, method) + ": " + e.getMessage(), e);
             }

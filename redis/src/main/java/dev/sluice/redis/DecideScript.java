@@ -68,6 +68,7 @@ final class DecideScript {
             case SLIDING_WINDOW -> 3;
             case FIXED_WINDOW -> 4;
             case SLIDING_LOG -> 5;
+            case CONCURRENCY -> throw new IllegalArgumentException("concurrency is taken by lease.lua, not decide.lua");
         };
     }
 
@@ -119,7 +120,7 @@ final class DecideScript {
     }
 
     /** One limit's {@code ARGV} values, in the order decide.lua reads them. */
-    private static String[] encode(Limit limit) {
+    static String[] encode(Limit limit) {
         String[] args = new String[ARGS_PER_LIMIT];
         args[0] = Integer.toString(id(limit.algorithm()));
         CompiledLimit compiled = CompiledLimit.of(limit);
@@ -155,11 +156,11 @@ final class DecideScript {
         }
     }
 
-    private static long number(List<Object> reply, int index) {
+    static long number(List<Object> reply, int index) {
         return ((Number) reply.get(index)).longValue();
     }
 
-    private static Duration micros(long micros) {
+    static Duration micros(long micros) {
         return Duration.of(micros, ChronoUnit.MICROS);
     }
 
@@ -178,7 +179,7 @@ final class DecideScript {
         }
     }
 
-    private static String sha1(String text) {
+    static String sha1(String text) {
         try {
             return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-1").digest(text.getBytes(StandardCharsets.UTF_8)));
         } catch (NoSuchAlgorithmException e) {

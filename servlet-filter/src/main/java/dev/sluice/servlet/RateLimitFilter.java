@@ -3,6 +3,7 @@ package dev.sluice.servlet;
 import dev.sluice.RateLimitStore;
 import dev.sluice.RateLimiter;
 import dev.sluice.web.CallerRules;
+import dev.sluice.web.Completion;
 import dev.sluice.web.Guard;
 import dev.sluice.web.HeaderStyle;
 import dev.sluice.web.HttpAnswer;
@@ -57,7 +58,11 @@ import java.util.Objects;
  * {@link RouteSpec} and {@link WebSettings}:
  * {@code policy} (default: the filter name, with characters outside {@code A-Z a-z 0-9 . _ ~ -}
  * replaced by {@code -}), {@code algorithm}, {@code limit} (required), {@code burst}, {@code key},
- * {@code cost}, {@code store}, {@code failure-mode}, {@code timeout}, {@code headers},
+ * {@code cost}, {@code charge} ({@code before}, the default, or {@code after}: charge once the
+ * response status is known), {@code charge-when} (with {@code charge=after}, the statuses charged:
+ * codes and classes such as {@code 401,403} or {@code 4xx}; default {@code 4xx,5xx}), {@code lease}
+ * (with {@code algorithm=concurrency} and a plain {@code limit} such as {@code 10}: the longest a
+ * request holds its place, default {@code 30s}), {@code store}, {@code failure-mode}, {@code timeout}, {@code headers},
  * {@code partition-key}, {@code trusted-proxies}, {@code forwarded-header} ({@code x-forwarded-for} or
  * {@code forwarded}: the one header read from trusted proxies), {@code ipv6-prefix} (32 to 128,
  * default 64: the network an IPv6 client is keyed by), {@code mode}, {@code metrics},
@@ -113,6 +118,15 @@ import java.util.Objects;
  *       limits scaled by {@code local-share}, answered as allowed or rejected above, with the
  *       headers of the local decision, until the store answers again.
  * </ul>
+ *
+ * <p>With {@code charge=after} the request is decided (and refused only when the budget is spent)
+ * as it arrives, and refunded once its response status is known unless that status is in
+ * {@code charge-when}: a login filter with {@code charge-when=401,403} counts failed attempts only.
+ * With {@code algorithm=concurrency} the request holds a lease until its response is complete;
+ * over the limit it is answered {@code 429} with {@code Retry-After} (and no rate-limit headers of
+ * its own). The end of the response is when the chain returns (an exception counts as 500), or,
+ * if the application started async mode, the {@code onComplete} (or {@code onError}, as 500) of
+ * its {@code AsyncContext}, so map such filters with {@code <async-supported>true}.
  *
  * <p>A request is charged once per filter, however many times it passes the filter (a filter
  * mapped for {@code REQUEST}, {@code FORWARD}, {@code INCLUDE}, {@code ERROR} and {@code ASYNC}
@@ -330,7 +344,11 @@ public final class RateLimitFilter implements Filter {
             response.setHeader(header.name(), header.value());
         }
         if (answer.proceeds()) {
-            chain.doFilter(request, response);
+            if (answer.completion() == Completion.NONE) {
+                chain.doFilter(request, response);
+            } else {
+                ResponseEnd.proceed(request, response, chain, answer.completion());
+            }
             return;
         }
         byte[] body = answer.body().getBytes(StandardCharsets.UTF_8);
@@ -356,7 +374,7 @@ public final class RateLimitFilter implements Filter {
     @Override
     public String toString() {
         Active a = active;
-        return "RateLimitFilter[" + (a != null ? a.guard.limiter() : givenLimiter != null ? givenLimiter
+        return "RateLimitFilter[" + (a != null ? a.guard : givenLimiter != null ? givenLimiter
                 : "not initialised") + "]";
     }
 }

@@ -27,6 +27,12 @@ public enum Parameter {
     COST("cost", Scope.ROUTE),
     /** {@code failure-mode}: {@code open}, {@code closed} or {@code local} when the store fails. */
     FAILURE_MODE("failure-mode", Scope.ROUTE),
+    /** {@code charge}: {@code before} the request runs, or {@code after} its response status is known. */
+    CHARGE("charge", Scope.ROUTE),
+    /** {@code charge-when}: with {@code charge=after}, the statuses that are charged, such as {@code 401,403} or {@code 4xx}. */
+    CHARGE_WHEN("charge-when", Scope.ROUTE),
+    /** {@code lease}: with {@code algorithm=concurrency}, the longest a request holds its place. */
+    LEASE("lease", Scope.ROUTE),
     /** {@code store}: {@code memory}, a Redis URI or {@code redisson:PATH}. */
     STORE("store", Scope.APPLICATION),
     /** {@code timeout}: the longest one decision waits on the store. */

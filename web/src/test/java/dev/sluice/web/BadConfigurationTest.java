@@ -40,7 +40,7 @@ class BadConfigurationTest {
             "limit|abc|'limit'",
             "limit|100/minutes|'limit' must look like <count>/<period> (e.g. 100/1m), got '100/minutes'",
             "limit|10/2w|'limit'",
-            "algorithm|leaky-bucket|'algorithm' must be one of token-bucket, gcra, sliding-window, fixed-window, sliding-log, got 'leaky-bucket'",
+            "algorithm|leaky-bucket|'algorithm' must be one of token-bucket, gcra, sliding-window, fixed-window, sliding-log, concurrency, got 'leaky-bucket'",
             "burst|0|'burst' must be an integer of at least 1, got '0'",
             "burst|-3|'burst'",
             "burst|many|'burst'",
