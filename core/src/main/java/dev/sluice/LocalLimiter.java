@@ -139,6 +139,7 @@ final class LocalLimiter {
             case TOKEN_BUCKET, GCRA -> Math.ceil((double) limit.burst() * limit.periodMicros() / limit.count()) + 1;
             case SLIDING_WINDOW -> 2.0 * limit.periodMicros();
             case FIXED_WINDOW, SLIDING_LOG -> limit.periodMicros();
+            case CONCURRENCY -> limit.periodMicros(); // a lease; a RateLimiter never holds one
         };
         return micros * 1_000 >= Long.MAX_VALUE ? Long.MAX_VALUE : (long) (micros * 1_000);
     }
