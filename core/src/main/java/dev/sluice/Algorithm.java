@@ -3,8 +3,8 @@ package dev.sluice;
 import java.util.Locale;
 
 /**
- * The five ways Sluice can count. Each is exact on both stores and each has a documented flaw;
- * pick the one whose flaw you can live with.
+ * The five ways Sluice can count a rate, and the cap on requests in flight. Each is exact on both
+ * stores and each has a documented flaw; pick the one whose flaw you can live with.
  *
  * <ul>
  *   <li>{@link #TOKEN_BUCKET} (the default): capacity {@code burst}, refilled continuously at the
@@ -23,6 +23,11 @@ import java.util.Locale;
  *       next: twice the limit within a short span.
  *   <li>{@link #SLIDING_LOG}: one timestamp per admitted unit, at most {@code limit} of them;
  *       exact. Flaw: memory and work grow with the limit.
+ *   <li>{@link #CONCURRENCY}: not a rate but a cap on requests in flight: a request holds one of
+ *       {@code count} leases from its start until its response completes, or at most
+ *       {@code period} (the lease), after which a lease left behind (an instance that died
+ *       mid-request) expires. Decided by {@link ConcurrencyLimiter}, never by {@link RateLimiter}.
+ *       Flaw: a request that outlives its lease no longer counts.
  * </ul>
  */
 public enum Algorithm {
@@ -30,7 +35,8 @@ public enum Algorithm {
     GCRA("gcra", "gcra"),
     SLIDING_WINDOW("sliding-window", "sw"),
     FIXED_WINDOW("fixed-window", "fw"),
-    SLIDING_LOG("sliding-log", "sl");
+    SLIDING_LOG("sliding-log", "sl"),
+    CONCURRENCY("concurrency", "cc");
 
     private final String configName;
     private final String keySuffix;
@@ -55,6 +61,18 @@ public enum Algorithm {
         return this == TOKEN_BUCKET || this == GCRA;
     }
 
+    private static final java.util.List<Algorithm> RATES = java.util.Arrays.stream(values()).filter(Algorithm::isRate).toList();
+
+    /** The algorithms that limit a rate, in declaration order: {@link #values()} without {@link #CONCURRENCY}. */
+    public static java.util.List<Algorithm> rates() {
+        return RATES;
+    }
+
+    /** Whether this algorithm limits a rate (units per period): every one but {@link #CONCURRENCY}. */
+    public boolean isRate() {
+        return this != CONCURRENCY;
+    }
+
     /**
      * Reads a configuration name such as {@code sliding-window}; case and {@code _} versus
      * {@code -} are forgiven.
@@ -71,6 +89,6 @@ public enum Algorithm {
             }
         }
         throw new IllegalArgumentException("'algorithm' must be one of token-bucket, gcra, sliding-window, "
-                + "fixed-window, sliding-log, got '" + value + "'");
+                + "fixed-window, sliding-log, concurrency, got '" + value + "'");
     }
 }

@@ -8,7 +8,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
- * The last step of every decision: shadow mode turns a rejection into
+ * The last step of every decision: shadow mode turns a rejection (a local one too) into
  * {@link Decision.Outcome#SHADOW_REJECTED} (counted, logged at most every ten seconds), then the
  * listener hears the result. Thread-safe; logs under {@link RateLimiter}'s name.
  */
@@ -33,7 +33,10 @@ final class Announcer {
     /** Applies shadow mode to {@code decision} and tells the listener; what the caller gets. */
     Decision announce(Decision decision, long started) {
         Decision result = decision;
-        if (shadow && (decision.outcome() == Decision.Outcome.REJECTED || decision.outcome() == Decision.Outcome.UNSATISFIABLE)) {
+        Decision.Outcome outcome = decision.outcome();
+        // a local limiter's refusal is a refusal too: shadow mode lets it through like any other
+        if (shadow && (outcome == Decision.Outcome.REJECTED || outcome == Decision.Outcome.UNSATISFIABLE
+                || outcome == Decision.Outcome.LOCAL_REJECTED)) {
             result = new Decision(Decision.Outcome.SHADOW_REJECTED, decision.quotas(), decision.retryAfter());
             shadowRejections.increment();
             long now = System.nanoTime();

@@ -22,7 +22,8 @@ import java.util.Objects;
  * }</pre>
  *
  * @param outcome    what happened
- * @param quotas     one entry per limit, in the limiter's order; empty when the store failed
+ * @param quotas     one entry per limit, in the limiter's order; empty when the store failed (but for a
+ *                   local decision, which carries the local limiter's quotas)
  * @param retryAfter when a request of this cost could next be allowed: zero when allowed; for
  *                   {@link Outcome#FAILED_CLOSED}, a short suggested back-off
  */
@@ -44,7 +45,19 @@ public record Decision(Outcome outcome, List<Quota> quotas, Duration retryAfter)
         /** The store failed or timed out and the failure mode is {@link FailureMode#OPEN}. */
         FAILED_OPEN,
         /** The store failed or timed out and the failure mode is {@link FailureMode#CLOSED}. */
-        FAILED_CLOSED
+        FAILED_CLOSED,
+        /**
+         * The store failed or timed out, the failure mode is {@link FailureMode#LOCAL}, and this
+         * JVM's local limiter admitted the request: its cost was consumed from the local budgets,
+         * whose scaled limits the quotas carry.
+         */
+        LOCAL_ALLOWED,
+        /**
+         * The store failed or timed out, the failure mode is {@link FailureMode#LOCAL}, and this
+         * JVM's local limiter refused the request: nothing was consumed; answered like
+         * {@link #REJECTED} (HTTP 429 with {@code Retry-After}).
+         */
+        LOCAL_REJECTED
     }
 
     /**
@@ -95,16 +108,22 @@ public record Decision(Outcome outcome, List<Quota> quotas, Duration retryAfter)
     }
 
     /**
-     * Whether the caller may proceed: {@link Outcome#ALLOWED}, {@link Outcome#SHADOW_REJECTED} or
-     * {@link Outcome#FAILED_OPEN}.
+     * Whether the caller may proceed: {@link Outcome#ALLOWED}, {@link Outcome#SHADOW_REJECTED},
+     * {@link Outcome#FAILED_OPEN} or {@link Outcome#LOCAL_ALLOWED}.
      */
     public boolean allowed() {
-        return outcome == Outcome.ALLOWED || outcome == Outcome.SHADOW_REJECTED || outcome == Outcome.FAILED_OPEN;
+        return outcome == Outcome.ALLOWED || outcome == Outcome.SHADOW_REJECTED || outcome == Outcome.FAILED_OPEN
+                || outcome == Outcome.LOCAL_ALLOWED;
     }
 
-    /** Whether the store failed to decide (either failure mode). */
+    /** Whether the store failed to decide (any failure mode, the local limiter's decisions included). */
     public boolean storeFailed() {
-        return outcome == Outcome.FAILED_OPEN || outcome == Outcome.FAILED_CLOSED;
+        return outcome == Outcome.FAILED_OPEN || outcome == Outcome.FAILED_CLOSED || local();
+    }
+
+    /** Whether this JVM's local limiter decided, because the store could not ({@link FailureMode#LOCAL}). */
+    public boolean local() {
+        return outcome == Outcome.LOCAL_ALLOWED || outcome == Outcome.LOCAL_REJECTED;
     }
 
     /** The binding quota (see the class description), or {@code null} when the store failed. */
@@ -113,7 +132,7 @@ public record Decision(Outcome outcome, List<Quota> quotas, Duration retryAfter)
         for (Quota quota : quotas) {
             if (binding == null) {
                 binding = quota;
-            } else if (outcome == Outcome.ALLOWED
+            } else if (outcome == Outcome.ALLOWED || outcome == Outcome.LOCAL_ALLOWED
                     ? quota.remaining() < binding.remaining()
                     : quota.retryAfter().compareTo(binding.retryAfter()) > 0) {
                 binding = quota;

@@ -23,10 +23,12 @@ import java.util.regex.Pattern;
  * @param policy    name of the limit: 1 to 64 of {@code A-Z a-z 0-9 . _ ~ -}
  * @param algorithm how requests are counted
  * @param count     units admitted per period, at least 1
- * @param period    the period, from 1 µs to 366 days, in whole microseconds
+ * @param period    the period, from 1 µs to 366 days, in whole microseconds; for
+ *                  {@link Algorithm#CONCURRENCY}, the lease: the longest a request holds one
  * @param burst     bucket capacity for {@link Algorithm#TOKEN_BUCKET} and {@link Algorithm#GCRA};
  *                  equal to {@code count} for the window and log algorithms
- * @param cost      units one request spends, from 1 to the {@linkplain #capacity() capacity}
+ * @param cost      units one request spends, from 1 to the {@linkplain #capacity() capacity}; 1 for
+ *                  {@link Algorithm#CONCURRENCY}
  */
 public record Limit(String policy, Algorithm algorithm, long count, Duration period, long burst, long cost) {
 
@@ -47,8 +49,12 @@ public record Limit(String policy, Algorithm algorithm, long count, Duration per
         }
         if (period == null || period.isNegative() || period.isZero() || period.compareTo(MAX_PERIOD) > 0
                 || period.toNanosPart() % 1_000 != 0) {
-            throw new IllegalArgumentException("'limit' period must be between 1us and 366d in whole microseconds, got '"
-                    + period + "'");
+            throw new IllegalArgumentException((algorithm.isRate() ? "'limit' period" : "'lease'")
+                    + " must be between 1us and 366d in whole microseconds, got '" + period + "'");
+        }
+        if (!algorithm.isRate() && cost != 1) {
+            throw new IllegalArgumentException("'cost' applies to rate limits; a request holds one lease of "
+                    + "concurrency, got '" + cost + "'");
         }
         if (!algorithm.hasBurst() && burst != count) {
             throw new IllegalArgumentException("'burst' applies only to token-bucket and gcra, not to "
@@ -77,7 +83,7 @@ public record Limit(String policy, Algorithm algorithm, long count, Duration per
         boolean exact = switch (algorithm) {
             case TOKEN_BUCKET, GCRA -> Units.of(count, periodMicros, burst).exact();
             case SLIDING_WINDOW -> count <= Units.WINDOW_MAX / periodMicros;
-            case FIXED_WINDOW, SLIDING_LOG -> count <= Units.BUCKET_MAX;
+            case FIXED_WINDOW, SLIDING_LOG, CONCURRENCY -> count <= Units.BUCKET_MAX;
         };
         if (!exact) {
             throw new IllegalArgumentException("'limit' " + count + " per " + periodMicros + "us"
@@ -96,6 +102,14 @@ public record Limit(String policy, Algorithm algorithm, long count, Duration per
     public static Limit of(String policy, String limit) {
         Durations.Rate parsed = Durations.parseRate(limit);
         return new Limit(policy, Algorithm.TOKEN_BUCKET, parsed.count(), parsed.period(), parsed.count(), 1);
+    }
+
+    /**
+     * A cap of {@code max} requests in flight per caller ({@link Algorithm#CONCURRENCY}), each
+     * holding its lease at most {@code lease}: for {@link ConcurrencyLimiter}.
+     */
+    public static Limit concurrency(String policy, long max, Duration lease) {
+        return new Limit(policy, Algorithm.CONCURRENCY, max, lease, max, 1);
     }
 
     /** A token-bucket limit of {@code count} per {@code period}; burst equals the count, cost 1. */
@@ -141,6 +155,9 @@ public record Limit(String policy, Algorithm algorithm, long count, Duration per
     /** The configuration form, e.g. {@code api: token-bucket 10/1s burst 20 cost 1}. */
     @Override
     public String toString() {
+        if (!algorithm.isRate()) {
+            return policy + ": concurrency " + count + " lease " + Durations.formatDuration(period);
+        }
         return policy + ": " + algorithm.configName() + " " + count + "/" + Durations.formatDuration(period)
                 + (algorithm.hasBurst() ? " burst " + burst : "") + " cost " + cost;
     }

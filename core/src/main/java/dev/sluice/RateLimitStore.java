@@ -62,6 +62,47 @@ public interface RateLimitStore extends AutoCloseable {
                 new UnsupportedOperationException(getClass().getName() + " cannot reset a caller"));
     }
 
+    /**
+     * Gives back what one allowed request of {@code caller} spent under {@code limits} (each
+     * limit's {@link Limit#cost()}), atomically for all of them: for {@code charge=after}, a
+     * request charged up front whose response turned out not to count. A refund never raises a
+     * budget above what an untouched caller would have (a bucket is capped at its burst, a count
+     * stays at least 0, a sliding log drops the caller's newest entries), never touches other
+     * callers, and does nothing to state written under other parameters or already gone (a
+     * window that has passed). The default refuses.
+     *
+     * @return a stage completed once the refund is stored, or exceptionally if the store failed
+     */
+    default CompletionStage<Void> refund(String caller, List<Limit> limits) {
+        return java.util.concurrent.CompletableFuture.failedFuture(
+                new UnsupportedOperationException(getClass().getName() + " cannot refund a caller"));
+    }
+
+    /**
+     * Takes one lease of {@code caller} under a {@link Algorithm#CONCURRENCY} limit, named
+     * {@code leaseId}: allowed while fewer than {@link Limit#count()} unexpired leases are held,
+     * each expiring {@link Limit#period()} after it was taken. The decision's quota reports the
+     * leases left; a refusal's retry-after is the time until the oldest lease expires, at most
+     * one second (leases are usually returned long before they expire). The default refuses.
+     *
+     * @param leaseId unique among every instance sharing the store
+     * @return a stage completed with an {@link Decision.Outcome#ALLOWED} or
+     *         {@link Decision.Outcome#REJECTED} decision
+     */
+    default CompletionStage<Decision> acquireLease(String caller, Limit limit, String leaseId) {
+        return java.util.concurrent.CompletableFuture.failedFuture(
+                new UnsupportedOperationException(getClass().getName() + " cannot hold concurrency leases"));
+    }
+
+    /**
+     * Returns a lease taken by {@link #acquireLease}; returning one that expired or was returned
+     * already does nothing. The default refuses.
+     */
+    default CompletionStage<Void> releaseLease(String caller, Limit limit, String leaseId) {
+        return java.util.concurrent.CompletableFuture.failedFuture(
+                new UnsupportedOperationException(getClass().getName() + " cannot hold concurrency leases"));
+    }
+
     /** Releases what this store owns (connections, threads); decisions after this fail. */
     @Override
     void close();

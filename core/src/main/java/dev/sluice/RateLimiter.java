@@ -30,8 +30,9 @@ import java.util.stream.Collectors;
  * }</pre>
  *
  * <p>A decision never waits longer than the timeout on the store: when the store fails or is
- * late, the decision follows the {@link FailureMode} ({@link Decision.Outcome#FAILED_OPEN} or
- * {@link Decision.Outcome#FAILED_CLOSED}), the failure is counted and logged at most once every
+ * late, the decision follows the {@link FailureMode} ({@link Decision.Outcome#FAILED_OPEN},
+ * {@link Decision.Outcome#FAILED_CLOSED}, or a local limiter's {@link Decision.Outcome#LOCAL_ALLOWED}
+ * or {@link Decision.Outcome#LOCAL_REJECTED}), the failure is counted and logged at most once every
  * ten seconds. After five failures in a row a circuit breaker stops waiting on the store
  * altogether and probes it again after a short pause. Instances are thread-safe; closing the
  * store is the owner's business.
@@ -55,14 +56,20 @@ public final class RateLimiter {
     private final StoreGuard guard;
     private final Announcer announcer;
     private final Executor executor;
+    private final List<Limit> localLimits;
+    private final double localShare;
+    private final Refunds refunds;
 
     private RateLimiter(Builder builder) {
         this.costed = new CostedLimits(builder.limits);
         String policies = costed.configured().stream().map(Limit::policy).toList().toString();
         RateLimitStore store = builder.store != null ? builder.store : StoreProvider.forStore("memory").open("memory");
-        this.guard = new StoreGuard(store, builder.failureMode, builder.timeout, policies);
+        this.guard = new StoreGuard(store, builder.failureMode, builder.timeout, policies, builder.localShare);
+        this.localShare = builder.localShare;
+        this.localLimits = guard.localLimits(costed.configured()); // built now: a scaled limit that is invalid fails here
         this.announcer = new Announcer(builder.shadow, builder.listener, policies);
         this.executor = builder.executor;
+        this.refunds = new Refunds(store, builder.timeout, policies);
     }
 
     /** A builder with the defaults: in-memory store, {@link FailureMode#OPEN}, 100 ms timeout. */
@@ -147,6 +154,26 @@ public final class RateLimiter {
         guard.reset(Objects.requireNonNull(caller, "caller"), costed.configured());
     }
 
+    /**
+     * Gives back what one {@link Decision.Outcome#ALLOWED} request of {@code caller} spent (each
+     * limit's configured cost), atomically in the store: for charging only the requests that
+     * turn out to count ({@code charge=after}: decide up front, refund once the response shows
+     * the request was not a failure). Never above an untouched caller's budget, never another
+     * caller's; see {@link RateLimitStore#refund}. Waits at most the timeout.
+     *
+     * @return whether the store confirmed the refund in time; if not (logged at most every ten
+     *         seconds), the request may stay charged
+     */
+    public boolean refund(String caller) {
+        return refunds.refund(Objects.requireNonNull(caller, "caller"), costed.configured());
+    }
+
+    /** As {@link #refund(String)}, for a request decided with {@link #decide(String, long)}. */
+    public boolean refund(String caller, long cost) {
+        List<Limit> request = costed.withCost(cost);
+        return request != null && refunds.refund(Objects.requireNonNull(caller, "caller"), request);
+    }
+
     /** Whether this limiter only reports rejections ({@link Decision.Outcome#SHADOW_REJECTED}) instead of making them. */
     public boolean shadowMode() {
         return announcer.shadow();
@@ -170,6 +197,20 @@ public final class RateLimiter {
     /** What a decision does when the store fails or is late. */
     public FailureMode failureMode() {
         return guard.failureMode();
+    }
+
+    /** The share of each limit this JVM grants alone while the store fails, with {@link FailureMode#LOCAL}. */
+    public double localShare() {
+        return localShare;
+    }
+
+    /**
+     * The limits of {@link FailureMode#LOCAL}'s local limiter, in the order of {@link #limits()}:
+     * each count and burst scaled by the local share (see {@link Builder#localShare}); empty for
+     * the other failure modes.
+     */
+    public List<Limit> localLimits() {
+        return localLimits;
     }
 
     /** The longest a decision waits on the store. */
@@ -200,7 +241,8 @@ public final class RateLimiter {
 
     @Override
     public String toString() {
-        return "RateLimiter" + limits() + " failure-mode " + failureMode().configName() + " timeout "
+        return "RateLimiter" + limits() + " failure-mode " + failureMode().configName()
+                + (localLimits.isEmpty() ? "" : " locally " + localLimits) + " timeout "
                 + Durations.formatDuration(timeout()) + (shadowMode() ? " shadow" : "");
     }
 
@@ -213,6 +255,7 @@ public final class RateLimiter {
         private boolean shadow;
         private DecisionListener listener;
         private Executor executor = DEFAULT_EXECUTOR;
+        private double localShare = 1.0;
 
         private Builder() {
         }
@@ -271,6 +314,19 @@ public final class RateLimiter {
             return this;
         }
 
+        /**
+         * With {@link FailureMode#LOCAL}, the share of each limit this JVM grants on its own while the
+         * store fails: a fraction greater than 0 and at most 1; each count and burst is multiplied by
+         * it and rounded to the nearest integer, at least 1 (e.g. 0.33 with three instances keeps
+         * their total near the limit). Default 1.0; ignored by the other failure modes.
+         *
+         * @throws IllegalArgumentException naming {@code 'local-share'} and the value
+         */
+        public Builder localShare(double share) {
+            this.localShare = LocalLimiter.checkShare(share);
+            return this;
+        }
+
         /** The longest a decision may wait on the store, from 1 ms to 1 minute; default 100 ms. */
         public Builder timeout(Duration timeout) {
             this.timeout = Durations.checkTimeout(timeout);
@@ -288,6 +344,10 @@ public final class RateLimiter {
             }
             Set<String> seen = new HashSet<>();
             for (Limit limit : limits) {
+                if (!limit.algorithm().isRate()) {
+                    throw new IllegalArgumentException("'algorithm' concurrency caps requests in flight and is decided "
+                            + "by a ConcurrencyLimiter, not a RateLimiter, got '" + limit + "'");
+                }
                 if (!seen.add(limit.policy())) {
                     throw new IllegalArgumentException("'policy' '" + limit.policy()
                             + "' is used by two limits of one limiter; give each limit its own policy name");

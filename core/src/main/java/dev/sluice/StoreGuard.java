@@ -20,7 +20,9 @@ import java.util.concurrent.atomic.LongAdder;
  * A limiter's way to its store: the timeout, the circuit breaker, failure counting and logging,
  * and the failure mode. Both paths, blocking and asynchronous, end in one {@link #settle}: the
  * same answer or failure gives the same decision, counts once toward the breaker and once as a
- * store failure. A decision made without the store comes from {@link #fallback} alone.
+ * store failure. A decision made without the store comes from {@link #fallback} alone, once per
+ * request: a request that timed out is decided there once (with {@link FailureMode#LOCAL}, charged
+ * once locally), though its script may still have run in the store and charged it there too.
  *
  * <p>Thread-safe. Logs under {@link RateLimiter}'s name, which is the one users configure.
  */
@@ -40,10 +42,18 @@ final class StoreGuard {
     /** The limiter's policies, as logs and errors name them. */
     private final String policies;
     private final CircuitBreaker breaker;
+    /** The limiter of {@link FailureMode#LOCAL}; {@code null} for the other modes. */
+    private final LocalLimiter local;
     private final LongAdder failures = new LongAdder();
     private final AtomicLong lastFailureLog = new AtomicLong(System.nanoTime() - LOG_INTERVAL_NANOS);
 
     StoreGuard(RateLimitStore store, FailureMode failureMode, Duration timeout, String policies) {
+        this(store, failureMode, timeout, policies, 1.0);
+    }
+
+    /** @param localShare the share of each limit the local limiter grants, with {@link FailureMode#LOCAL} */
+    StoreGuard(RateLimitStore store, FailureMode failureMode, Duration timeout, String policies, double localShare) {
+        this.local = failureMode == FailureMode.LOCAL ? new LocalLimiter(localShare) : null;
         this.store = store;
         this.failureMode = failureMode;
         this.timeout = timeout;
@@ -116,6 +126,9 @@ final class StoreGuard {
     Decision settle(String caller, List<Limit> request, long started, Decision answer, Throwable failure) {
         if (failure == null && answer != null) {
             breaker.onSuccess();
+            if (local != null) {
+                local.storeAnswered();
+            }
             return answer;
         }
         Throwable cause = failure == null ? new NullPointerException("the store answered no decision") : unwrap(failure);
@@ -142,12 +155,23 @@ final class StoreGuard {
         return fallback(caller, request);
     }
 
-    /**
-     * The decision made without the store, following the failure mode. A mode that decides
-     * locally while the store fails would decide here, from the caller and the request.
-     */
+    /** The decision made without the store, following the failure mode: the one place that decides so. */
     private Decision fallback(String caller, List<Limit> request) {
-        return failureMode == FailureMode.OPEN ? FAILED_OPEN : FAILED_CLOSED;
+        return switch (failureMode) {
+            case OPEN -> FAILED_OPEN;
+            case CLOSED -> FAILED_CLOSED;
+            case LOCAL -> local.decide(caller, request);
+        };
+    }
+
+    /** The limits the local limiter decides for {@code request}; empty unless the failure mode is {@link FailureMode#LOCAL}. */
+    List<Limit> localLimits(List<Limit> request) {
+        return local == null ? List.of() : local.limits(request);
+    }
+
+    /** Whether the local limiter holds state now. */
+    boolean holdsLocalState() {
+        return local != null && local.holdsState();
     }
 
     /**

@@ -83,9 +83,12 @@ class StoreGuardTest {
             Decision asked = async(asynchronous);
 
             assertThat(asked).as("%s, failing %s", fault, mode.configName()).isEqualTo(waited);
-            assertThat(waited.outcome()).isEqualTo(mode == FailureMode.OPEN
-                    ? Decision.Outcome.FAILED_OPEN : Decision.Outcome.FAILED_CLOSED);
-            assertThat(waited.retryAfter()).isEqualTo(mode == FailureMode.OPEN ? Duration.ZERO : StoreGuard.FAILED_CLOSED_RETRY);
+            assertThat(waited.outcome()).isEqualTo(switch (mode) {
+                case OPEN -> Decision.Outcome.FAILED_OPEN;
+                case CLOSED -> Decision.Outcome.FAILED_CLOSED;
+                case LOCAL -> Decision.Outcome.LOCAL_ALLOWED; // the first request of a whole local budget
+            });
+            assertThat(waited.retryAfter()).isEqualTo(mode == FailureMode.CLOSED ? StoreGuard.FAILED_CLOSED_RETRY : Duration.ZERO);
             assertThat(blocking.failures()).isEqualTo(1);
             assertThat(asynchronous.failures()).isEqualTo(1);
         }

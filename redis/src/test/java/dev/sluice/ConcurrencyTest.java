@@ -48,14 +48,14 @@ class ConcurrencyTest {
     }
 
     @ParameterizedTest(name = "{0}")
-    @EnumSource(Algorithm.class)
+    @EnumSource(value = Algorithm.class, names = "CONCURRENCY", mode = EnumSource.Mode.EXCLUDE)
     void inMemoryExactlyTheLimitIsAdmitted(Algorithm algorithm) throws Exception {
         RateLimiter limiter = RateLimiter.builder().limit(HUNDRED.withAlgorithm(algorithm)).store(MemoryStore.create()).build();
         assertThat(race(List.of(limiter))).isEqualTo(100);
     }
 
     @ParameterizedTest(name = "{0}")
-    @EnumSource(Algorithm.class)
+    @EnumSource(value = Algorithm.class, names = "CONCURRENCY", mode = EnumSource.Mode.EXCLUDE)
     void onRedisFromThreeClientsExactlyTheLimitIsAdmitted(Algorithm algorithm) throws Exception {
         List<RateLimiter> nodes = new ArrayList<>();
         for (RedissonClient client : CLIENTS) {

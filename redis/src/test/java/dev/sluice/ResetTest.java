@@ -17,7 +17,7 @@ class ResetTest {
     void resetGivesACallerItsWholeBudgetBackOnEveryAlgorithmAndNobodyElse(Stores stores) {
         ManualClock clock = new ManualClock();
         RateLimitStore store = stores.create(clock);
-        for (Algorithm algorithm : Algorithm.values()) {
+        for (Algorithm algorithm : Algorithm.rates()) {
             RateLimiter limiter = RateLimiter.builder().limit(Limit.of("reset", "2/1h").withAlgorithm(algorithm))
                     .limit(Limit.of("reset-daily", "5/1d").withAlgorithm(algorithm))
                     .store(store).timeout(Stores.PATIENT).build();

@@ -40,15 +40,26 @@ class TwinTest {
     private static final int[] CHANGES = {50, 100};
 
     @ParameterizedTest(name = "{0}")
-    @EnumSource(Algorithm.class)
+    @EnumSource(value = Algorithm.class, names = "CONCURRENCY", mode = EnumSource.Mode.EXCLUDE)
     void redisScriptAndJavaTwinDecideAlike(Algorithm algorithm) {
+        twinsAgree(algorithm, false);
+    }
+
+    /** The same traces with a refund (refund.lua, LimitState.refund) before about a third of the decisions. */
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(value = Algorithm.class, names = "CONCURRENCY", mode = EnumSource.Mode.EXCLUDE)
+    void redisScriptAndJavaTwinRefundAlike(Algorithm algorithm) {
+        twinsAgree(algorithm, true);
+    }
+
+    private static void twinsAgree(Algorithm algorithm, boolean refunds) {
         for (int trace = 0; trace < TRACES; trace++) {
             long seed = algorithm.ordinal() * 1_000L + trace;
             List<List<Limit>> limits = randomChanges(new SplittableRandom(seed), algorithm);
-            List<Decision> memory = play(Stores.MEMORY::create, limits, seed);
+            List<Decision> memory = play(Stores.MEMORY::create, limits, seed, refunds);
             // the script itself, without the local cache of rejections that sits in front of it
             List<Decision> redis = play(time -> RedisStore.builder().client(Stores.client()).timeSourceForTesting(time)
-                    .localRejections(0).build(), limits, seed);
+                    .localRejections(0).build(), limits, seed, refunds);
             for (int i = 0; i < memory.size(); i++) {
                 assertThat(redis.get(i)).as("seed %d step %d, limits %s", seed, i, limits).isEqualTo(memory.get(i));
             }
@@ -56,7 +67,7 @@ class TwinTest {
     }
 
     @ParameterizedTest(name = "{0}")
-    @EnumSource(Algorithm.class)
+    @EnumSource(value = Algorithm.class, names = "CONCURRENCY", mode = EnumSource.Mode.EXCLUDE)
     void aBatchInOneScriptCallDecidesAsTheJavaTwinDecidesItsRequestsOneByOne(Algorithm algorithm) {
         for (int trace = 0; trace < TRACES; trace++) {
             long seed = 50_000L + algorithm.ordinal() * 1_000L + trace;
@@ -101,17 +112,20 @@ class TwinTest {
     @ParameterizedTest(name = "{0}")
     @EnumSource(Stores.class)
     void gcraAdmitsExactlyWhatTheTokenBucketAdmits(Stores store) {
-        for (int trace = 0; trace < TRACES; trace++) {
+        // every trace without refunds, then with them (the bucket and GCRA refund alike too)
+        for (int run = 0; run < 2 * TRACES; run++) {
+            int trace = run % TRACES;
+            boolean refunds = run >= TRACES;
             long seed = 77_000L + trace;
             List<List<Limit>> buckets = randomChanges(new SplittableRandom(seed), Algorithm.TOKEN_BUCKET);
             List<List<Limit>> gcras = buckets.stream()
                     .map(limits -> limits.stream().map(l -> l.withAlgorithm(Algorithm.GCRA)).toList()).toList();
-            List<Decision> tb = play(store::create, buckets, seed);
-            List<Decision> gcra = play(store::create, gcras, seed);
+            List<Decision> tb = play(store::create, buckets, seed, refunds);
+            List<Decision> gcra = play(store::create, gcras, seed, refunds);
             for (int i = 0; i < tb.size(); i++) {
                 Decision a = tb.get(i);
                 Decision b = gcra.get(i);
-                String where = "seed " + seed + " step " + i + " " + buckets;
+                String where = "seed " + seed + (refunds ? " with refunds" : "") + " step " + i + " " + buckets;
                 assertThat(b.outcome()).as(where).isEqualTo(a.outcome());
                 assertThat(b.retryAfter()).as(where).isEqualTo(a.retryAfter());
                 for (int q = 0; q < a.quotas().size(); q++) {
@@ -153,7 +167,8 @@ class TwinTest {
      * Plays one trace, switching to the next phase's limits (a new limiter on the same store) at
      * each of {@link #CHANGES}; every decision must be one its limits could give on their own.
      */
-    private static List<Decision> play(Function<TimeSource, RateLimitStore> store, List<List<Limit>> phases, long seed) {
+    private static List<Decision> play(Function<TimeSource, RateLimitStore> store, List<List<Limit>> phases, long seed,
+                                       boolean refunds) {
         SplittableRandom random = new SplittableRandom(seed * 31 + 7);
         ManualClock clock = new ManualClock(ManualClock.ALIGNED_START + random.nextLong(1_000_000_000L));
         RateLimitStore shared = store.apply(clock);
@@ -176,6 +191,12 @@ class TwinTest {
             }
             String caller = run + "-" + random.nextInt(3);
             long cost = random.nextInt(4) == 0 ? 1 + random.nextInt(4) : 0;
+            if (refunds && random.nextInt(3) == 0) {
+                // a refund of some earlier request of this caller, possibly of another cost or phase
+                long refunded = 1 + random.nextInt(3);
+                assertThat(refunded <= limiter.limits().stream().mapToLong(Limit::capacity).min().orElseThrow()
+                        ? limiter.refund(caller, refunded) : limiter.refund(caller)).as("refund at step %d", step).isTrue();
+            }
             Decision decision = cost == 0 ? limiter.decide(caller) : limiter.decide(caller, cost);
             assertThat(decision.storeFailed()).as("the store failed at step %d", step).isFalse();
             for (Decision.Quota quota : decision.outcome() == Decision.Outcome.UNSATISFIABLE ? List.<Decision.Quota>of()

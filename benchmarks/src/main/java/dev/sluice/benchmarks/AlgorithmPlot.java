@@ -44,7 +44,7 @@ public final class AlgorithmPlot {
             trace.add(t);
         }
         Map<Algorithm, List<Double>> admitted = new LinkedHashMap<>();
-        for (Algorithm algorithm : Algorithm.values()) {
+        for (Algorithm algorithm : Algorithm.rates()) {
             admitted.put(algorithm, run(algorithm, trace));
         }
         for (var entry : admitted.entrySet()) {

@@ -187,6 +187,13 @@ final class Caller {
         return states[found];
     }
 
+    /** Gives back one request's cost under each of these limits (see {@link LimitState#refund}). */
+    void refund(long now, List<Limit> limits) {
+        for (Limit limit : limits) {
+            state(limit, now).refund(now, limit.cost());
+        }
+    }
+
     /** Makes the states of these limits' (policy, algorithm) absent. */
     void forget(List<Limit> limits) {
         for (Limit limit : limits) {

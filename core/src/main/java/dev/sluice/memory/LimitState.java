@@ -35,6 +35,8 @@ abstract class LimitState {
             case FIXED_WINDOW -> new FixedWindow(limit.count(), limit.periodMicros());
             case SLIDING_WINDOW -> new SlidingWindow(limit.count(), limit.periodMicros());
             case SLIDING_LOG -> new SlidingLog(limit.count(), limit.periodMicros());
+            case CONCURRENCY -> throw new IllegalArgumentException("concurrency is held as leases (LeaseTable), "
+                    + "not as a rate state, got '" + limit + "'");
         };
     }
 
@@ -60,6 +62,14 @@ abstract class LimitState {
 
     /** Whether this state has never been written (an absent key). */
     abstract boolean isAbsent();
+
+    /**
+     * Gives back {@code cost} units spent under this state's parameters at {@code now}, as
+     * {@code refund.lua} does: never beyond an absent state's budget, and nothing if the state was
+     * written under other parameters or what it spent no longer counts (a window that has
+     * passed). Its expiry stays: a refund can only bring the equality with an absent state sooner.
+     */
+    abstract void refund(long now, long cost);
 
     static long floorDiv(long a, long b) {
         return Math.floorDiv(a, b);
@@ -177,6 +187,16 @@ abstract class LimitState {
         }
 
         @Override
+        void refund(long now, long cost) {
+            if (!present || wPerToken != perToken || wPerMicro != perMicro || wCapacity != capacity) {
+                return;
+            }
+            long t = Math.max(now, ts);
+            level = Math.min(capacity, refill(level, capacity, perMicro, t - ts) + cost * perToken);
+            ts = t;
+        }
+
+        @Override
         boolean isAbsent() {
             return !present;
         }
@@ -278,6 +298,17 @@ abstract class LimitState {
         }
 
         @Override
+        void refund(long now, long cost) {
+            if (!present || wPerToken != perToken || wPerMicro != perMicro || wCapacity != capacity || tat < now) {
+                return; // written under other units, or nothing owed any more
+            }
+            long debt = Math.max(0, (tat - now) * perMicro + rem - cost * perToken);
+            tat = now + debt / perMicro;
+            rem = debt % perMicro;
+            written = now;
+        }
+
+        @Override
         boolean isAbsent() {
             return !present;
         }
@@ -346,6 +377,13 @@ abstract class LimitState {
             out.set(fits, Math.max(0, count - cn), reset, fits ? 0 : reset, reset, cn == 0 ? 0 : reset);
             if (!(fits && commit)) {
                 untilGone(gone, now, out);
+            }
+        }
+
+        @Override
+        void refund(long now, long cost) {
+            if (present && wWindow == window && w >= floorDiv(now, window)) {
+                n = Math.max(0, n - cost);
             }
         }
 
@@ -467,6 +505,17 @@ abstract class LimitState {
             }
         }
 
+        /**
+         * Off the stored current count: this window's, or the previous one's when the caller has
+         * not committed since the window turned; nothing once it is older.
+         */
+        @Override
+        void refund(long now, long cost) {
+            if (present && wWindow == window && w >= floorDiv(now, window) - 1) {
+                cur = Math.max(0, cur - cost);
+            }
+        }
+
         @Override
         boolean isAbsent() {
             return !present;
@@ -553,6 +602,14 @@ abstract class LimitState {
             out.set(fits, Math.max(0, count - live), reset, retry, reset, next);
             if (!(fits && commit)) {
                 untilGone(gone, now, out);
+            }
+        }
+
+        /** Drops the newest {@code cost} entries (all, if there are fewer). */
+        @Override
+        void refund(long now, long cost) {
+            if (size > 0 && wWindow == window) {
+                size -= (int) Math.min(size, cost);
             }
         }
 

@@ -49,11 +49,14 @@ public final class MemoryStore implements RateLimitStore {
 
     private final TimeSource time;
     private final Cache<String, Caller> callers;
+    /** Concurrency leases, apart from the rate states: another lifetime (the lease), another lock. */
+    private final LeaseTable leases;
     /** Runs between reading a caller and locking it, with its tag: for tests of that window only. */
     volatile Consumer<String> beforeLock;
 
     private MemoryStore(Builder builder) {
         this.time = builder.time;
+        this.leases = new LeaseTable(time, builder.maximumCallers);
         this.callers = Caffeine.newBuilder()
                 .maximumSize(builder.maximumCallers)
                 // Expiry needs durations only: the JVM's cheap monotonic clock serves unless a clock is injected.
@@ -162,6 +165,37 @@ public final class MemoryStore implements RateLimitStore {
                 state.lock.unlockWrite(stamp);
             }
         }
+        return CompletableFuture.completedFuture(null);
+    }
+
+    /** Gives back one request's spending under these limits, under the caller's lock; see {@link RateLimitStore#refund}. */
+    @Override
+    public CompletionStage<Void> refund(String caller, List<Limit> limits) {
+        Caller state = callers.getIfPresent(Keys.tag(caller));
+        if (state != null) {
+            // A refund writes: the write lock, never the optimistic read (whose stamp it invalidates).
+            long stamp = state.lock.writeLock();
+            try {
+                if (!state.retired) {
+                    state.refund(time.nowMicros(), limits);
+                }
+            } finally {
+                state.lock.unlockWrite(stamp);
+            }
+        }
+        return CompletableFuture.completedFuture(null);
+    }
+
+    /** Takes a concurrency lease; see {@link RateLimitStore#acquireLease}. */
+    @Override
+    public CompletionStage<Decision> acquireLease(String caller, Limit limit, String leaseId) {
+        return CompletableFuture.completedFuture(leases.acquire(Keys.tag(caller), limit, leaseId));
+    }
+
+    /** Returns a concurrency lease; see {@link RateLimitStore#releaseLease}. */
+    @Override
+    public CompletionStage<Void> releaseLease(String caller, Limit limit, String leaseId) {
+        leases.release(Keys.tag(caller), limit, leaseId);
         return CompletableFuture.completedFuture(null);
     }
 

@@ -16,9 +16,11 @@ import java.util.concurrent.TimeUnit;
  * <ul>
  *   <li>{@code sluice.decisions} (counter), tagged {@code policy} and {@code outcome}:
  *       {@code allowed}, {@code rejected}, {@code shadow_rejected}, {@code unsatisfiable},
- *       {@code failed_open} (allowed without the store) and {@code failed_closed};
+ *       {@code failed_open} (allowed without the store), {@code failed_closed}, and the decisions of
+ *       {@code failure-mode=local}'s limiter in this JVM, counted apart from the store's:
+ *       {@code local_allowed} and {@code local_rejected};
  *   <li>{@code sluice.store.errors} (counter), tagged {@code policy}: decisions the store could not
- *       make, whatever the failure mode;
+ *       make, whatever the failure mode (local decisions included);
  *   <li>{@code sluice.decision.latency} (timer), tagged {@code policy}.
  * </ul>
  *

@@ -30,7 +30,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 class MemoryStoreFastPathTest {
 
     @ParameterizedTest(name = "{0}")
-    @EnumSource(Algorithm.class)
+    @EnumSource(value = Algorithm.class, names = "CONCURRENCY", mode = EnumSource.Mode.EXCLUDE)
     void aRefusalTakesNoLockAndMatchesTheLockedAnswer(Algorithm algorithm) {
         ManualClock clock = new ManualClock();
         MemoryStore store = MemoryStore.builder().timeSource(clock).build();
@@ -116,6 +116,66 @@ class MemoryStoreFastPathTest {
             }
             assertThat(remainders).as("round %d: each admission saw its own place in line", round)
                     .containsExactlyInAnyOrderElementsOf(LongStream.range(0, 499).boxed().toList());
+        }
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(value = Algorithm.class, names = "CONCURRENCY", mode = EnumSource.Mode.EXCLUDE)
+    void aRefundTakesTheWriteLockAndTheNextLockFreeDecisionSeesIt(Algorithm algorithm) {
+        ManualClock clock = new ManualClock();
+        MemoryStore store = MemoryStore.builder().timeSource(clock).build();
+        RateLimiter limiter = RateLimiter.builder().limit(Limit.of("refund", "3/1h").withAlgorithm(algorithm))
+                .store(store).build();
+        for (int i = 0; i < 3; i++) {
+            assertThat(limiter.decide("c").allowed()).isTrue();
+        }
+        AtomicInteger locked = new AtomicInteger();
+        store.beforeLock = tag -> locked.incrementAndGet();
+        assertThat(limiter.decide("c").allowed()).as("spent, refused lock-free").isFalse();
+        assertThat(limiter.refund("c")).isTrue();
+        Decision after = limiter.decide("c");
+        assertThat(after.allowed()).as(algorithm + ": the refunded unit, admitted lock-free").isTrue();
+        assertThat(after.remaining()).isZero();
+        assertThat(limiter.decide("c").allowed()).isFalse();
+        assertThat(locked).as("decisions that went to the caller's lock").hasValue(0);
+    }
+
+    @Test
+    void concurrentRefundsAndOptimisticAdmissionsLoseNoUpdate() throws Exception {
+        for (int round = 0; round < 10; round++) {
+            MemoryStore store = MemoryStore.create();
+            RateLimiter limiter = RateLimiter.builder().limit(Limit.of("give", 3, Duration.ofDays(366)))
+                    .limit(Limit.of("give-2", 5, Duration.ofDays(366)).withAlgorithm(Algorithm.GCRA)).store(store).build();
+            String caller = "give-" + round;
+            limiter.decide(caller); // the first decision creates the state under the lock
+            limiter.refund(caller);
+            int threads = 4;
+            ExecutorService pool = Executors.newFixedThreadPool(threads);
+            CountDownLatch go = new CountDownLatch(1);
+            try {
+                List<Future<?>> done = new ArrayList<>();
+                for (int t = 0; t < threads; t++) {
+                    done.add(pool.submit(() -> {
+                        go.await();
+                        for (int i = 0; i < 500; i++) {
+                            if (limiter.decide(caller).allowed()) {
+                                limiter.refund(caller); // every admission is given back
+                            }
+                        }
+                        return null;
+                    }));
+                }
+                go.countDown();
+                for (Future<?> future : done) {
+                    future.get(60, TimeUnit.SECONDS);
+                }
+            } finally {
+                pool.shutdownNow();
+            }
+            Decision last = limiter.decide(caller);
+            assertThat(last.quotas().get(0).remaining()).as("round %d: every refund counted, every admission too", round)
+                    .isEqualTo(2);
+            assertThat(last.quotas().get(1).remaining()).isEqualTo(4);
         }
     }
 }

@@ -1,6 +1,8 @@
 package dev.sluice.testing;
 
 import dev.sluice.Algorithm;
+import dev.sluice.ConcurrencyLimiter;
+import dev.sluice.Lease;
 import dev.sluice.Decision;
 import dev.sluice.Limit;
 import dev.sluice.RateLimitStore;
@@ -57,7 +59,7 @@ public abstract class RateLimitStoreContract {
 
     static Stream<Arguments> everyAlgorithm() {
         List<Arguments> cases = new ArrayList<>();
-        for (Algorithm algorithm : Algorithm.values()) {
+        for (Algorithm algorithm : Algorithm.rates()) {
             cases.add(Arguments.of(algorithm));
         }
         return cases.stream();
@@ -114,6 +116,7 @@ public abstract class RateLimitStoreContract {
             case SLIDING_WINDOW -> new double[] {200, 150, 133.333334, 95};
             // the oldest entry (0 s) leaves at 100 s
             case SLIDING_LOG -> new double[] {100, 100, 100, 70};
+            case CONCURRENCY -> throw new IllegalArgumentException("not a rate: " + algorithm);
         };
         double[] at = {0, 0, 0, 30};
         for (int i = 0; i < at.length; i++) {
@@ -190,6 +193,7 @@ public abstract class RateLimitStoreContract {
                     -Math.floorDiv(-limit.burst() * limit.periodMicros(), limit.count()) * 1_000);
             case SLIDING_WINDOW -> limit.period().multipliedBy(2);
             case FIXED_WINDOW, SLIDING_LOG -> limit.period();
+            case CONCURRENCY -> throw new IllegalArgumentException("not a rate: " + limit.algorithm());
         };
     }
 
@@ -233,6 +237,7 @@ public abstract class RateLimitStoreContract {
                     no(30, 0, 70, 70),
                     no(40, 0, 60, 60),
                     ok(140, 4, 100));
+            case CONCURRENCY -> throw new IllegalArgumentException("not a rate: " + algorithm);
         };
         play(algorithm, FIVE, steps);
     }
@@ -271,6 +276,7 @@ public abstract class RateLimitStoreContract {
             // next window: 8 weighted down to 6 leaves room for 4, 25 s into it
             case SLIDING_WINDOW -> List.of(ok(0, 6, 100), ok(0, 2, 100), no(0, 2, 100, 125), no(20, 2, 80, 105));
             case SLIDING_LOG -> List.of(ok(0, 6, 100), ok(0, 2, 100), no(0, 2, 100, 100), no(20, 2, 80, 80));
+            case CONCURRENCY -> throw new IllegalArgumentException("not a rate: " + algorithm);
         };
         play(algorithm, ten, steps);
     }
@@ -525,5 +531,180 @@ public abstract class RateLimitStoreContract {
         playChanges(algorithm, List.of(
                 new Phase(TEN_PER_100S, List.of(spend(0, 5, 5, algorithm.hasBurst() ? 50 : 100))),
                 new Phase(TEN_PER_100S, List.of(ok(0, 4, algorithm.hasBurst() ? 60 : 100)))));
+    }
+    // ---- refunds (charge=after): RateLimiter.refund, RateLimitStore.refund ----
+
+    private RateLimiter limiter(RateLimitStore store, Limit... limits) {
+        return RateLimiter.builder().limits(List.of(limits)).store(store).timeout(PATIENT).build();
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("everyAlgorithm")
+    void aRefundGivesBackOneRequestAndNeverMoreThanAnUntouchedCallerHas(Algorithm algorithm) {
+        ManualClock clock = new ManualClock();
+        RateLimiter limiter = limiter(newStore(clock), FIVE.withAlgorithm(algorithm));
+        String caller = "refund-" + UUID.randomUUID();
+        for (int i = 0; i < 3; i++) {
+            limiter.decide(caller);
+        }
+        assertThat(limiter.refund(caller)).as("confirmed").isTrue();
+        Decision afterOne = limiter.decide(caller);
+        assertThat(afterOne.allowed()).isTrue();
+        assertThat(afterOne.remaining()).as(algorithm + ": three spent, one refunded, one spent").isEqualTo(2);
+
+        for (int i = 0; i < 10; i++) {
+            assertThat(limiter.refund(caller)).isTrue();
+        }
+        Decision fresh = limiter.decide(caller);
+        assertThat(fresh.remaining()).as(algorithm + ": refunds stop at an untouched caller's budget").isEqualTo(4);
+        assertThat(fresh.reset()).isEqualTo(Duration.ofSeconds(algorithm.hasBurst() ? 20 : 100));
+        assertWithinTheLimit(fresh, FIVE.withAlgorithm(algorithm), algorithm + " after refunds");
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("everyAlgorithm")
+    void aRefundTouchesNoOtherCallerAndNothingAbsent(Algorithm algorithm) {
+        ManualClock clock = new ManualClock();
+        RateLimiter limiter = limiter(newStore(clock), FIVE.withAlgorithm(algorithm));
+        String spent = "spent-" + UUID.randomUUID();
+        String other = "other-" + UUID.randomUUID();
+        for (int i = 0; i < 5; i++) {
+            assertThat(limiter.decide(spent).allowed()).isTrue();
+        }
+        assertThat(limiter.refund(other)).isTrue();
+        assertThat(limiter.decide(spent).allowed()).as("another caller's refund").isFalse();
+        assertThat(limiter.decide(other).remaining()).as("a refund of an absent caller").isEqualTo(4);
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("everyAlgorithm")
+    void aRefundCoversEveryLimitOfTheDecisionAndItsCost(Algorithm algorithm) {
+        ManualClock clock = new ManualClock();
+        Limit shortLimit = Limit.of("short", 4, Duration.ofSeconds(100)).withAlgorithm(algorithm);
+        Limit longLimit = Limit.of("long", 6, Duration.ofSeconds(1000)).withAlgorithm(algorithm);
+        RateLimiter limiter = limiter(newStore(clock), shortLimit, longLimit);
+        String caller = "refund-multi-" + UUID.randomUUID();
+        assertThat(limiter.decide(caller, 2).allowed()).isTrue();
+        assertThat(limiter.decide(caller, 2).allowed()).isTrue();
+        assertThat(limiter.decide(caller).allowed()).as("the short limit is spent").isFalse();
+        assertThat(limiter.refund(caller, 2)).isTrue();
+        Decision next = limiter.decide(caller, 2);
+        assertThat(next.allowed()).isTrue();
+        assertThat(next.quotas()).extracting(Decision.Quota::remaining).containsExactly(0L, 2L);
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("slidingLog")
+    void aSlidingLogsRefundDropsTheNewestEntries(Algorithm algorithm) {
+        ManualClock clock = new ManualClock();
+        long start = clock.nowMicros();
+        RateLimiter limiter = limiter(newStore(clock), FIVE.withAlgorithm(algorithm));
+        String caller = "refund-log-" + UUID.randomUUID();
+        limiter.decide(caller);
+        clock.set(start + 50_000_000);
+        limiter.decide(caller);
+        clock.set(start + 60_000_000);
+        assertThat(limiter.refund(caller)).isTrue();
+        Decision d = limiter.decide(caller);
+        assertThat(d.remaining()).isEqualTo(3);
+        assertThat(d.binding().nextUnit()).as("the entry of 0 s is left, not the one of 50 s")
+                .isEqualTo(Duration.ofSeconds(40));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("everyAlgorithm")
+    void aRefundUnderOtherParametersGivesBackOnlyWhereTheStateMeansTheSame(Algorithm algorithm) {
+        ManualClock clock = new ManualClock();
+        RateLimitStore store = newStore(clock);
+        String caller = "refund-changed-" + UUID.randomUUID();
+        limiter(store, FIVE.withAlgorithm(algorithm)).decide(caller, 5);
+        RateLimiter changed = limiter(store, TEN_PER_100S.withPolicy("conformance").withAlgorithm(algorithm));
+        assertThat(changed.refund(caller)).isTrue();
+        // a bucket written in other units is left alone; a count or log of the same period is refunded
+        assertThat(changed.decide(caller).remaining()).as(algorithm.configName()).isEqualTo(algorithm.hasBurst() ? 4 : 5);
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("slidingWindow")
+    void aSlidingWindowsRefundReachesThePreviousWindowUntilTheCallerCommitsInTheNewOne(Algorithm algorithm) {
+        ManualClock clock = new ManualClock();
+        long start = clock.nowMicros();
+        RateLimiter limiter = limiter(newStore(clock), FIVE.withAlgorithm(algorithm));
+        String caller = "refund-window-" + UUID.randomUUID();
+        limiter.decide(caller, 5);
+        clock.set(start + 150_000_000);
+        assertThat(limiter.refund(caller)).isTrue();
+        // half-way into the next window the previous one's 4 (not 5) weigh 2: 5 - 2 - 1 left
+        assertThat(limiter.decide(caller).remaining()).isEqualTo(2);
+        clock.set(start + 350_000_000);
+        assertThat(limiter.refund(caller)).as("a refund once both windows have passed").isTrue();
+        assertThat(limiter.decide(caller).remaining()).isEqualTo(4);
+    }
+    // ---- concurrency leases: ConcurrencyLimiter, RateLimitStore.acquireLease / releaseLease ----
+
+    private static final Limit THREE_IN_FLIGHT = Limit.concurrency("in-flight", 3, Duration.ofSeconds(100));
+
+    private ConcurrencyLimiter concurrency(RateLimitStore store) {
+        return ConcurrencyLimiter.builder().limit(THREE_IN_FLIGHT).store(store).timeout(PATIENT).build();
+    }
+
+    private static void assertLease(Lease lease, boolean held, long remaining, double next, double retry, String where) {
+        Decision d = lease.decision();
+        assertThat(d.storeFailed()).as(where + ": store failed").isFalse();
+        assertThat(lease.held()).as(where + ": held").isEqualTo(held);
+        assertThat(d.allowed()).as(where + ": allowed").isEqualTo(held);
+        assertThat(d.remaining()).as(where + ": remaining").isEqualTo(remaining);
+        assertThat(d.binding().nextUnit()).as(where + ": next").isEqualTo(seconds(next));
+        assertThat(d.retryAfter()).as(where + ": retry-after").isEqualTo(seconds(retry));
+    }
+
+    @org.junit.jupiter.api.Test
+    void leasesCapRequestsInFlightAndAReturnedLeaseAdmitsTheNext() {
+        ManualClock clock = new ManualClock();
+        long start = clock.nowMicros();
+        ConcurrencyLimiter limiter = concurrency(newStore(clock));
+        String caller = "lease-" + UUID.randomUUID();
+        Lease first = limiter.acquire(caller);
+        assertLease(first, true, 2, 100, 0, "first");
+        clock.set(start + 10_000_000);
+        Lease second = limiter.acquire(caller);
+        assertLease(second, true, 1, 90, 0, "second");
+        assertThat(second.decision().reset()).as("until the last lease expires").isEqualTo(Duration.ofSeconds(100));
+        Lease third = limiter.acquire(caller);
+        assertLease(third, true, 0, 90, 0, "third");
+        Lease fourth = limiter.acquire(caller);
+        assertLease(fourth, false, 0, 90, 1, "fourth: refused, retry at most 1 s");
+        assertThat(limiter.acquire("lease-other-" + UUID.randomUUID()).held()).as("another caller").isTrue();
+
+        fourth.release(); // holds nothing: returns nothing
+        assertLease(limiter.acquire(caller), false, 0, 90, 1, "still three held");
+        first.release();
+        first.release(); // once only
+        Lease fifth = limiter.acquire(caller);
+        assertLease(fifth, true, 0, 100, 0, "the returned place");
+        assertLease(limiter.acquire(caller), false, 0, 100, 1, "full again");
+    }
+
+    @org.junit.jupiter.api.Test
+    void aLeaseLeftBehindExpiresAfterTheLease() {
+        ManualClock clock = new ManualClock();
+        long start = clock.nowMicros();
+        RateLimitStore store = newStore(clock);
+        String caller = "lease-dead-" + UUID.randomUUID();
+        ConcurrencyLimiter dead = concurrency(store);
+        for (int i = 0; i < 3; i++) {
+            clock.set(start + i * 1_000_000L);
+            assertThat(dead.acquire(caller).held()).isTrue();
+        }
+        ConcurrencyLimiter next = concurrency(store);
+        clock.set(start + 99_999_999);
+        assertLease(next.acquire(caller), false, 0, 0.000001, 0.000001, "just before the first lease expires");
+        clock.set(start + 100_000_000);
+        assertLease(next.acquire(caller), true, 0, 1, 0, "the first lease expired");
+        clock.set(start + 250_000_000);
+        Lease all = next.acquire(caller);
+        assertLease(all, true, 2, 100, 0, "every lease expired");
+        all.release();
+        assertLease(next.acquire(caller), true, 2, 100, 0, "returned");
     }
 }

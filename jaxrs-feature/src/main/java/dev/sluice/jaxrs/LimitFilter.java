@@ -1,5 +1,6 @@
 package dev.sluice.jaxrs;
 
+import dev.sluice.web.Completion;
 import dev.sluice.web.Guard;
 import dev.sluice.web.HttpAnswer;
 import dev.sluice.web.RequestView;
@@ -29,6 +30,13 @@ final class LimitFilter implements ContainerRequestFilter, ContainerResponseFilt
      * (also across async resumes) from every layer known by then.
      */
     static final String DECISION = "dev.sluice.jaxrs.decision";
+    /**
+     * The {@link Completion} of a request that proceeded with something left to do when its
+     * response is complete (a lease to return, a refund to decide): called by the response filter
+     * with the response's status, once the status is known (after the resource, an async resume
+     * or an exception mapper) and before the entity is written.
+     */
+    static final String COMPLETION = "dev.sluice.jaxrs.completion";
     /** Set by {@link ServletClientAddress} on servlet containers: the socket peer's address. */
     static final String REMOTE_ADDR = "dev.sluice.jaxrs.remote-addr";
     /** The client address when the runtime does not tell it (not a servlet container). */
@@ -51,9 +59,14 @@ final class LimitFilter implements ContainerRequestFilter, ContainerResponseFilt
                     .entity(answer.body());
             answer.headers().forEach(header -> response.header(header.name(), header.value()));
             request.abortWith(response.build());
-        } else if (!answer.headers().isEmpty()) {
-            // Written on the way out, from every layer known by then. None: the store failed open.
-            request.setProperty(DECISION, Boolean.TRUE);
+        } else {
+            if (!answer.headers().isEmpty()) {
+                // Written on the way out, from every layer known by then. None: the store failed open.
+                request.setProperty(DECISION, Boolean.TRUE);
+            }
+            if (answer.completion() != Completion.NONE) {
+                request.setProperty(COMPLETION, answer.completion());
+            }
         }
     }
 
@@ -63,6 +76,10 @@ final class LimitFilter implements ContainerRequestFilter, ContainerResponseFilt
         if (request.getProperty(DECISION) != null) {
             MultivaluedMap<String, Object> out = response.getHeaders();
             guard.headers(new View(request)).forEach(header -> out.putSingle(header.name(), header.value()));
+        }
+        if (request.getProperty(COMPLETION) instanceof Completion completion) {
+            request.removeProperty(COMPLETION);
+            completion.complete(response.getStatus());
         }
     }
 
@@ -113,6 +130,16 @@ final class LimitFilter implements ContainerRequestFilter, ContainerResponseFilt
         @Override
         public void setAttribute(String name, Object value) {
             request.setProperty(name, value);
+        }
+
+        @Override
+        public boolean userInRole(String role) {
+            return request.getSecurityContext() != null && request.getSecurityContext().isUserInRole(role);
+        }
+
+        @Override
+        public String method() {
+            return request.getMethod();
         }
     }
 }

@@ -27,6 +27,14 @@ import java.lang.annotation.Target;
  *     @POST
  *     @RateLimit(limit = "5/1m", key = "principal,ip", failureMode = FailureMode.CLOSED)
  *     public void reindex() { ... }
+ *
+ *     @POST @Path("/login")                                   // counts failed logins only
+ *     @RateLimit(limit = "5/15m", key = "ip", charge = "after", chargeWhen = "401,403")
+ *     public Response login(Credentials c) { ... }
+ *
+ *     @GET @Path("/report")                                   // at most 2 in flight per caller
+ *     @RateLimit(limit = "2", algorithm = Algorithm.CONCURRENCY, lease = "60s", key = "principal")
+ *     public Report report() { ... }
  * }
  * }</pre>
  *
@@ -47,7 +55,8 @@ import java.lang.annotation.Target;
  *       trip: a request is admitted only if every limit admits it, and a rejected request consumes
  *       nothing from any of them. They must therefore name the same {@link #key()}; different ones
  *       fail start-up, naming both.
- *   <li>If any of them says {@link FailureMode#CLOSED}, the method fails closed.
+ *   <li>If any of them says {@link FailureMode#CLOSED}, the method fails closed; else if any says
+ *       {@link FailureMode#LOCAL}, the method decides locally while the store fails.
  *   <li>Without {@link #policy()}, each resource method gets its own budget (overloads and
  *       same-named classes of other packages included) under a default name
  *       {@code <SimpleClassName>.<method>~<hash>}, where {@code <hash>} is the first 8 hex digits
@@ -62,7 +71,23 @@ import java.lang.annotation.Target;
  * {@link RateLimitFeature} for the HTTP behaviour and the application-wide settings
  * ({@code sluice.store}, {@code sluice.timeout}, {@code sluice.headers}, {@code sluice.partition-key},
  * {@code sluice.trusted-proxies}, {@code sluice.forwarded-header}, {@code sluice.ipv6-prefix},
- * {@code sluice.mode}, {@code sluice.metrics}).
+ * {@code sluice.mode}, {@code sluice.metrics}, {@code sluice.local-share}, {@code sluice.tier},
+ * {@code sluice.exempt}).
+ *
+ * <p>Tiers: {@link #tiers()} names limits for some callers; the application property
+ * {@code sluice.tier} says how a request's tier is found ({@code role}: the first tier named here
+ * whose role the {@code SecurityContext} grants; {@code attribute:NAME}: a request property set by
+ * the application's authentication filter; {@code header:NAME}: a header, to be trusted only
+ * behind your own proxy). A request of no named tier gets {@link #limit()}:
+ *
+ * <pre>{@code
+ * @GET
+ * @RateLimit(limit = "100/1h", key = "principal,ip", tiers = {"premium:1000/1h", "internal:unlimited"})
+ * public List<Report> reports() { ... }          // with property("sluice.tier", "role")
+ * }</pre>
+ *
+ * <p>Clients in the networks of {@code sluice.exempt} are never limited, never counted and get
+ * no rate-limit headers.
  */
 @Documented
 @Retention(RetentionPolicy.RUNTIME)
@@ -70,7 +95,11 @@ import java.lang.annotation.Target;
 @Repeatable(RateLimit.List.class)
 public @interface RateLimit {
 
-    /** {@code <count>/<period>}: {@code 10/s}, {@code 100/1m}, {@code 20/500ms}, {@code 5000/1h}, {@code 1000/1d}. */
+    /**
+     * {@code <count>/<period>}: {@code 10/s}, {@code 100/1m}, {@code 20/500ms}, {@code 5000/1h},
+     * {@code 1000/1d}; with {@code algorithm = Algorithm.CONCURRENCY}, the most requests in flight,
+     * such as {@code 10}.
+     */
     String limit();
 
     /**
@@ -90,6 +119,8 @@ public @interface RateLimit {
      * {@code header:X-API-Key,ip} every invented key is a fresh budget, so validate keys before
      * this filter runs (an authentication filter that rejects unknown keys, then {@code principal}),
      * or limit the route by {@code ip} as well, in a second resource-level limit of its own.
+     * Sources joined by {@code +} are one identity, all required ({@code ip+header:X-User}; a request
+     * missing a part falls to the next alternative); {@code global} alone is one budget for everyone.
      */
     String key() default "ip";
 
@@ -103,8 +134,48 @@ public @interface RateLimit {
      */
     String policy() default "";
 
-    /** What to do when the store fails or is late: allow ({@code OPEN}, default) or answer 503 ({@code CLOSED}). */
+    /**
+     * What to do when the store fails or is late: allow ({@code OPEN}, default), answer 503
+     * ({@code CLOSED}), or decide in this JVM with the limits scaled by {@code sluice.local-share}
+     * ({@code LOCAL}).
+     */
     FailureMode failureMode() default FailureMode.OPEN;
+
+    /**
+     * Named tiers, each {@code name:<count>/<period>} or {@code name:unlimited}, such as
+     * {@code {"premium:1000/1h", "internal:unlimited"}} (the {@code tier-limits} parameter); the
+     * property {@code sluice.tier} picks a request's tier. Each tier counts under its own policy,
+     * {@code <policy>.<tier>}, with the algorithm and cost of this annotation and a burst of its
+     * count; an unlimited tier never asks the store and gets no rate-limit headers. Default: none.
+     */
+    String[] tiers() default {};
+
+    /**
+     * The HTTP methods limited, such as {@code {"POST", "PUT"}}: for a class annotation over
+     * resource methods of several methods; requests of the others pass untouched (not counted,
+     * no rate-limit headers). Default: all. Repeated annotations must name the same methods.
+     */
+    String[] methods() default {};
+
+    /**
+     * When the request is charged: {@code "before"} it runs (the default), or {@code "after"} its
+     * response status is known, counting only the statuses of {@link #chargeWhen()} (see
+     * {@link RateLimitFeature} for where the status is seen). Repeated annotations must agree.
+     */
+    String charge() default "before";
+
+    /**
+     * With {@code charge = "after"}, the statuses that are charged: codes and classes such as
+     * {@code "401,403"} or {@code "4xx"}; blank (the default) means {@code "4xx,5xx"}.
+     */
+    String chargeWhen() default "";
+
+    /**
+     * With {@code algorithm = Algorithm.CONCURRENCY} (and {@link #limit()} a plain number of
+     * requests in flight, such as {@code "10"}), the longest a request holds its place, such as
+     * {@code "30s"}; blank (the default) means {@code 30s}.
+     */
+    String lease() default "";
 
     /** The container of repeated {@link RateLimit} annotations; write the annotations, not this. */
     @Documented

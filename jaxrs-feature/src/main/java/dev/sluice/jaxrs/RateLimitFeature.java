@@ -3,6 +3,7 @@ package dev.sluice.jaxrs;
 import dev.sluice.RateLimitStore;
 import dev.sluice.RateLimiter;
 import dev.sluice.internal.Classes;
+import dev.sluice.web.CallerRules;
 import dev.sluice.web.Guard;
 import dev.sluice.web.Parameter;
 import dev.sluice.web.ParameterException;
@@ -39,7 +40,10 @@ import java.util.function.Function;
  *         .property("sluice.forwarded-header", "forwarded")          // default: x-forwarded-for
  *         .property("sluice.ipv6-prefix", "64")                      // default: 64
  *         .property("sluice.mode", "enforce")                        // default; shadow: reject nothing
- *         .property("sluice.metrics", "true");                       // default: true (Micrometer)
+ *         .property("sluice.metrics", "true")                        // default: true (Micrometer)
+ *         .property("sluice.local-share", "1")                       // default: 1 (failureMode LOCAL only)
+ *         .property("sluice.tier", "role")                           // default: none (@RateLimit tiers)
+ *         .property("sluice.exempt", "10.1.2.0/24");                 // default: none
  * // or, with a store you own (the feature never closes it):
  * app.register(new RateLimitFeature(RedisStore.of(redisson)));
  * }</pre>
@@ -65,8 +69,22 @@ import java.util.function.Function;
  *       remaining 0 and an RFC 9457 {@code application/problem+json} body;
  *   <li>store failed or later than {@code sluice.timeout}: with failure mode {@code OPEN} the request
  *       goes through without rate-limit headers (logged and counted); with {@code CLOSED},
- *       {@code 503} with {@code Retry-After} and a problem body.
+ *       {@code 503} with {@code Retry-After} and a problem body; with {@code LOCAL}, decided by a
+ *       limiter in this JVM with the method's limits scaled by {@code sluice.local-share}, answered as
+ *       allowed or rejected above, with the headers of the local decision.
  * </ul>
+ *
+ * <p>With {@code charge = "after"} the request is decided as it arrives and refunded once its
+ * response status is known unless that status is in {@code chargeWhen}; with
+ * {@code algorithm = Algorithm.CONCURRENCY} it holds a lease until then. The feature sees that
+ * status in its {@code ContainerResponseFilter}: after the resource returned, an asynchronous
+ * resource resumed, or an {@code ExceptionMapper} (or a {@code WebApplicationException}'s own
+ * response) turned an exception into a response; before the entity is written, so a lease does
+ * not cover the streaming of a long entity. Jersey runs the response filter for an exception no
+ * mapper maps too (as 500); a runtime that hands such an exception to the container without
+ * running response filters leaves the request charged (as a 500 would be) and its lease held
+ * until it expires. Register an {@code ExceptionMapper<Throwable>}, or put the servlet filter in
+ * front (which sees the end of every response, exceptions as 500), where that matters.
  *
  * <p>The key source {@code ip} is the socket peer, or, when the peer is in
  * {@code sluice.trusted-proxies}, the client named by the one header of
@@ -104,7 +122,7 @@ public final class RateLimitFeature implements DynamicFeature {
     private String acquiredStore; // the sluice.store value this feature holds in the StoreRegistry, guarded by this
 
     /** The application-wide settings, from the {@code sluice.*} properties, and the store they name. */
-    private record Settings(WebSettings web, RateLimitStore store) {
+    private record Settings(WebSettings web, CallerRules rules, RateLimitStore store) {
     }
 
     /** A feature taking {@code sluice.store} (default {@code memory}) and the other settings from the application's properties. */
@@ -132,7 +150,7 @@ public final class RateLimitFeature implements DynamicFeature {
             String where = Routes.where(resourceClass, resourceInfo.getResourceMethod());
             Guard guard;
             try {
-                guard = Guard.of(plan.routes(), app.web(), app.store(), where);
+                guard = Guard.of(plan.routes(), app.web(), app.rules(), app.store(), where);
             } catch (IllegalArgumentException e) {
                 throw new IllegalArgumentException(where + ": " + e.getMessage(), e);
             }
@@ -142,7 +160,7 @@ public final class RateLimitFeature implements DynamicFeature {
                 ServletAddressRegistration.register(context, PRIORITY - 1);
             }
             LOG.debug("Rate-limiting {}.{}: {}", resourceClass.getName(), resourceInfo.getResourceMethod().getName(),
-                    guard.limiter());
+                    guard);
         } catch (RuntimeException e) {
             // Start-up fails; a runtime that never started the application will not call close().
             close();
@@ -166,8 +184,10 @@ public final class RateLimitFeature implements DynamicFeature {
                 return value == null ? null : value.toString();
             };
             WebSettings web;
+            CallerRules rules;
             try {
                 web = WebSettings.parse(property);
+                rules = CallerRules.parse(property);
             } catch (ParameterException e) {
                 throw new IllegalArgumentException("JAX-RS property '" + PREFIX + e.parameter().configName() + "': "
                         + e.getMessage(), e);
@@ -181,7 +201,7 @@ public final class RateLimitFeature implements DynamicFeature {
                 }
                 acquiredStore = web.store();
             }
-            settings = new Settings(web, store);
+            settings = new Settings(web, rules, store);
         }
         return settings;
     }

@@ -63,7 +63,9 @@ final class Routes {
                     ? PolicyNames.forResourceMethod(base, signature, annotations.length == 1 ? "" : "-" + (i + 1))
                     : a.policy().trim();
             try {
-                routes.add(RouteSpec.of(policy, a.algorithm(), a.limit(), a.burst(), a.cost(), a.key(), a.failureMode()));
+                routes.add(RouteSpec.of(policy, a.algorithm(), a.limit(), a.burst(), a.cost(), a.key(), a.failureMode(),
+                        String.join(",", a.tiers()), String.join(",", a.methods()))
+                        .withCompletion(a.charge(), a.chargeWhen(), a.lease()));
             } catch (IllegalArgumentException e) {
                 throw new IllegalArgumentException(where(resourceClass, method) + ": " + e.getMessage(), e);
             }

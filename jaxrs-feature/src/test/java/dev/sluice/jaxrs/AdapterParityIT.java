@@ -22,8 +22,11 @@ import java.util.stream.Stream;
 
 import static dev.sluice.jaxrs.ParityApps.BASIC;
 import static dev.sluice.jaxrs.ParityApps.CLOSED;
+import static dev.sluice.jaxrs.ParityApps.COMPOSITE;
 import static dev.sluice.jaxrs.ParityApps.COST;
+import static dev.sluice.jaxrs.ParityApps.GET_ONLY;
 import static dev.sluice.jaxrs.ParityApps.OPEN;
+import static dev.sluice.jaxrs.ParityApps.POST_ONLY;
 import static dev.sluice.jaxrs.ParityApps.REPEATED;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -73,8 +76,18 @@ class AdapterParityIT {
             }
         }
         APPS.add(new App("down", "both", down, "200ms"));
+        // The tests' client (127.0.0.1, or ::1) is exempt: never limited, never counted, no headers.
+        APPS.add(new App("exempt-memory", "both", "memory", "100ms", Map.of("exempt", "127.0.0.0/8, ::1")));
+        APPS.add(new App("exempt-redis", "both", TestRedis.shared().url(), "2s", Map.of("exempt", "127.0.0.0/8, ::1")));
         filters = ParityApps.filters(APPS);
         jersey = ParityApps.jersey(APPS);
+        // Warm every application up on a route that counts nothing (GET passes methods=POST,PUT), so
+        // that a slow first request of one side does not shift the clock between the two sides'
+        // answers of the first scenario (a reset one second apart).
+        for (App app : APPS) {
+            filters.get(app, POST_ONLY, "warm-up");
+            jersey.get(app, POST_ONLY, "warm-up");
+        }
     }
 
     @AfterAll
@@ -103,6 +116,13 @@ class AdapterParityIT {
             // (see the class comment)
             table.add(new Scenario(app("both-" + store), REPEATED, List.of(200, 200), BOTH));
             table.add(new Scenario(app("draft-10-" + store), REPEATED, List.of(200, 200), DRAFT));
+            // Composite keys, methods and exemptions
+            table.add(new Scenario(app("both-" + store), COMPOSITE, threeThen429, BOTH));
+            table.add(new Scenario(app("draft-10-" + store), COMPOSITE, threeThen429, DRAFT));
+            table.add(new Scenario(app("both-" + store), POST_ONLY, List.of(200, 200, 200, 200, 200), Set.of()));
+            table.add(new Scenario(app("both-" + store), GET_ONLY, threeThen429, BOTH));
+            table.add(new Scenario(app("exempt-" + store), BASIC, List.of(200, 200, 200, 200, 200), Set.of()));
+            table.add(new Scenario(app("exempt-" + store), GET_ONLY, List.of(200, 200, 200, 200, 200), Set.of()));
         }
         // Nothing listens on the store's port.
         table.add(new Scenario(app("down"), CLOSED, List.of(503, 503), Set.of()));

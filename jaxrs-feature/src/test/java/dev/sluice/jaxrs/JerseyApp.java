@@ -70,6 +70,11 @@ final class JerseyApp implements AutoCloseable {
         return new JerseyApp(server, URI.create("http://127.0.0.1:" + connector.getLocalPort()));
     }
 
+    /** The address of {@code path} on this application. */
+    URI uri(String path) {
+        return base.resolve(path);
+    }
+
     HttpResponse<String> get(String path, String... headers) {
         return HttpCalls.send("GET", base.resolve(path), headers);
     }

@@ -43,9 +43,15 @@ final class ParityApps {
     }
 
     /** The application-wide settings: the filters' init-params and the feature's {@code sluice.*} properties alike. */
-    record App(String name, String headers, String store, String timeout) {
+    record App(String name, String headers, String store, String timeout, Map<String, String> more) {
+        App(String name, String headers, String store, String timeout) {
+            this(name, headers, store, timeout, Map.of());
+        }
+
         Map<String, String> settings() {
-            return Map.of("headers", headers, "store", store, "timeout", timeout);
+            Map<String, String> settings = new LinkedHashMap<>(more);
+            settings.putAll(Map.of("headers", headers, "store", store, "timeout", timeout));
+            return settings;
         }
     }
 
@@ -67,7 +73,14 @@ final class ParityApps {
             Map.of("policy", "parity-closed", "limit", "3/1m", "key", KEY, "failure-mode", "closed")));
     static final Route OPEN = new Route("open", List.of(
             Map.of("policy", "parity-open", "limit", "3/1m", "key", KEY, "failure-mode", "open")));
-    static final List<Route> ROUTES = List.of(BASIC, COST, REPEATED, CLOSED, OPEN);
+    /** The first alternative lacks a part (no X-Absent), so the second, ip and the client, decides. */
+    static final Route COMPOSITE = new Route("composite", List.of(
+            Map.of("policy", "parity-composite", "limit", "3/1m", "key", "header:X-Absent+ip,ip+" + KEY)));
+    static final Route POST_ONLY = new Route("post-only", List.of(
+            Map.of("policy", "parity-post", "limit", "3/1m", "key", KEY, "methods", "POST,PUT")));
+    static final Route GET_ONLY = new Route("get-only", List.of(
+            Map.of("policy", "parity-get", "limit", "3/1m", "key", KEY, "methods", "GET")));
+    static final List<Route> ROUTES = List.of(BASIC, COST, REPEATED, CLOSED, OPEN, COMPOSITE, POST_ONLY, GET_ONLY);
 
     @Path("basic")
     public static class Basic {
@@ -120,6 +133,36 @@ final class ParityApps {
         }
     }
 
+    @Path("composite")
+    public static class Composite {
+        @GET
+        @Produces(MediaType.TEXT_PLAIN)
+        @RateLimit(policy = "parity-composite", limit = "3/1m", key = "header:X-Absent+ip,ip+" + KEY)
+        public String get() {
+            return "ok";
+        }
+    }
+
+    @Path("post-only")
+    @RateLimit(policy = "parity-post", limit = "3/1m", key = KEY, methods = {"POST", "PUT"})
+    public static class PostOnly {
+        @GET
+        @Produces(MediaType.TEXT_PLAIN)
+        public String get() {
+            return "ok";
+        }
+    }
+
+    @Path("get-only")
+    public static class GetOnly {
+        @GET
+        @Produces(MediaType.TEXT_PLAIN)
+        @RateLimit(policy = "parity-get", limit = "3/1m", key = KEY, methods = "GET")
+        public String get() {
+            return "ok";
+        }
+    }
+
     /** What the filters guard: "ok" on every path, as the resources answer. */
     public static final class Ok extends HttpServlet {
         private static final long serialVersionUID = 1L;
@@ -158,7 +201,8 @@ final class ParityApps {
         ServletContextHandler context = new ServletContextHandler();
         context.setContextPath("/");
         for (App app : apps) {
-            ResourceConfig config = new ResourceConfig(Basic.class, Cost.class, Repeated.class, Closed.class, Open.class)
+            ResourceConfig config = new ResourceConfig(Basic.class, Cost.class, Repeated.class, Closed.class, Open.class,
+                    Composite.class, PostOnly.class, GetOnly.class)
                     .register(RateLimitFeature.class);
             app.settings().forEach((name, value) -> config.property("sluice." + name, value));
             ServletHolder holder = new ServletHolder(app.name(), new ServletContainer(config));

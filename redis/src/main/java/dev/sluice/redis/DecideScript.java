@@ -73,6 +73,7 @@ final class DecideScript {
             case SLIDING_WINDOW -> 3;
             case FIXED_WINDOW -> 4;
             case SLIDING_LOG -> 5;
+            case CONCURRENCY -> throw new IllegalArgumentException("concurrency is taken by lease.lua, not decide.lua");
         };
     }
 
@@ -139,7 +140,7 @@ final class DecideScript {
     }
 
     /** One limit's {@code ARGV} values, in the order decide.lua reads them. */
-    private static String[] encode(Limit limit) {
+    static String[] encode(Limit limit) {
         String[] args = new String[ARGS_PER_LIMIT];
         args[0] = Integer.toString(id(limit.algorithm()));
         CompiledLimit compiled = CompiledLimit.of(limit);
@@ -194,11 +195,11 @@ final class DecideScript {
         return number(reply, index) - Math.floorDiv(-(number(reply, index + 1) + m * number(reply, index + 2)), divisor);
     }
 
-    private static long number(List<Object> reply, int index) {
+    static long number(List<Object> reply, int index) {
         return ((Number) reply.get(index)).longValue();
     }
 
-    private static Duration micros(long micros) {
+    static Duration micros(long micros) {
         return micros == 0 ? Duration.ZERO : Duration.of(micros, ChronoUnit.MICROS);
     }
 
@@ -217,7 +218,7 @@ final class DecideScript {
         }
     }
 
-    private static String sha1(String text) {
+    static String sha1(String text) {
         try {
             return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-1").digest(text.getBytes(StandardCharsets.UTF_8)));
         } catch (NoSuchAlgorithmException e) {

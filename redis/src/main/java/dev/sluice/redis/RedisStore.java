@@ -54,6 +54,8 @@ public final class RedisStore implements RateLimitStore {
 
     private final RedisConnection connection;
     private final Coalescer coalescer;
+    /** Refunds and concurrency leases: scripts of their own beside decide.lua. */
+    private final LeaseScripts leases;
     /** Where decisions and resets go: the local rejections in front of {@link Direct}, or it alone. */
     private final RateLimitStore front;
 
@@ -61,6 +63,7 @@ public final class RedisStore implements RateLimitStore {
         DecideScript script = new DecideScript(builder.client, builder.testTime);
         this.connection = new RedisConnection(builder.client, builder.owned, script::load, builder.startupWait);
         this.coalescer = new Coalescer((key, requests) -> script.decide(key.tag, key.limits, requests), builder.coalescing);
+        this.leases = new LeaseScripts(builder.client, builder.testTime);
         RateLimitStore direct = new Direct();
         if (builder.localRejections == 0) {
             this.front = direct;
@@ -147,6 +150,33 @@ public final class RedisStore implements RateLimitStore {
         return front.reset(caller, limits);
     }
 
+    /**
+     * Gives back one allowed request's spending in one {@code refund.lua} call (see
+     * {@link RateLimitStore#refund}), and forgets the caller's local rejections.
+     */
+    @Override
+    public CompletionStage<Void> refund(String caller, List<Limit> limits) {
+        return front.refund(caller, limits);
+    }
+
+    /**
+     * Takes a concurrency lease in one {@code lease.lua} call: a sorted set of lease ids scored by
+     * their expiry on the Redis server's clock, trimmed on every call, its TTL the last expiry.
+     */
+    @Override
+    public CompletionStage<Decision> acquireLease(String caller, Limit limit, String leaseId) {
+        if (!connection.checkReady()) {
+            return CompletableFuture.failedFuture(new IllegalStateException("not connected to Redis yet"));
+        }
+        return leases.acquire(Keys.tag(caller), limit, leaseId);
+    }
+
+    /** Returns a concurrency lease: one {@code ZREM}. */
+    @Override
+    public CompletionStage<Void> releaseLease(String caller, Limit limit, String leaseId) {
+        return leases.release(Keys.tag(caller), limit, leaseId);
+    }
+
     /** Whether the store has connected to Redis at least once (decisions before that fail fast). */
     public boolean ready() {
         return connection.ready();
@@ -192,6 +222,14 @@ public final class RedisStore implements RateLimitStore {
                 keys[i] = Keys.key(tag, limits.get(i).policy(), limits.get(i).algorithm().keySuffix());
             }
             return connection.client().getKeys().deleteAsync(keys).toCompletableFuture().thenRun(() -> { });
+        }
+
+        @Override
+        public CompletionStage<Void> refund(String caller, List<Limit> limits) {
+            if (!connection.checkReady()) {
+                return CompletableFuture.failedFuture(new IllegalStateException("not connected to Redis yet"));
+            }
+            return leases.refund(Keys.tag(caller), limits);
         }
 
         @Override

@@ -57,7 +57,7 @@ class ClusterTest {
     @Test
     void everyAlgorithmAndSeveralLimitsDecideTogetherOnTheCluster() {
         List<Limit> all = new ArrayList<>();
-        for (Algorithm algorithm : Algorithm.values()) {
+        for (Algorithm algorithm : Algorithm.rates()) {
             all.add(Limit.of("cl-" + algorithm.keySuffix(), "3/1m").withAlgorithm(algorithm));
         }
         RateLimiter limiter = limiter(all.toArray(new Limit[0]));
@@ -84,7 +84,7 @@ class ClusterTest {
 
     @Test
     void exactlyTheLimitIsAdmittedUnderConcurrency() throws Exception {
-        for (Algorithm algorithm : Algorithm.values()) {
+        for (Algorithm algorithm : Algorithm.rates()) {
             RateLimiter limiter = limiter(Limit.of("cl-race", 100, Duration.ofDays(366)).withAlgorithm(algorithm));
             String caller = "cl-race-" + UUID.randomUUID();
             ExecutorService pool = Executors.newFixedThreadPool(8);

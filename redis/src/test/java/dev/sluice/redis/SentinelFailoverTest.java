@@ -133,6 +133,9 @@ class SentinelFailoverTest {
                     .as("a fail-open limiter's outcomes").containsOnly(Decision.Outcome.ALLOWED, Decision.Outcome.FAILED_OPEN);
             assertThat(all).filteredOn(s -> s.mode() == FailureMode.CLOSED).extracting(Sample::outcome)
                     .as("a fail-closed limiter's outcomes").containsOnly(Decision.Outcome.ALLOWED, Decision.Outcome.FAILED_CLOSED);
+            assertThat(all).filteredOn(s -> s.mode() == FailureMode.LOCAL).extracting(Sample::outcome)
+                    .as("a local limiter's outcomes (its generous limit is never reached locally)")
+                    .containsOnly(Decision.Outcome.ALLOWED, Decision.Outcome.LOCAL_ALLOWED);
             System.out.printf("sentinel failover: %d load decisions, %d failed open, %d failed closed%n", all.size(),
                     all.stream().filter(s -> s.outcome() == Decision.Outcome.FAILED_OPEN).count(),
                     all.stream().filter(s -> s.outcome() == Decision.Outcome.FAILED_CLOSED).count());

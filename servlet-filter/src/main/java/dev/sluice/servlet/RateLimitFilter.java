@@ -2,10 +2,13 @@ package dev.sluice.servlet;
 
 import dev.sluice.RateLimitStore;
 import dev.sluice.RateLimiter;
+import dev.sluice.web.CallerRules;
+import dev.sluice.web.Completion;
 import dev.sluice.web.Guard;
 import dev.sluice.web.HeaderStyle;
 import dev.sluice.web.HttpAnswer;
 import dev.sluice.web.KeySource;
+import dev.sluice.web.LimitResolver;
 import dev.sluice.web.Parameter;
 import dev.sluice.web.PolicyNames;
 import dev.sluice.web.RouteSpec;
@@ -55,10 +58,23 @@ import java.util.Objects;
  * {@link RouteSpec} and {@link WebSettings}:
  * {@code policy} (default: the filter name, with characters outside {@code A-Z a-z 0-9 . _ ~ -}
  * replaced by {@code -}), {@code algorithm}, {@code limit} (required), {@code burst}, {@code key},
- * {@code cost}, {@code store}, {@code failure-mode}, {@code timeout}, {@code headers},
+ * {@code cost}, {@code charge} ({@code before}, the default, or {@code after}: charge once the
+ * response status is known), {@code charge-when} (with {@code charge=after}, the statuses charged:
+ * codes and classes such as {@code 401,403} or {@code 4xx}; default {@code 4xx,5xx}), {@code lease}
+ * (with {@code algorithm=concurrency} and a plain {@code limit} such as {@code 10}: the longest a
+ * request holds its place, default {@code 30s}), {@code store}, {@code failure-mode}, {@code timeout}, {@code headers},
  * {@code partition-key}, {@code trusted-proxies}, {@code forwarded-header} ({@code x-forwarded-for} or
  * {@code forwarded}: the one header read from trusted proxies), {@code ipv6-prefix} (32 to 128,
- * default 64: the network an IPv6 client is keyed by), {@code mode} and {@code metrics}. They are
+ * default 64: the network an IPv6 client is keyed by), {@code mode}, {@code metrics},
+ * {@code local-share} (with {@code failure-mode=local}: the share of each limit this JVM grants
+ * alone while the store fails, greater than 0 and at most 1, default 1),
+ * {@code tier} ({@code role}, {@code attribute:NAME} or {@code header:NAME}: where a request's tier
+ * comes from), {@code tier-limits} (such as {@code premium:1000/1h,internal:unlimited}: each tier's
+ * limit under the policy {@code <policy>.<tier>}; a request of no named tier gets {@code limit}),
+ * {@code exempt} (client networks never limited, never counted, sent no rate-limit headers) and
+ * {@code methods} (such as {@code POST,PUT}: the methods limited; the others pass untouched;
+ * default all). {@code key} also takes parts joined by {@code +}, all required
+ * ({@code ip+param:username}), and {@code global} (one budget for every caller). They are
  * parsed once, in {@link #init}. An unknown init-param or a bad
  * value makes {@code init} throw a {@link ServletException} naming the filter, the init-param
  * and the value, such as
@@ -97,8 +113,20 @@ import java.util.Objects;
  *   <li>store failed, {@code failure-mode=open}: the request proceeds without rate-limit headers
  *       (the limiter logs and counts the failure);
  *   <li>store failed, {@code failure-mode=closed}: {@code 503 Service Unavailable} with
- *       {@code Retry-After} and a problem body.
+ *       {@code Retry-After} and a problem body;
+ *   <li>store failed, {@code failure-mode=local}: decided by a limiter in this JVM with the same
+ *       limits scaled by {@code local-share}, answered as allowed or rejected above, with the
+ *       headers of the local decision, until the store answers again.
  * </ul>
+ *
+ * <p>With {@code charge=after} the request is decided (and refused only when the budget is spent)
+ * as it arrives, and refunded once its response status is known unless that status is in
+ * {@code charge-when}: a login filter with {@code charge-when=401,403} counts failed attempts only.
+ * With {@code algorithm=concurrency} the request holds a lease until its response is complete;
+ * over the limit it is answered {@code 429} with {@code Retry-After} (and no rate-limit headers of
+ * its own). The end of the response is when the chain returns (an exception counts as 500), or,
+ * if the application started async mode, the {@code onComplete} (or {@code onError}, as 500) of
+ * its {@code AsyncContext}, so map such filters with {@code <async-supported>true}.
  *
  * <p>A request is charged once per filter, however many times it passes the filter (a filter
  * mapped for {@code REQUEST}, {@code FORWARD}, {@code INCLUDE}, {@code ERROR} and {@code ASYNC}
@@ -118,6 +146,8 @@ public final class RateLimitFilter implements Filter {
     /** The limiter given in Java, or {@code null} for a filter configured by init-params. */
     private final RateLimiter givenLimiter;
     private final List<KeySource> givenKey;
+    /** The resolver given in Java, or {@code null}. */
+    private final LimitResolver givenResolver;
     /** The HTTP settings given in Java; of them, only headers, partition key and client address apply. */
     private final WebSettings givenWeb;
 
@@ -133,7 +163,7 @@ public final class RateLimitFilter implements Filter {
      * container calls for a {@code <filter-class>}.
      */
     public RateLimitFilter() {
-        this(null, KeySource.IP, WebSettings.DEFAULTS);
+        this(null, KeySource.IP, WebSettings.DEFAULTS, null);
     }
 
     /**
@@ -144,13 +174,25 @@ public final class RateLimitFilter implements Filter {
      * @param limiter the limiter; its limits, store, failure mode and timeout apply
      */
     public RateLimitFilter(RateLimiter limiter) {
-        this(Objects.requireNonNull(limiter, "limiter"), KeySource.IP, WebSettings.DEFAULTS);
+        this(Objects.requireNonNull(limiter, "limiter"), KeySource.IP, WebSettings.DEFAULTS, null);
     }
 
-    private RateLimitFilter(RateLimiter limiter, List<KeySource> key, WebSettings web) {
+    private RateLimitFilter(RateLimiter limiter, List<KeySource> key, WebSettings web, LimitResolver resolver) {
         this.givenLimiter = limiter;
         this.givenKey = key;
         this.givenWeb = web;
+        this.givenResolver = resolver;
+    }
+
+    /**
+     * A copy choosing each request's limits with {@code resolver} (for plans that {@code tier}
+     * and {@code tier-limits} cannot express); the limiter's own limits apply when it returns
+     * {@code null}, and the limiters built for its lists share the limiter's store, failure mode,
+     * timeout and shadow mode.
+     */
+    public RateLimitFilter withLimitResolver(LimitResolver resolver) {
+        requireGiven("withLimitResolver");
+        return new RateLimitFilter(givenLimiter, givenKey, givenWeb, Objects.requireNonNull(resolver, "resolver"));
     }
 
     /**
@@ -162,19 +204,21 @@ public final class RateLimitFilter implements Filter {
      */
     public RateLimitFilter withKey(String sources) {
         requireGiven("withKey");
-        return new RateLimitFilter(givenLimiter, KeySource.parseList(Objects.requireNonNull(sources, "sources")), givenWeb);
+        return new RateLimitFilter(givenLimiter, KeySource.parseList(Objects.requireNonNull(sources, "sources")), givenWeb,
+                givenResolver);
     }
 
     /** A copy sending the given rate-limit headers, as the {@code headers} init-param. */
     public RateLimitFilter withHeaders(HeaderStyle headers) {
         requireGiven("withHeaders");
-        return new RateLimitFilter(givenLimiter, givenKey, givenWeb.withHeaders(Objects.requireNonNull(headers, "headers")));
+        return new RateLimitFilter(givenLimiter, givenKey, givenWeb.withHeaders(Objects.requireNonNull(headers, "headers")),
+                givenResolver);
     }
 
     /** A copy sending, with draft headers, the keyed hash {@code pk} of the caller, as {@code partition-key}. */
     public RateLimitFilter withPartitionKey(boolean partitionKey) {
         requireGiven("withPartitionKey");
-        return new RateLimitFilter(givenLimiter, givenKey, givenWeb.withPartitionKey(partitionKey));
+        return new RateLimitFilter(givenLimiter, givenKey, givenWeb.withPartitionKey(partitionKey), givenResolver);
     }
 
     /**
@@ -185,7 +229,7 @@ public final class RateLimitFilter implements Filter {
      */
     public RateLimitFilter withTrustedProxies(String cidrs) {
         requireGiven("withTrustedProxies");
-        return new RateLimitFilter(givenLimiter, givenKey, givenWeb.withTrustedProxies(cidrs));
+        return new RateLimitFilter(givenLimiter, givenKey, givenWeb.withTrustedProxies(cidrs), givenResolver);
     }
 
     /**
@@ -197,7 +241,7 @@ public final class RateLimitFilter implements Filter {
      */
     public RateLimitFilter withForwardedHeader(String header) {
         requireGiven("withForwardedHeader");
-        return new RateLimitFilter(givenLimiter, givenKey, givenWeb.withForwardedHeader(header));
+        return new RateLimitFilter(givenLimiter, givenKey, givenWeb.withForwardedHeader(header), givenResolver);
     }
 
     /**
@@ -208,7 +252,7 @@ public final class RateLimitFilter implements Filter {
      */
     public RateLimitFilter withIpv6Prefix(int prefix) {
         requireGiven("withIpv6Prefix");
-        return new RateLimitFilter(givenLimiter, givenKey, givenWeb.withIpv6Prefix(prefix));
+        return new RateLimitFilter(givenLimiter, givenKey, givenWeb.withIpv6Prefix(prefix), givenResolver);
     }
 
     private void requireGiven(String method) {
@@ -237,16 +281,19 @@ public final class RateLimitFilter implements Filter {
                         + "built around a RateLimiter; configure that limiter in Java, got '"
                         + config.getInitParameter(params.get(0)) + "'");
             }
-            active = new Active(new Guard(givenLimiter, givenKey, givenWeb, where), charged, null);
+            Guard guard = new Guard(givenLimiter, givenKey, givenWeb, where);
+            active = new Active(givenResolver == null ? guard : guard.withLimitResolver(givenResolver), charged, null);
             LOG.info("Sluice filter '{}': {}, key {}", name, givenLimiter, givenKey);
             return;
         }
         RouteSpec route;
         WebSettings web;
+        CallerRules rules;
         try {
             params.forEach(Parameter::named);
             route = RouteSpec.parse(config::getInitParameter, PolicyNames.forFilter(name));
             web = WebSettings.parse(config::getInitParameter);
+            rules = CallerRules.parse(config::getInitParameter);
         } catch (IllegalArgumentException e) {
             // Messages start with the quoted parameter name: "'limit' must look like ...".
             throw new ServletException(where + ": init-param " + e.getMessage(), e);
@@ -260,10 +307,16 @@ public final class RateLimitFilter implements Filter {
             throw new ServletException(where + ": init-param 'store' cannot be used (" + e + "), got '" + web.store()
                     + "'", e);
         }
-        Guard guard = Guard.of(List.of(route), web, store, where);
+        Guard guard;
+        try {
+            guard = Guard.of(List.of(route), web, rules, store, where);
+        } catch (IllegalArgumentException e) {
+            StoreRegistry.application().release(web.store());
+            throw new ServletException(where + ": init-param " + e.getMessage(), e);
+        }
         active = new Active(guard, charged, web.store());
         LOG.info("Sluice filter '{}': {}, key {}, store {}, headers {}, trusted proxies {} ({}), ipv6 prefix /{}", name,
-                guard.limiter(), route.key(), web.store(), web.headers().configName(), web.trustedProxies(),
+                guard, route.key(), web.store(), web.headers().configName(), web.trustedProxies(),
                 web.forwardedHeader().configName(), web.ipv6Prefix());
     }
 
@@ -291,7 +344,11 @@ public final class RateLimitFilter implements Filter {
             response.setHeader(header.name(), header.value());
         }
         if (answer.proceeds()) {
-            chain.doFilter(request, response);
+            if (answer.completion() == Completion.NONE) {
+                chain.doFilter(request, response);
+            } else {
+                ResponseEnd.proceed(request, response, chain, answer.completion());
+            }
             return;
         }
         byte[] body = answer.body().getBytes(StandardCharsets.UTF_8);
@@ -317,7 +374,7 @@ public final class RateLimitFilter implements Filter {
     @Override
     public String toString() {
         Active a = active;
-        return "RateLimitFilter[" + (a != null ? a.guard.limiter() : givenLimiter != null ? givenLimiter
+        return "RateLimitFilter[" + (a != null ? a.guard : givenLimiter != null ? givenLimiter
                 : "not initialised") + "]";
     }
 }

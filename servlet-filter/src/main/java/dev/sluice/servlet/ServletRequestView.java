@@ -56,4 +56,14 @@ final class ServletRequestView implements RequestView {
     public void setAttribute(String name, Object value) {
         request.setAttribute(name, value);
     }
+
+    @Override
+    public boolean userInRole(String role) {
+        return request.isUserInRole(role);
+    }
+
+    @Override
+    public String method() {
+        return request.getMethod();
+    }
 }

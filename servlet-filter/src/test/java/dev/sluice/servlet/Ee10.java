@@ -47,7 +47,7 @@ final class Ee10 {
                 context.addFilter(holder, pattern, filter.dispatches());
             }
         }
-        ServletHolder servlet = new ServletHolder(new TestServlet());
+        ServletHolder servlet = new ServletHolder(app.servlet);
         servlet.setAsyncSupported(true);
         context.addServlet(servlet, "/*");
         ErrorPageErrorHandler errors = new ErrorPageErrorHandler();

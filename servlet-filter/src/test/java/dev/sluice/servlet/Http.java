@@ -18,6 +18,18 @@ final class Http {
         return HttpCalls.send("GET", uri, headers);
     }
 
+    /**
+     * Sends {@code method uri} until the answer carries {@code RateLimit-Limit} (the store decided:
+     * a Redis client connecting when the application starts fails the first decisions open), for at
+     * most 20 s. Use a caller of its own: the answers it gets are charged.
+     */
+    static void awaitDecided(String method, URI uri, String... headers) throws InterruptedException {
+        long deadline = System.nanoTime() + java.time.Duration.ofSeconds(20).toNanos();
+        while (header(HttpCalls.send(method, uri, headers), "RateLimit-Limit") == null && System.nanoTime() < deadline) {
+            Thread.sleep(50);
+        }
+    }
+
     /** A response header, or {@code null}. */
     static String header(HttpResponse<?> response, String name) {
         return HttpCalls.header(response, name);

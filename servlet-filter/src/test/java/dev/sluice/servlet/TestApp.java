@@ -23,6 +23,14 @@ final class TestApp {
     }
 
     final List<FilterDecl> filters = new ArrayList<>();
+    /** The application behind the filters on {@code /*}; {@link TestServlet} unless {@link #servlet} says otherwise. */
+    jakarta.servlet.http.HttpServlet servlet = new TestServlet();
+
+    /** Another application behind the filters. */
+    TestApp servlet(jakarta.servlet.http.HttpServlet application) {
+        this.servlet = application;
+        return this;
+    }
 
     /** A {@code <filter-class>dev.sluice.servlet.RateLimitFilter</filter-class>} with init-params {@code k, v, k, v...}. */
     TestApp filter(String name, String pattern, String... params) {

@@ -6,7 +6,7 @@ import java.util.Objects;
 
 /**
  * Resolves the caller identity of a request from the configured key sources, tried in order;
- * the first present wins, and {@code ip} is always present.
+ * the first present wins (a composite one when all its parts are), and {@code ip} is always present.
  *
  * <h2>The client address</h2>
  *
@@ -37,12 +37,16 @@ import java.util.Objects;
  * {@code ipv6-prefix=128} an IPv6 client is keyed by its address, without a {@code /128}.
  *
  * <p>Identities are prefixed by their kind ({@code ip~}, {@code user~}, {@code key~}) so that an
- * API key cannot pose as an address. See {@code dev.sluice.internal.Keys} for how an identity becomes a storage key.
+ * API key cannot pose as an address; a composite source's identity is {@code all~} and its parts'
+ * identities, each prefixed by its length, and {@code global} is the one identity {@code global~}. See {@code dev.sluice.internal.Keys} for how an identity becomes a storage key.
  *
  * <p>Immutable and thread-safe; built once at start-up, so that nothing is parsed per request but
  * the request's own addresses.
  */
 final class CallerResolver {
+
+    /** The identity of {@code key=global}: every request of the route is this one caller. */
+    static final String GLOBAL = "global~";
 
     private final KeySource[] sources;
     private final Cidr[] trusted;
@@ -84,17 +88,43 @@ final class CallerResolver {
     /** The caller identity of a request. */
     String resolve(RequestView request) {
         for (KeySource source : sources) {
-            String value = switch (source.kind()) {
-                case HEADER -> prefixed("key~", request.header(source.name()));
-                case PARAM -> prefixed("key~", request.param(source.name()));
-                case PRINCIPAL -> prefixed("user~", request.principal());
-                case IP -> "ip~" + clientAddress(request);
-            };
+            String value = identity(source, request);
             if (value != null) {
                 return value;
             }
         }
         return "ip~" + clientAddress(request);
+    }
+
+    /** The identity one source gives, or {@code null} if the request lacks it. */
+    private String identity(KeySource source, RequestView request) {
+        return switch (source.kind()) {
+            case HEADER -> prefixed("key~", request.header(source.name()));
+            case PARAM -> prefixed("key~", request.param(source.name()));
+            case PRINCIPAL -> prefixed("user~", request.principal());
+            case IP -> "ip~" + clientAddress(request);
+            case GLOBAL -> GLOBAL;
+            case COMPOSITE -> composite(source.parts(), request);
+        };
+    }
+
+    /**
+     * The identity of a composite source, {@code all~} and each part's identity prefixed by its
+     * length ({@code all~12:ip~192.0.2.1|9:key~alice|}), or {@code null} if any part is missing.
+     * The length prefixes make the encoding injective: no value a client sends (say a user name
+     * holding {@code |} or {@code 9:}) can make two different tuples of parts one identity, and the
+     * {@code all~} prefix keeps composites apart from single identities.
+     */
+    private String composite(List<KeySource> parts, RequestView request) {
+        StringBuilder out = new StringBuilder(64).append("all~");
+        for (KeySource part : parts) {
+            String value = identity(part, request);
+            if (value == null) {
+                return null;
+            }
+            out.append(value.length()).append(':').append(value).append('|');
+        }
+        return out.toString();
     }
 
     private static String prefixed(String prefix, String value) {
@@ -107,13 +137,21 @@ final class CallerResolver {
      * literal (a runtime that cannot tell, a Unix socket) is returned as the container gave it.
      */
     String clientAddress(RequestView request) {
-        String peer = request.remoteAddr();
-        byte[] peerAddress = IpLiteral.parse(peer);
+        byte[] client = clientBytes(request);
+        return client != null ? identity(client) : String.valueOf(request.remoteAddr());
+    }
+
+    /**
+     * The client's whole address (4 or 16 bytes), found as for {@code ip}; {@code null} if the
+     * socket peer is no address literal.
+     */
+    byte[] clientBytes(RequestView request) {
+        byte[] peerAddress = IpLiteral.parse(request.remoteAddr());
         if (peerAddress == null) {
-            return String.valueOf(peer);
+            return null;
         }
         if (trusted.length == 0 || !isTrusted(peerAddress)) {
-            return identity(peerAddress);
+            return peerAddress;
         }
         List<String> hops = forwardedHeader == ForwardedHeader.FORWARDED
                 ? ForwardedHops.forwarded(request.headers("Forwarded"))
@@ -124,14 +162,14 @@ final class CallerResolver {
             if (hop == null) {
                 // unknown, obfuscated or garbage: the client cannot be identified, and anything further
                 // left is the client's own writing. The proxy that said so pays.
-                return identity(reporter);
+                return reporter;
             }
             if (!isTrusted(hop)) {
-                return identity(hop);
+                return hop;
             }
             reporter = hop;
         }
-        return identity(peerAddress); // every hop is a trusted proxy: the peer is the caller
+        return peerAddress; // every hop is a trusted proxy: the peer is the caller
     }
 
     /** The canonical text of an address as an identity: IPv4 as it is, IPv6 masked to the prefix. */

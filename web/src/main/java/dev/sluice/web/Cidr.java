@@ -2,7 +2,9 @@ package dev.sluice.web;
 
 import java.net.InetAddress;
 import java.net.UnknownHostException;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 
 /**
  * An IPv4 or IPv6 network, {@code 10.0.0.0/8} or {@code ::1/128}, parsed without ever asking DNS
@@ -47,6 +49,28 @@ final class Cidr {
             }
         }
         return new Cidr(address, prefix);
+    }
+
+    /**
+     * Parses the value of {@code parameter}, comma-separated CIDRs or addresses such as
+     * {@code 10.0.0.0/8, ::1} (blank items skipped), into their normalised text.
+     *
+     * @throws IllegalArgumentException naming the parameter and the value if an item is malformed
+     */
+    static List<String> parseList(Parameter parameter, String value) {
+        List<String> cidrs = new ArrayList<>();
+        for (String part : value.split(",")) {
+            if (part.isBlank()) {
+                continue;
+            }
+            Cidr cidr = Cidr.parse(part.trim());
+            if (cidr == null) {
+                throw new IllegalArgumentException("'" + parameter.configName() + "' must be comma-separated CIDRs or IP "
+                        + "addresses (e.g. 10.0.0.0/8, ::1), got '" + value + "'");
+            }
+            cidrs.add(cidr.toString());
+        }
+        return List.copyOf(cidrs);
     }
 
     /**

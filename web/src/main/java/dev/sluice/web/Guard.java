@@ -1,7 +1,9 @@
 package dev.sluice.web;
 
+import dev.sluice.ConcurrencyLimiter;
 import dev.sluice.Decision;
 import dev.sluice.FailureMode;
+import dev.sluice.Lease;
 import dev.sluice.Limit;
 import dev.sluice.RateLimitStore;
 import dev.sluice.RateLimiter;
@@ -9,7 +11,9 @@ import dev.sluice.metrics.OptionalMetrics;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.function.Function;
 import java.util.stream.Collectors;
 
 /**
@@ -29,16 +33,37 @@ import java.util.stream.Collectors;
  *       and a problem body.
  * </ul>
  *
+ * <p>A request of a method the route does not limit ({@code methods}), from an exempt client
+ * ({@code exempt}), or of an unlimited tier proceeds untouched: not counted, the store not asked,
+ * no rate-limit headers of this guard. Otherwise its tier ({@code tier}, {@code tier-limits}) or a
+ * {@link LimitResolver} picks the limiter that decides it, among those built at start-up.
+ *
+ * <p>A route may also cap the caller's requests in flight ({@code algorithm=concurrency}): after
+ * its rate limits admitted the request, it takes a lease, and a refused lease answers
+ * {@code 429} (a concurrency limit publishes no rate-limit headers of its own) and refunds the
+ * rate limits, so that the request is charged by neither; a request the rate limits refuse takes
+ * no lease. With {@code charge=after} the rate limits are refunded once the response shows a
+ * status that is not charged. Both happen in the answer's {@link Completion}, which the adapter
+ * calls when the response is complete.
+ *
  * <p>Immutable and thread-safe. Nothing is parsed or built per request but the caller's identity
  * and the answer. The guard never closes its limiter's store.
  */
 public final class Guard {
 
-    private final RateLimiter limiter;
+    /** Proceed untouched: exempt, a method not limited, or an unlimited tier without a cap. */
+    private static final HttpAnswer PASS = new HttpAnswer(HttpAnswer.PROCEED, List.of(), null);
+
+    /** The route's rate limits per tier, or {@code null} when it has only a concurrency limit. */
+    private final LimitChoice choice;
+    /** The route's concurrency limit, or {@code null}. */
+    private final ConcurrencyLimiter concurrency;
+    private final Charging charging;
     private final CallerResolver resolver;
     private final HeaderStyle headers;
     private final boolean partitionKey;
-    private final Map<String, RateLimitHeaders.QuotaWindow> windows;
+    private final Set<String> methods;
+    private final Cidr[] exempt;
 
     /**
      * A guard deciding with a limiter built elsewhere, whose store, timeout, failure mode and
@@ -51,26 +76,75 @@ public final class Guard {
      * @param where   the route, for log lines, such as {@code filter 'search'}
      */
     public Guard(RateLimiter limiter, List<KeySource> key, WebSettings web, String where) {
-        this.limiter = limiter;
+        this(LimitChoice.fixed(limiter, sameSettingsAs(limiter), web.headers(), where), null, Charging.BEFORE, key, web,
+                CallerRules.NONE, Set.of());
+    }
+
+    private Guard(LimitChoice choice, ConcurrencyLimiter concurrency, Charging charging, List<KeySource> key,
+                  WebSettings web, CallerRules rules, Set<String> methods) {
+        this.choice = choice;
+        this.concurrency = concurrency;
+        this.charging = charging;
         this.resolver = new CallerResolver(key, web);
         this.headers = web.headers();
         this.partitionKey = web.partitionKey() && web.headers().draft();
-        this.windows = RateLimitHeaders.windows(limiter.limits());
-        RateLimitHeaders.warnOfNonTokenPolicies(limiter.limits(), headers, where);
+        this.methods = Set.copyOf(methods);
+        this.exempt = rules.exemptNetworks();
+    }
+
+    private Guard(Guard from, LimitChoice choice) {
+        this.choice = choice;
+        this.concurrency = from.concurrency;
+        this.charging = from.charging;
+        this.resolver = from.resolver;
+        this.headers = from.headers;
+        this.partitionKey = from.partitionKey;
+        this.methods = from.methods;
+        this.exempt = from.exempt;
+    }
+
+    /**
+     * This guard choosing each request's limits with {@code limitResolver} instead of its tiers,
+     * its own limits being the fallback; the limiters built for the resolver's lists share this
+     * guard's store, failure mode, timeout and shadow mode.
+     */
+    public Guard withLimitResolver(LimitResolver limitResolver) {
+        if (choice == null) {
+            throw new IllegalStateException("a route with only a concurrency limit has no rate limits to resolve");
+        }
+        return new Guard(this, choice.withResolver(Objects.requireNonNull(limitResolver, "limitResolver")));
     }
 
     /**
      * A guard deciding the limits of {@code routes} together, atomically, on {@code store}, which
-     * it never closes: one limiter, failing closed if any route does, with the timeout, shadow
-     * mode and metrics of {@code web}.
+     * it never closes: one limiter, with the strictest failure mode of the routes (closed, then
+     * local, then open), the timeout, shadow mode and metrics of {@code web}.
      *
      * @throws IllegalArgumentException if the routes name different keys (they are decided for
      *                                  one caller) or the same policy twice
      */
     public static Guard of(List<RouteSpec> routes, WebSettings web, RateLimitStore store, String where) {
-        List<Limit> limits = new ArrayList<>();
+        return of(routes, web, CallerRules.NONE, store, where);
+    }
+
+    /**
+     * A guard of {@code routes} as {@link #of(List, WebSettings, RateLimitStore, String)}, with
+     * the tier source and exemptions of {@code rules}: one limiter per tier, built now, so that a
+     * request only picks one. A route of {@code algorithm=concurrency} becomes the guard's
+     * concurrency limit (failing closed only on a closed route; open otherwise), the others its
+     * rate limits, which must agree on {@code charge} and {@code charge-when}.
+     *
+     * @throws IllegalArgumentException also if the routes name different {@code methods}, name
+     *                                  tiers while {@code rules} has no tier source, name two
+     *                                  concurrency limits or charge differently
+     */
+    public static Guard of(List<RouteSpec> routes, WebSettings web, CallerRules rules, RateLimitStore store,
+                           String where) {
         FailureMode failureMode = FailureMode.OPEN;
         RouteSpec first = routes.get(0);
+        List<RouteSpec> rates = new ArrayList<>();
+        Limit cap = null;
+        Charging charging = null;
         for (RouteSpec route : routes) {
             if (!route.key().equals(first.key())) {
                 throw new IllegalArgumentException("repeated limits are decided together for one caller, so they must "
@@ -78,34 +152,136 @@ public final class Guard {
                         + first.limit().policy() + "') and '" + KeySource.format(route.key()) + "' (policy '"
                         + route.limit().policy() + "')");
             }
-            limits.add(route.limit());
-            if (route.failureMode() == FailureMode.CLOSED) {
-                failureMode = FailureMode.CLOSED;
+            if (!route.methods().equals(first.methods())) {
+                throw new IllegalArgumentException("repeated limits are decided together, so they must share one "
+                        + "'methods', got '" + String.join(",", first.methods()) + "' (policy '" + first.limit().policy()
+                        + "') and '" + String.join(",", route.methods()) + "' (policy '" + route.limit().policy() + "')");
+            }
+            if (!route.limit().algorithm().isRate()) {
+                if (cap != null) {
+                    throw new IllegalArgumentException("a route takes at most one lease, so at most one limit of "
+                            + "algorithm concurrency, got policies '" + cap.policy() + "' and '" + route.limit().policy() + "'");
+                }
+                cap = route.limit();
+            } else if (charging != null && !charging.equals(route.charging())) {
+                throw new IllegalArgumentException("repeated limits are charged together, so they must share 'charge' and "
+                        + "'charge-when', got '" + charging + "' and '" + route.charging() + "' (policy '"
+                        + route.limit().policy() + "')");
+            } else {
+                charging = route.charging();
+                rates.add(route);
+            }
+            if (route.failureMode() == FailureMode.CLOSED
+                    || route.failureMode() == FailureMode.LOCAL && failureMode == FailureMode.OPEN) {
+                failureMode = route.failureMode(); // the strictest: closed, then local, then open
             }
         }
-        String name = limits.stream().map(Limit::policy).collect(Collectors.joining("+"));
-        RateLimiter limiter = RateLimiter.builder().limits(limits).store(store).failureMode(failureMode)
-                .timeout(web.timeout()).shadowMode(web.shadow()).listener(OptionalMetrics.listener(web.metrics(), name))
+        FailureMode mode = failureMode;
+        Function<List<Limit>, RateLimiter> builder = limits -> RateLimiter.builder().limits(limits).store(store)
+                .failureMode(mode).timeout(web.timeout()).shadowMode(web.shadow()).localShare(web.localShare())
+                .listener(OptionalMetrics.listener(web.metrics(),
+                        limits.stream().map(Limit::policy).collect(Collectors.joining("+"))))
                 .build();
-        return new Guard(limiter, first.key(), web, where);
+        LimitChoice choice = rates.isEmpty() ? null : LimitChoice.of(rates, rules.tier(), builder, web.headers(), where);
+        // Leases are not kept locally: a cap on a local route fails open while the store fails.
+        ConcurrencyLimiter concurrency = cap == null ? null : ConcurrencyLimiter.builder().limit(cap).store(store)
+                .failureMode(mode == FailureMode.CLOSED ? FailureMode.CLOSED : FailureMode.OPEN).timeout(web.timeout())
+                .shadowMode(web.shadow()).listener(OptionalMetrics.listener(web.metrics(), cap.policy())).build();
+        return new Guard(choice, concurrency, charging == null ? Charging.BEFORE : charging, first.key(), web, rules,
+                first.methods());
+    }
+
+    /** Builds limiters of other limits with the store, failure mode, timeout and shadow mode of {@code limiter}. */
+    private static Function<List<Limit>, RateLimiter> sameSettingsAs(RateLimiter limiter) {
+        return limits -> RateLimiter.builder().limits(limits).store(limiter.store()).failureMode(limiter.failureMode())
+                .timeout(limiter.timeout()).shadowMode(limiter.shadowMode()).localShare(limiter.localShare()).build();
     }
 
     /** Decides one request; see the class description. */
     public HttpAnswer check(RequestView request) {
+        if (!HttpMethods.limits(methods, request.method()) || isExempt(request)) {
+            return PASS;
+        }
+        LimitChoice.Branch branch = choice == null ? LimitChoice.UNLIMITED : choice.of(request);
+        RateLimiter limiter = branch.limiter();
+        if (limiter == null && concurrency == null) {
+            return PASS;
+        }
         String caller = resolver.resolve(request);
-        Decision decision = limiter.decide(caller);
-        return switch (decision.outcome()) {
-            case ALLOWED, SHADOW_REJECTED -> new HttpAnswer(HttpAnswer.PROCEED, layerHeaders(request, decision, caller),
-                    null);
-            case FAILED_OPEN -> HttpAnswer.FAILED_OPEN;
-            case REJECTED, UNSATISFIABLE -> {
-                List<HttpAnswer.Header> out = new ArrayList<>(6);
-                out.add(retryAfter(decision));
-                out.addAll(layerHeaders(request, decision, caller));
-                yield new HttpAnswer(429, out, Problems.tooManyRequests(decision, headers));
+        Decision decision = limiter == null ? null : limiter.decide(caller);
+        if (decision != null && !decision.allowed()) {
+            return refusal(request, decision, caller, branch);
+        }
+        Lease lease = concurrency == null ? null : concurrency.acquire(caller);
+        if (lease != null && !lease.decision().allowed()) {
+            // All or nothing: a request refused its place is not charged by the rate limits either.
+            if (decision != null && decision.outcome() == Decision.Outcome.ALLOWED) {
+                limiter.refund(caller);
             }
-            case FAILED_CLOSED -> new HttpAnswer(503, List.of(retryAfter(decision)), Problems.SERVICE_UNAVAILABLE);
-        };
+            Decision refused = lease.decision();
+            if (refused.outcome() == Decision.Outcome.FAILED_CLOSED) {
+                return refusal(request, refused, caller, branch);
+            }
+            List<HttpAnswer.Header> out = new ArrayList<>(6);
+            out.add(retryAfter(refused));
+            out.addAll(headers(request));
+            return new HttpAnswer(429, out, Problems.tooManyInFlight(refused));
+        }
+        Completion completion = completion(limiter, caller, decision, lease);
+        if (decision == null || decision.outcome() == Decision.Outcome.FAILED_OPEN) {
+            return completion == Completion.NONE ? HttpAnswer.FAILED_OPEN
+                    : new HttpAnswer(HttpAnswer.PROCEED, List.of(), null, completion);
+        }
+        return new HttpAnswer(HttpAnswer.PROCEED, layerHeaders(request, decision, caller, branch), null, completion);
+    }
+
+    /** The answer to a request its rate limits refused, or whose store failed on a closed route. */
+    private HttpAnswer refusal(RequestView request, Decision decision, String caller, LimitChoice.Branch branch) {
+        if (decision.outcome() == Decision.Outcome.FAILED_CLOSED) {
+            return new HttpAnswer(503, List.of(retryAfter(decision)), Problems.SERVICE_UNAVAILABLE);
+        }
+        List<HttpAnswer.Header> out = new ArrayList<>(6);
+        out.add(retryAfter(decision));
+        out.addAll(layerHeaders(request, decision, caller, branch));
+        return new HttpAnswer(429, out, Problems.tooManyRequests(decision, headers));
+    }
+
+    /**
+     * What is left to do when the response is complete: return the lease, and with
+     * {@code charge=after} refund a request the store charged whose status is not charged (a
+     * request decided by the local limiter while the store failed stays charged there).
+     */
+    private Completion completion(RateLimiter limiter, String caller, Decision decision, Lease lease) {
+        boolean refund = charging.after() && decision != null && decision.outcome() == Decision.Outcome.ALLOWED;
+        boolean release = lease != null && lease.held();
+        if (!refund && !release) {
+            return Completion.NONE;
+        }
+        return Completion.once(status -> {
+            try {
+                if (release) {
+                    lease.release();
+                }
+            } finally {
+                if (refund && !charging.counts(status)) {
+                    limiter.refund(caller);
+                }
+            }
+        });
+    }
+
+    /** Whether the client address, found as for {@code ip}, is in an {@code exempt} network. */
+    private boolean isExempt(RequestView request) {
+        if (exempt.length == 0) {
+            return false;
+        }
+        byte[] client = resolver.clientBytes(request);
+        for (Cidr cidr : exempt) {
+            if (cidr.contains(client)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /**
@@ -116,14 +292,24 @@ public final class Guard {
         return write(Layers.of(request).all());
     }
 
-    /** The limiter, for logs and tests. */
+    /**
+     * The limiter of the route's own rate limits (the default tier), for logs and tests;
+     * {@code null} when the route has only a concurrency limit.
+     */
     public RateLimiter limiter() {
-        return limiter;
+        return choice == null ? null : choice.base().limiter();
+    }
+
+    /** The concurrency limiter, for logs and tests; {@code null} when the route has none. */
+    public ConcurrencyLimiter concurrencyLimiter() {
+        return concurrency;
     }
 
     /** Adds this guard's decision to the request's layers and returns the headers of them all. */
-    private List<HttpAnswer.Header> layerHeaders(RequestView request, Decision decision, String caller) {
-        Layers.Layer layer = new Layers.Layer(decision, partitionKey ? PartitionKeys.of(caller) : null, windows);
+    private List<HttpAnswer.Header> layerHeaders(RequestView request, Decision decision, String caller,
+                                                 LimitChoice.Branch branch) {
+        Layers.Layer layer = new Layers.Layer(decision, partitionKey ? PartitionKeys.of(caller) : null,
+                branch.windows(decision));
         return write(Layers.of(request).add(layer, headers));
     }
 
@@ -139,6 +325,7 @@ public final class Guard {
 
     @Override
     public String toString() {
-        return "Guard[" + limiter + ", headers " + headers.configName() + "]";
+        return "Guard[" + (choice == null ? "" : choice + ", ") + (concurrency == null ? "" : concurrency + ", ")
+                + (charging.after() ? charging + ", " : "") + "headers " + headers.configName() + "]";
     }
 }

@@ -11,8 +11,10 @@ import java.util.Objects;
  * @param status  {@link #PROCEED} (0), or the status to answer with: 429 or 503
  * @param headers the headers to set, in order; empty when the store failed open
  * @param body    the {@code application/problem+json} body; {@code null} exactly when proceeding
+ * @param completion what the adapter must call, once, when the response of a request that
+ *                   proceeds is complete (see {@link Completion}); {@link Completion#NONE} otherwise
  */
-public record HttpAnswer(int status, List<Header> headers, String body) {
+public record HttpAnswer(int status, List<Header> headers, String body, Completion completion) {
 
     /** The {@link #status()} of a request that proceeds to the application. */
     public static final int PROCEED = 0;
@@ -42,6 +44,14 @@ public record HttpAnswer(int status, List<Header> headers, String body) {
         if ((status == PROCEED) != (body == null)) {
             throw new IllegalArgumentException("'body' must be given exactly when answering, got status " + status);
         }
+        if (completion == null || (status != PROCEED && completion != Completion.NONE)) {
+            throw new IllegalArgumentException("'completion' must be NONE unless proceeding, got status " + status);
+        }
+    }
+
+    /** An answer with nothing to do when the response completes. */
+    public HttpAnswer(int status, List<Header> headers, String body) {
+        this(status, headers, body, Completion.NONE);
     }
 
     /** Whether the request proceeds to the application. */

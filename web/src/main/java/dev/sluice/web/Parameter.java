@@ -25,8 +25,14 @@ public enum Parameter {
     KEY("key", Scope.ROUTE),
     /** {@code cost}: units one request spends. */
     COST("cost", Scope.ROUTE),
-    /** {@code failure-mode}: {@code open} or {@code closed} when the store fails. */
+    /** {@code failure-mode}: {@code open}, {@code closed} or {@code local} when the store fails. */
     FAILURE_MODE("failure-mode", Scope.ROUTE),
+    /** {@code charge}: {@code before} the request runs, or {@code after} its response status is known. */
+    CHARGE("charge", Scope.ROUTE),
+    /** {@code charge-when}: with {@code charge=after}, the statuses that are charged, such as {@code 401,403} or {@code 4xx}. */
+    CHARGE_WHEN("charge-when", Scope.ROUTE),
+    /** {@code lease}: with {@code algorithm=concurrency}, the longest a request holds its place. */
+    LEASE("lease", Scope.ROUTE),
     /** {@code store}: {@code memory}, a Redis URI or {@code redisson:PATH}. */
     STORE("store", Scope.APPLICATION),
     /** {@code timeout}: the longest one decision waits on the store. */
@@ -44,7 +50,17 @@ public enum Parameter {
     /** {@code mode}: {@code enforce} or {@code shadow}. */
     MODE("mode", Scope.APPLICATION),
     /** {@code metrics}: whether to publish to Micrometer. */
-    METRICS("metrics", Scope.APPLICATION);
+    METRICS("metrics", Scope.APPLICATION),
+    /** {@code local-share}: the share of each limit {@code failure-mode=local} grants in this JVM. */
+    LOCAL_SHARE("local-share", Scope.APPLICATION),
+    /** {@code tier}: where a request's tier comes from, {@code role}, {@code attribute:NAME} or {@code header:NAME}. */
+    TIER("tier", Scope.APPLICATION),
+    /** {@code tier-limits}: named tiers' limits, {@code premium:1000/1h,internal:unlimited}. */
+    TIER_LIMITS("tier-limits", Scope.ROUTE),
+    /** {@code exempt}: client networks never limited. */
+    EXEMPT("exempt", Scope.APPLICATION),
+    /** {@code methods}: the HTTP methods limited; default all. */
+    METHODS("methods", Scope.ROUTE);
 
     /** Where a parameter is given in JAX-RS; the servlet filter takes both kinds as init-params. */
     public enum Scope {

@@ -60,6 +60,18 @@ final class Problems {
                 + RateLimitHeaders.retryAfterSeconds(decision) + " s.", policy, extra);
     }
 
+    /**
+     * The 429 body of a request refused by a concurrency limit ({@code algorithm=concurrency}): not
+     * a quota policy of the draft, so {@code about:blank} in every header style.
+     */
+    static String tooManyInFlight(Decision decision) {
+        Decision.Quota binding = decision.binding();
+        String policy = binding == null ? null : binding.limit().policy();
+        return problem("about:blank", 429, "Too Many Requests", "Too many requests in flight"
+                + (policy == null ? "" : " for policy '" + policy + "'") + "; retry after "
+                + RateLimitHeaders.retryAfterSeconds(decision) + " s.", policy, "");
+    }
+
     private static String problem(String type, int status, String title, String detail, String policy, String extra) {
         // Policy names are limited to the policy character set at start-up; nothing here needs escaping.
         return "{\"type\":\"" + type + "\",\"title\":\"" + title + "\",\"status\":" + status + ",\"detail\":\"" + detail

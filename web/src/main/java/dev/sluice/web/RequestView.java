@@ -5,9 +5,10 @@ import java.util.List;
 /**
  * What a {@link Guard} needs from an HTTP request: what key resolution reads, and the request's
  * attributes, where the layers of one request meet. The servlet filter and the JAX-RS feature
- * each make one short-lived view per request, reading the request lazily.
+ * each make one short-lived view per request, reading the request lazily. A {@link LimitResolver}
+ * reads requests through it, whichever adapter runs.
  *
- * <p>Not API: this package may change in any release.
+ * <p>Implemented by the adapters only: methods added later come with defaults.
  */
 public interface RequestView {
 
@@ -31,4 +32,14 @@ public interface RequestView {
 
     /** Sets a request attribute (JAX-RS: property). */
     void setAttribute(String name, Object value);
+
+    /** Whether the authenticated user has {@code role} ({@code isUserInRole}); default: no user, no role. */
+    default boolean userInRole(String role) {
+        return false;
+    }
+
+    /** The request's HTTP method in upper case, such as {@code POST}; default: {@code null}, unknown. */
+    default String method() {
+        return null;
+    }
 }

@@ -4,7 +4,6 @@ import dev.sluice.StoreProvider;
 import dev.sluice.internal.Durations;
 
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
@@ -27,14 +26,22 @@ import java.util.function.Function;
  * @param shadow          {@code mode=shadow}: decide and report, but reject nothing
  * @param metrics         {@code metrics=true}: publish to Micrometer when it is on the class path
  * @param partitionKey    {@code partition-key=true}: draft headers carry {@code pk}
+ * @param localShare      {@code local-share}: with {@code failure-mode=local}, the share of each limit
+ *                        this JVM grants while the store fails, greater than 0 and at most 1
  */
 public record WebSettings(String store, Duration timeout, HeaderStyle headers, List<String> trustedProxies,
                           ForwardedHeader forwardedHeader, int ipv6Prefix, boolean shadow, boolean metrics,
-                          boolean partitionKey) {
+                          boolean partitionKey, double localShare) {
 
-    /** Every default: {@code memory}, {@code 100ms}, {@code legacy}, no proxy, {@code x-forwarded-for}, 64, enforce, metrics, no pk. */
+    /** Every default: {@code memory}, {@code 100ms}, {@code legacy}, no proxy, {@code x-forwarded-for}, 64, enforce, metrics, no pk, share 1. */
     public static final WebSettings DEFAULTS = new WebSettings("memory", Durations.DEFAULT_TIMEOUT, HeaderStyle.LEGACY,
-            List.of(), ForwardedHeader.X_FORWARDED_FOR, 64, false, true, false);
+            List.of(), ForwardedHeader.X_FORWARDED_FOR, 64, false, true, false, 1.0);
+
+    /** The settings before {@code local-share} existed, with its default. */
+    public WebSettings(String store, Duration timeout, HeaderStyle headers, List<String> trustedProxies,
+                       ForwardedHeader forwardedHeader, int ipv6Prefix, boolean shadow, boolean metrics, boolean partitionKey) {
+        this(store, timeout, headers, trustedProxies, forwardedHeader, ipv6Prefix, shadow, metrics, partitionKey, 1.0);
+    }
 
     /** Validates and copies the components. */
     public WebSettings {
@@ -44,6 +51,7 @@ public record WebSettings(String store, Duration timeout, HeaderStyle headers, L
         trustedProxies = List.copyOf(trustedProxies);
         Objects.requireNonNull(forwardedHeader, "forwardedHeader");
         checkIpv6Prefix(ipv6Prefix);
+        checkLocalShare(localShare, Double.toString(localShare));
     }
 
     /**
@@ -64,19 +72,20 @@ public record WebSettings(String store, Duration timeout, HeaderStyle headers, L
                 Parameter.IPV6_PREFIX.parse(lookup, WebSettings::parseIpv6Prefix, d.ipv6Prefix),
                 Parameter.MODE.parse(lookup, WebSettings::parseShadowMode, d.shadow),
                 Parameter.METRICS.parse(lookup, v -> parseBoolean(Parameter.METRICS, v), d.metrics),
-                Parameter.PARTITION_KEY.parse(lookup, v -> parseBoolean(Parameter.PARTITION_KEY, v), d.partitionKey));
+                Parameter.PARTITION_KEY.parse(lookup, v -> parseBoolean(Parameter.PARTITION_KEY, v), d.partitionKey),
+                Parameter.LOCAL_SHARE.parse(lookup, WebSettings::parseLocalShare, d.localShare));
     }
 
     /** A copy sending {@code headers}. */
     public WebSettings withHeaders(HeaderStyle newHeaders) {
         return new WebSettings(store, timeout, newHeaders, trustedProxies, forwardedHeader, ipv6Prefix, shadow, metrics,
-                partitionKey);
+                partitionKey, localShare);
     }
 
     /** A copy with {@code partition-key} set. */
     public WebSettings withPartitionKey(boolean newPartitionKey) {
         return new WebSettings(store, timeout, headers, trustedProxies, forwardedHeader, ipv6Prefix, shadow, metrics,
-                newPartitionKey);
+                newPartitionKey, localShare);
     }
 
     /**
@@ -86,7 +95,7 @@ public record WebSettings(String store, Duration timeout, HeaderStyle headers, L
      */
     public WebSettings withTrustedProxies(String cidrs) {
         return new WebSettings(store, timeout, headers, parseTrustedProxies(Objects.requireNonNull(cidrs, "cidrs")),
-                forwardedHeader, ipv6Prefix, shadow, metrics, partitionKey);
+                forwardedHeader, ipv6Prefix, shadow, metrics, partitionKey, localShare);
     }
 
     /**
@@ -96,13 +105,14 @@ public record WebSettings(String store, Duration timeout, HeaderStyle headers, L
      */
     public WebSettings withForwardedHeader(String header) {
         return new WebSettings(store, timeout, headers, trustedProxies,
-                ForwardedHeader.parse(Objects.requireNonNull(header, "header")), ipv6Prefix, shadow, metrics, partitionKey);
+                ForwardedHeader.parse(Objects.requireNonNull(header, "header")), ipv6Prefix, shadow, metrics, partitionKey,
+                localShare);
     }
 
     /** A copy keying IPv6 clients by their network of {@code prefix} bits, 32 to 128. */
     public WebSettings withIpv6Prefix(int prefix) {
         return new WebSettings(store, timeout, headers, trustedProxies, forwardedHeader, prefix, shadow, metrics,
-                partitionKey);
+                partitionKey, localShare);
     }
 
     /** Checks the form of a {@code store} value; whether the store answers is for the failure mode, not start-up. */
@@ -113,19 +123,7 @@ public record WebSettings(String store, Duration timeout, HeaderStyle headers, L
 
     /** Parses comma-separated CIDRs or addresses, such as {@code 10.0.0.0/8, ::1}; returns them normalised. */
     private static List<String> parseTrustedProxies(String value) {
-        List<String> cidrs = new ArrayList<>();
-        for (String part : value.split(",")) {
-            if (part.isBlank()) {
-                continue;
-            }
-            Cidr cidr = Cidr.parse(part.trim());
-            if (cidr == null) {
-                throw new IllegalArgumentException("'trusted-proxies' must be comma-separated CIDRs or IP addresses "
-                        + "(e.g. 10.0.0.0/8, ::1), got '" + value + "'");
-            }
-            cidrs.add(cidr.toString());
-        }
-        return List.copyOf(cidrs);
+        return Cidr.parseList(Parameter.TRUSTED_PROXIES, value);
     }
 
     private static int parseIpv6Prefix(String value) {
@@ -148,6 +146,20 @@ public record WebSettings(String store, Duration timeout, HeaderStyle headers, L
 
     private static IllegalArgumentException ipv6PrefixError(String raw) {
         return new IllegalArgumentException("'ipv6-prefix' must be an integer from 32 to 128, got '" + raw + "'");
+    }
+
+    /** A decimal fraction such as {@code 0.33}, {@code .5} or {@code 1}; no exponent, sign, NaN or hex. */
+    private static double parseLocalShare(String value) {
+        double share = value.matches("\\d{1,9}(\\.\\d{1,9})?|\\.\\d{1,9}") ? Double.parseDouble(value) : Double.NaN;
+        return checkLocalShare(share, value);
+    }
+
+    private static double checkLocalShare(double share, String raw) {
+        if (!(share > 0 && share <= 1)) {
+            throw new IllegalArgumentException("'local-share' must be a fraction greater than 0 and at most 1 (e.g. 0.33), "
+                    + "got '" + raw + "'");
+        }
+        return share;
     }
 
     private static boolean parseShadowMode(String value) {

@@ -30,7 +30,14 @@ class VocabularyTest {
         return source.substring(source.lastIndexOf("/**", end), end);
     }
 
-    private static String camelCase(String configName) {
+    /**
+     * The annotation attribute of a route parameter: its name in camel case, except
+     * {@code tier-limits}, which {@code @RateLimit} spells {@code tiers = {"premium:1000/1h"}}.
+     */
+    private static String attributeName(String configName) {
+        if (configName.equals(Parameter.TIER_LIMITS.configName())) {
+            return "tiers";
+        }
         return Pattern.compile("-(\\w)").matcher(configName).replaceAll(m -> m.group(1).toUpperCase());
     }
 
@@ -66,8 +73,9 @@ class VocabularyTest {
             }
         }
         for (Parameter parameter : Parameter.of(Parameter.Scope.ROUTE)) {
-            String attribute = camelCase(parameter.configName());
-            assertThat(Pattern.compile("\\*/\\s+\\w+ " + attribute + "\\(\\)").matcher(annotation).find())
+            String attribute = attributeName(parameter.configName());
+            // The type may be an array: String[] tiers().
+            assertThat(Pattern.compile("\\*/\\s+\\w+(\\[])? " + attribute + "\\(\\)").matcher(annotation).find())
                     .as("documented attribute " + attribute + "()").isTrue();
         }
     }

@@ -110,6 +110,29 @@ public final class RejectionCache implements RateLimitStore {
         return delegate.reset(caller, limits).thenRun(() -> forget(tag));
     }
 
+    /**
+     * Refunds in the store behind, forgetting the caller's copied rejections before and after: a
+     * refund can make a refused request fit again.
+     */
+    @Override
+    public CompletionStage<Void> refund(String caller, List<Limit> limits) {
+        String tag = Keys.tag(caller);
+        forget(tag);
+        return delegate.refund(caller, limits).thenRun(() -> forget(tag));
+    }
+
+    /** Leases are never copied: straight to the store behind. */
+    @Override
+    public CompletionStage<Decision> acquireLease(String caller, Limit limit, String leaseId) {
+        return delegate.acquireLease(caller, limit, leaseId);
+    }
+
+    /** Straight to the store behind. */
+    @Override
+    public CompletionStage<Void> releaseLease(String caller, Limit limit, String leaseId) {
+        return delegate.releaseLease(caller, limit, leaseId);
+    }
+
     /** Closes the store behind. */
     @Override
     public void close() {

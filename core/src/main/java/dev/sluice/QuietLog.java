@@ -1,0 +1,28 @@
+package dev.sluice;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * A warning logged at most once every ten seconds, under {@link RateLimiter}'s name (the one
+ * users configure): a store that fails fails for every request, and one line says so. Thread-safe.
+ */
+final class QuietLog {
+
+    private static final Logger LOG = LoggerFactory.getLogger(RateLimiter.class);
+    private static final long INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(10);
+
+    private final AtomicLong last = new AtomicLong(System.nanoTime() - INTERVAL_NANOS);
+
+    /** Logs unless this log has logged within the last ten seconds. */
+    void warn(String format, Object... arguments) {
+        long now = System.nanoTime();
+        long previous = last.get();
+        if (now - previous >= INTERVAL_NANOS && last.compareAndSet(previous, now)) {
+            LOG.warn(format, arguments);
+        }
+    }
+}

@@ -1,0 +1,86 @@
+package dev.sluice.redis;
+
+import dev.sluice.Decision;
+import dev.sluice.Limit;
+import dev.sluice.TimeSource;
+import dev.sluice.internal.Keys;
+import org.redisson.api.RScript;
+import org.redisson.api.RedissonClient;
+import org.redisson.client.codec.StringCodec;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * The Java side of {@code refund.lua} and {@code lease.lua}, and the only Java knowing their
+ * layouts: a refund is one script call with {@code decide.lua}'s values per limit
+ * ({@link DecideScript#encode}); taking a concurrency lease is one call of {@code lease.lua};
+ * returning one is one {@code ZREM} of its id.
+ */
+final class LeaseScripts {
+
+    private final RedissonClient client;
+    private final TimeSource testTime;
+    private final LuaScript refund;
+    private final LuaScript lease;
+
+    /**
+     * @param testTime the clock to use instead of the Redis server's, or {@code null} in production
+     */
+    LeaseScripts(RedissonClient client, TimeSource testTime) {
+        this.client = client;
+        this.testTime = testTime;
+        this.refund = new LuaScript(client, "refund.lua");
+        this.lease = new LuaScript(client, "lease.lua");
+    }
+
+    /** {@code ARGV[1]} of both scripts: the injected time, or '' for the Redis server's clock. */
+    private String now() {
+        return testTime == null ? "" : Long.toString(testTime.nowMicros());
+    }
+
+    /** Gives back one request of the caller with hash tag {@code tag} under {@code limits}. */
+    CompletableFuture<Void> refund(String tag, List<Limit> limits) {
+        List<Object> keys = new ArrayList<>(limits.size());
+        List<Object> args = new ArrayList<>(1 + 7 * limits.size());
+        args.add(now());
+        for (Limit limit : limits) {
+            keys.add(key(tag, limit));
+            args.addAll(List.of(DecideScript.encode(limit)));
+        }
+        return refund.<Object>eval(RScript.ReturnType.LONG, keys, args.toArray()).thenRun(() -> { });
+    }
+
+    /** Takes lease {@code id} of the caller with hash tag {@code tag} under a concurrency limit. */
+    CompletableFuture<Decision> acquire(String tag, Limit limit, String id) {
+        List<Object> keys = List.of(key(tag, limit));
+        return lease.<List<Object>>eval(RScript.ReturnType.LIST, keys, now(), Long.toString(limit.count()),
+                Long.toString(limit.periodMicros()), id).thenApply(reply -> decision(reply, limit));
+    }
+
+    /** Returns lease {@code id}: one {@code ZREM}, which does nothing to an expired or returned lease. */
+    CompletableFuture<Void> release(String tag, Limit limit, String id) {
+        return client.getScoredSortedSet(key(tag, limit), StringCodec.INSTANCE).removeAsync(id).toCompletableFuture()
+                .thenRun(() -> { });
+    }
+
+    private static String key(String tag, Limit limit) {
+        return Keys.key(tag, limit.policy(), limit.algorithm().keySuffix());
+    }
+
+    /** {@code lease.lua}'s reply: allowed, remaining, reset_us, retry_us, next_us. */
+    private static Decision decision(List<Object> reply, Limit limit) {
+        try {
+            boolean allowed = DecideScript.number(reply, 0) == 1;
+            Duration retry = DecideScript.micros(DecideScript.number(reply, 3));
+            Decision.Quota quota = new Decision.Quota(limit, allowed, DecideScript.number(reply, 1),
+                    DecideScript.micros(DecideScript.number(reply, 2)), retry,
+                    DecideScript.micros(DecideScript.number(reply, 4)));
+            return new Decision(allowed ? Decision.Outcome.ALLOWED : Decision.Outcome.REJECTED, List.of(quota), retry);
+        } catch (RuntimeException e) {
+            throw new IllegalStateException("unreadable reply from lease.lua: " + e, e);
+        }
+    }
+}

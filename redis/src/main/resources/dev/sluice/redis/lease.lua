@@ -1,0 +1,58 @@
+--[[
+Sluice: take one concurrency lease (algorithm=concurrency), atomically, in one round trip.
+
+KEYS[1]   the caller's leases of one policy: sluice:{<caller>}:<policy>:cc, a sorted set whose
+          members are lease ids and whose scores are their expiries (microseconds)
+ARGV[1]   the time in microseconds, or '' to read the Redis server's clock (TIME); production
+          always sends ''
+ARGV[2]   count: the most leases held at once
+ARGV[3]   lease: how long a lease lives, microseconds
+ARGV[4]   this lease's id, unique among every instance sharing this Redis
+
+Returns   { allowed, remaining, reset_us, retry_us, next_us }: the leases left after this one; the
+          time until the last lease held expires (every place back, at the latest) and until the
+          oldest does (the next place, at the latest); a refusal's retry is the latter, at most
+          one second, because leases are usually returned long before they expire.
+
+Expired leases (score <= now) are trimmed first, so an instance that died mid-request holds its
+leases at most one lease long. The key's TTL is the time until its last lease expires. A lease is
+returned with ZREM of its id: returning an expired or returned lease does nothing. The Java twin
+is LeaseTable in dev.sluice.memory.
+--]]
+
+local key = KEYS[1]
+local now
+if ARGV[1] ~= '' then
+  now = tonumber(ARGV[1])
+else
+  local time = redis.call('TIME')
+  now = tonumber(time[1]) * 1000000 + tonumber(time[2])
+end
+local count = tonumber(ARGV[2])
+local lease = tonumber(ARGV[3])
+
+redis.call('ZREMRANGEBYSCORE', key, '-inf', string.format('%d', now))
+local held = redis.call('ZCARD', key)
+local fits = held < count
+if fits then
+  redis.call('ZADD', key, string.format('%d', now + lease), ARGV[4])
+  held = held + 1
+end
+local reset, nxt = 0, 0
+if held > 0 then
+  nxt = tonumber(redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')[2]) - now
+  reset = tonumber(redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')[2]) - now
+  if fits then
+    local ms = math.ceil(reset / 1000)
+    if ms < 1 then ms = 1 end
+    redis.call('PEXPIRE', key, string.format('%d', ms))
+  end
+end
+local retry = 0
+if not fits then
+  retry = nxt
+  if retry > 1000000 then retry = 1000000 end
+end
+local allowed = 0
+if fits then allowed = 1 end
+return { allowed, count - held, reset, retry, nxt }

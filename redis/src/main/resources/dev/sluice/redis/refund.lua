@@ -1,0 +1,169 @@
+--[[
+Sluice: give back what one allowed request spent under one or more limits, atomically, in one
+round trip (charge=after: a request charged up front whose response turned out not to count).
+
+KEYS[i]   state of limit i, as decide.lua names it (one hash tag: the caller)
+ARGV[1]   the time in microseconds, or '' to read the Redis server's clock (TIME); production
+          always sends ''
+ARGV[2..] seven values per limit i, at 2 + 7 * (i - 1), exactly as decide.lua reads them:
+          algorithm, count, window, perToken, perMicro, capacity, cost
+
+Returns   1
+
+A refund never gives more than an untouched caller has, and never creates a key:
+  token-bucket    the level refilled to now, plus cost tokens, at most the capacity
+  gcra            the debt at now, less cost tokens, at least 0
+  fixed-window    the count less cost, at least 0, while the stored window is the current one
+  sliding-window  the stored current count less cost, at least 0, while it is this window's or
+                  the previous one's (the caller has not committed since the window turned)
+  sliding-log     the newest cost entries dropped (all, if there are fewer)
+Nothing happens to an absent key, to a bucket written under other units, or to a window or log
+written under another period: that state counts differently, and a redeploy forgives nothing.
+Writes keep the key's TTL (HSET, SET KEEPTTL, LTRIM, LSET): a refund only brings the state's
+equality with an absent key sooner. The Java twin is LimitState.refund in dev.sluice.memory.
+--]]
+
+local function idiv(a, b)
+  local q = math.floor(a / b)
+  if q * b > a then
+    q = q - 1
+  elseif (q + 1) * b <= a then
+    q = q + 1
+  end
+  return q
+end
+
+local function cdiv(a, b)
+  return -idiv(-a, b)
+end
+
+local function int(x)
+  return string.format('%d', x)
+end
+
+-- The second number of a fingerprint 'a,b[,c]': the window of a window's fingerprint
+local function second(f)
+  local v = {}
+  for x in string.gmatch(f, '%d+') do v[#v + 1] = tonumber(x) end
+  return v[2]
+end
+
+local function token_bucket(key, now, a)
+  local s = redis.call('HMGET', key, 'l', 't', 'f')
+  if not s[1] or (s[3] and s[3] ~= a.fp) then return end
+  local ts = tonumber(s[2])
+  local t = now
+  if ts > now then t = ts end
+  local l = tonumber(s[1])
+  local missing = a.capacity - l
+  if missing > 0 then
+    if t - ts >= cdiv(missing, a.per_micro) then l = a.capacity else l = l + (t - ts) * a.per_micro end
+  end
+  l = l + a.cost * a.per_token
+  if l > a.capacity then l = a.capacity end
+  redis.call('HSET', key, 'l', int(l), 't', int(t))
+end
+
+local function gcra(key, now, a)
+  local s = redis.call('GET', key)
+  if not s then return end
+  local at = string.find(s, '@', 1, true)
+  if at then
+    local f = string.sub(s, string.find(s, '@', at + 1, true) + 1)
+    if f ~= a.fp then return end
+    s = string.sub(s, 1, at - 1)
+  end
+  local tat, r = s, 0
+  local colon = string.find(s, ':', 1, true)
+  if colon then
+    tat, r = string.sub(s, 1, colon - 1), tonumber(string.sub(s, colon + 1))
+  end
+  tat = tonumber(tat)
+  if tat < now then return end
+  local debt = (tat - now) * a.per_micro + r - a.cost * a.per_token
+  if debt < 0 then debt = 0 end
+  local delay = idiv(debt, a.per_micro)
+  r = debt - delay * a.per_micro
+  local value = int(now + delay)
+  if r > 0 then value = value .. ':' .. int(r) end
+  redis.call('SET', key, value .. '@' .. int(now) .. '@' .. a.fp, 'KEEPTTL')
+end
+
+local function fixed_window(key, now, a)
+  local s = redis.call('HMGET', key, 'w', 'n', 'f')
+  if not s[1] or (s[3] and second(s[3]) ~= a.window) then return end
+  if tonumber(s[1]) < idiv(now, a.window) then return end
+  local n = tonumber(s[2]) - a.cost
+  if n < 0 then n = 0 end
+  redis.call('HSET', key, 'n', int(n))
+end
+
+local function sliding_window(key, now, a)
+  local s = redis.call('HMGET', key, 'w', 'c', 'f')
+  if not s[1] or (s[3] and second(s[3]) ~= a.window) then return end
+  if tonumber(s[1]) < idiv(now, a.window) - 1 then return end
+  local c = tonumber(s[2]) - a.cost
+  if c < 0 then c = 0 end
+  redis.call('HSET', key, 'c', int(c))
+end
+
+local function sliding_log(key, now, a)
+  local newest = redis.call('LINDEX', key, -1)
+  if not newest then return end
+  local at = string.find(newest, '@', 1, true)
+  if at and string.sub(newest, at + 1) ~= a.fp then return end
+  local size = redis.call('LLEN', key)
+  local drop = a.cost
+  if drop > size then drop = size end
+  -- an emptied list is deleted by Redis itself
+  redis.call('LTRIM', key, 0, -drop - 1)
+  if at and drop < size then
+    -- only the newest entry carries the fingerprint
+    redis.call('LSET', key, -1, redis.call('LINDEX', key, -1) .. '@' .. a.fp)
+  end
+end
+
+-- Keyed by the ids Java sends (DecideScript.id), as in decide.lua
+local algorithms = {
+  [1] = token_bucket,
+  [2] = gcra,
+  [3] = sliding_window,
+  [4] = fixed_window,
+  [5] = sliding_log,
+}
+
+local now
+if ARGV[1] ~= '' then
+  now = tonumber(ARGV[1])
+else
+  local time = redis.call('TIME')
+  now = tonumber(time[1]) * 1000000 + tonumber(time[2])
+end
+
+local limits = {}
+for i = 1, #KEYS do
+  local base = 2 + 7 * (i - 1)
+  local a = {
+    count = tonumber(ARGV[base + 1]),
+    window = tonumber(ARGV[base + 2]),
+    per_token = tonumber(ARGV[base + 3]),
+    per_micro = tonumber(ARGV[base + 4]),
+    capacity = tonumber(ARGV[base + 5]),
+    cost = tonumber(ARGV[base + 6]),
+  }
+  a.run = algorithms[tonumber(ARGV[base])]
+  if not a.run then
+    return redis.error_reply('unknown algorithm id ' .. ARGV[base])
+  end
+  if a.run == token_bucket or a.run == gcra then
+    a.fp = int(a.per_token) .. ',' .. int(a.per_micro) .. ',' .. int(a.capacity)
+  elseif a.run == sliding_log then
+    a.fp = int(a.window)
+  end
+  limits[i] = a
+end
+-- every key is checked before any is written: a bad id refunds nothing
+for i = 1, #KEYS do
+  limits[i].run(KEYS[i], now, limits[i])
+end
+return 1
