@@ -19,7 +19,12 @@ A refund never gives more than an untouched caller has, and never creates a key:
   sliding-log     the newest cost entries dropped (all, if there are fewer)
 Nothing happens to an absent key, to a bucket written under other units, or to a window or log
 written under another period: that state counts differently, and a redeploy forgives nothing.
-Writes keep the key's TTL (HSET, SET KEEPTTL, LTRIM, LSET): a refund only brings the state's
+Stored state is read and written as decide.lua reads and writes it: the token bucket and gcra in
+the compact hex strings ('<level>.<time>.<f>', '<tat>.<rem>.<tat - written>.<f>', f
+'perToken.perMicro.burst'), the decimal forms of earlier versions still read (and rewritten
+compact). Lua scripts share no code: read_bucket, same_units and the two writes must stay as
+decide.lua has them (RefundScriptTest, OldStateFormatTest).
+Writes keep the key's TTL (SET KEEPTTL, HSET, LTRIM, LSET): a refund only brings the state's
 equality with an absent key sooner. The Java twin is LimitState.refund in dev.sluice.memory.
 --]]
 
@@ -48,45 +53,72 @@ local function second(f)
   return v[2]
 end
 
+-- Whether a bucket's state was written under this limit's units (in either fingerprint form);
+-- as decide.lua's same_units
+local function same_units(f, a)
+  return f == a.fpx or f == a.fp
+end
+
+-- A token bucket's stored level, time and fingerprint (or nil): the compact string
+-- '<level>.<time>.<fingerprint>' in hex, or the hash l, t, f in decimal that earlier versions
+-- wrote; as decide.lua's read_bucket
+local function read_bucket(key)
+  local s = redis.pcall('GET', key)
+  if type(s) == 'table' then
+    local h = redis.call('HMGET', key, 'l', 't', 'f')
+    if not h[1] then return nil end
+    return tonumber(h[1]), tonumber(h[2]), h[3]
+  end
+  if not s then return nil end
+  local l, t, f = string.match(s, '^(%x+)%.(%x+)%.(.+)$')
+  return tonumber(l, 16), tonumber(t, 16), f
+end
+
 local function token_bucket(key, now, a)
-  local s = redis.call('HMGET', key, 'l', 't', 'f')
-  if not s[1] or (s[3] and s[3] ~= a.fp) then return end
-  local ts = tonumber(s[2])
+  local l, ts, f = read_bucket(key)
+  if not l or (f and not same_units(f, a)) then return end
   local t = now
   if ts > now then t = ts end
-  local l = tonumber(s[1])
   local missing = a.capacity - l
   if missing > 0 then
     if t - ts >= cdiv(missing, a.per_micro) then l = a.capacity else l = l + (t - ts) * a.per_micro end
   end
   l = l + a.cost * a.per_token
   if l > a.capacity then l = a.capacity end
-  redis.call('HSET', key, 'l', int(l), 't', int(t))
+  -- the compact string decide.lua writes (an old hash becomes one too), keeping the key's TTL
+  redis.call('SET', key, string.format('%x.%x.', l, t) .. a.fpx, 'KEEPTTL')
 end
 
 local function gcra(key, now, a)
   local s = redis.call('GET', key)
   if not s then return end
-  local at = string.find(s, '@', 1, true)
-  if at then
-    local f = string.sub(s, string.find(s, '@', at + 1, true) + 1)
-    if f ~= a.fp then return end
-    s = string.sub(s, 1, at - 1)
+  local tat, r, f = nil, 0, false
+  -- '<tat>.<rem>.<tat - written>.<fingerprint>' in hex; earlier versions wrote decimal
+  -- '<tat>[:<rem>]@<written>@<fingerprint>' (or only '<tat>[:<rem>]'); as decide.lua reads them
+  local x1, x2, _, x4 = string.match(s, '^(%x+)%.(%x+)%.(%x+)%.(.+)$')
+  if x1 then
+    tat, r, f = tonumber(x1, 16), tonumber(x2, 16), x4
+  else
+    local at = string.find(s, '@', 1, true)
+    if at then
+      f = string.sub(s, string.find(s, '@', at + 1, true) + 1)
+      s = string.sub(s, 1, at - 1)
+    end
+    local colon = string.find(s, ':', 1, true)
+    if colon then
+      tat, r = tonumber(string.sub(s, 1, colon - 1)), tonumber(string.sub(s, colon + 1))
+    else
+      tat = tonumber(s)
+    end
   end
-  local tat, r = s, 0
-  local colon = string.find(s, ':', 1, true)
-  if colon then
-    tat, r = string.sub(s, 1, colon - 1), tonumber(string.sub(s, colon + 1))
-  end
-  tat = tonumber(tat)
+  if f and not same_units(f, a) then return end
   if tat < now then return end
   local debt = (tat - now) * a.per_micro + r - a.cost * a.per_token
   if debt < 0 then debt = 0 end
   local delay = idiv(debt, a.per_micro)
   r = debt - delay * a.per_micro
-  local value = int(now + delay)
-  if r > 0 then value = value .. ':' .. int(r) end
-  redis.call('SET', key, value .. '@' .. int(now) .. '@' .. a.fp, 'KEEPTTL')
+  -- the compact string decide.lua writes, written now: '<tat>.<rem>.<tat - now>.<f>'
+  redis.call('SET', key, string.format('%x.%x.%x.', now + delay, r, delay) .. a.fpx, 'KEEPTTL')
 end
 
 local function fixed_window(key, now, a)
@@ -156,7 +188,10 @@ for i = 1, #KEYS do
     return redis.error_reply('unknown algorithm id ' .. ARGV[base])
   end
   if a.run == token_bucket or a.run == gcra then
+    -- both fingerprint forms, as decide.lua computes them
+    a.burst = idiv(a.capacity, a.per_token)
     a.fp = int(a.per_token) .. ',' .. int(a.per_micro) .. ',' .. int(a.capacity)
+    a.fpx = string.format('%x.%x.%x', a.per_token, a.per_micro, a.burst)
   elseif a.run == sliding_log then
     a.fp = int(a.window)
   end
