@@ -51,7 +51,9 @@ class AfterResponseTomcat9Test {
             for (String attempt : List.of("/login/wrong", "/login/right")) {
                 HttpResponse<String> refused = get(app.uri(attempt), client);
                 assertThat(refused.statusCode()).as("the sixth attempt, " + attempt).isEqualTo(429);
-                assertThat(Long.parseLong(refused.headers().firstValue("Retry-After").orElseThrow())).isBetween(1L, 900L);
+                // 5/15m on a sliding window: the previous window's weight may hold the caller past the
+                // current window's end, up to two windows (1,069 s was seen), never longer
+                assertThat(Long.parseLong(refused.headers().firstValue("Retry-After").orElseThrow())).isBetween(1L, 1_800L);
             }
         }
     }
