@@ -156,8 +156,11 @@ final class ResponseEnd {
             context.addListener(listener, servletRequest, servletResponse);
         }
 
+        // Raw on purpose: a generic signature here would name the servlet package in a class-file
+        // attribute that the javax transformation does not rewrite.
         @Override
-        public <T extends AsyncListener> T createListener(Class<T> clazz) throws ServletException {
+        @SuppressWarnings({"rawtypes", "unchecked"})
+        public AsyncListener createListener(Class clazz) throws ServletException {
             return context.createListener(clazz);
         }
 
