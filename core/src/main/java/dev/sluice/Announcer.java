@@ -3,8 +3,6 @@ package dev.sluice;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
@@ -15,14 +13,13 @@ import java.util.concurrent.atomic.LongAdder;
 final class Announcer {
 
     private static final Logger LOG = LoggerFactory.getLogger(RateLimiter.class);
-    private static final long LOG_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(10);
 
     private final boolean shadow;
     private final DecisionListener listener;
     /** The limiter's policies, as the shadow log names them. */
     private final String policies;
     private final LongAdder shadowRejections = new LongAdder();
-    private final AtomicLong lastShadowLog = new AtomicLong(System.nanoTime() - LOG_INTERVAL_NANOS);
+    private final QuietLog shadowLog = new QuietLog();
 
     Announcer(boolean shadow, DecisionListener listener, String policies) {
         this.shadow = shadow;
@@ -39,9 +36,7 @@ final class Announcer {
                 || outcome == Decision.Outcome.LOCAL_REJECTED)) {
             result = new Decision(Decision.Outcome.SHADOW_REJECTED, decision.quotas(), decision.retryAfter());
             shadowRejections.increment();
-            long now = System.nanoTime();
-            long last = lastShadowLog.get();
-            if (now - last >= LOG_INTERVAL_NANOS && lastShadowLog.compareAndSet(last, now)) {
+            if (shadowLog.due()) {
                 LOG.info("Shadow mode: policies {} would have rejected a request ({} so far); it was let through",
                         policies, shadowRejections.sum());
             }

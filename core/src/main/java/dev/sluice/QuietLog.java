@@ -19,10 +19,18 @@ final class QuietLog {
 
     /** Logs unless this log has logged within the last ten seconds. */
     void warn(String format, Object... arguments) {
-        long now = System.nanoTime();
-        long previous = last.get();
-        if (now - previous >= INTERVAL_NANOS && last.compareAndSet(previous, now)) {
+        if (due()) {
             LOG.warn(format, arguments);
         }
+    }
+
+    /**
+     * Whether ten seconds have passed since this log was last due, claiming the turn if so: for a
+     * caller whose message is costly to build, or logged at another level.
+     */
+    boolean due() {
+        long now = System.nanoTime();
+        long previous = last.get();
+        return now - previous >= INTERVAL_NANOS && last.compareAndSet(previous, now);
     }
 }

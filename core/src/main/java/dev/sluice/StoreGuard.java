@@ -13,7 +13,6 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
@@ -29,7 +28,6 @@ import java.util.concurrent.atomic.LongAdder;
 final class StoreGuard {
 
     private static final Logger LOG = LoggerFactory.getLogger(RateLimiter.class);
-    private static final long LOG_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(10);
     /** What a 503 suggests to the client when the store is down. */
     static final Duration FAILED_CLOSED_RETRY = Duration.ofSeconds(1);
     private static final Decision FAILED_OPEN = new Decision(Decision.Outcome.FAILED_OPEN, List.of(), Duration.ZERO);
@@ -45,7 +43,7 @@ final class StoreGuard {
     /** The limiter of {@link FailureMode#LOCAL}; {@code null} for the other modes. */
     private final LocalLimiter local;
     private final LongAdder failures = new LongAdder();
-    private final AtomicLong lastFailureLog = new AtomicLong(System.nanoTime() - LOG_INTERVAL_NANOS);
+    private final QuietLog failureLog = new QuietLog();
 
     StoreGuard(RateLimitStore store, FailureMode failureMode, Duration timeout, String policies) {
         this(store, failureMode, timeout, policies, 1.0);
@@ -134,9 +132,7 @@ final class StoreGuard {
         Throwable cause = failure == null ? new NullPointerException("the store answered no decision") : unwrap(failure);
         breaker.onFailure(started);
         failures.increment();
-        long now = System.nanoTime();
-        long last = lastFailureLog.get();
-        if (now - last >= LOG_INTERVAL_NANOS && lastFailureLog.compareAndSet(last, now)) {
+        if (failureLog.due()) {
             LOG.warn("Rate-limit store failed or exceeded {} ms; failing {} for policies {} ({} failures so far): {}",
                     timeout.toMillis(), failureMode.configName(), policies, failures.sum(), cause.toString());
         }

@@ -5,6 +5,7 @@ import jakarta.servlet.AsyncContext;
 import jakarta.servlet.AsyncEvent;
 import jakarta.servlet.AsyncListener;
 import jakarta.servlet.FilterChain;
+import jakarta.servlet.ServletContext;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.ServletRequest;
 import jakarta.servlet.ServletResponse;
@@ -21,9 +22,12 @@ import java.io.IOException;
  * <ul>
  *   <li>synchronous: when the chain returns, with the response's status; when it throws, with 500;
  *   <li>asynchronous (the application called {@code startAsync}, which the request passed down the
- *       chain notices): an {@link AsyncListener} on that context calls it from {@code onComplete}
- *       with the final status, or from {@code onError} with 500 (an exception, a client that went
- *       away); a timeout ends in {@code onComplete} with the status the timeout produced.
+ *       chain notices): when the application calls {@code complete()} on the context it got, with
+ *       the response's status, before the container ends the response (so a client that asks
+ *       again at once finds the lease returned); otherwise an {@link AsyncListener} on that
+ *       context calls it from {@code onComplete} with the final status, or from {@code onError}
+ *       with 500 (an exception, a client that went away); a timeout ends in {@code onComplete}
+ *       with the status the timeout produced.
  * </ul>
  *
  * The completion runs once however many of these see the end.
@@ -77,7 +81,97 @@ final class ResponseEnd {
         private AsyncContext listen(AsyncContext context) {
             async = true;
             context.addListener(new Listener(response, completion));
-            return context;
+            return new Completing(context, response, completion);
+        }
+    }
+
+    /**
+     * The application's async context, settling the request when the application completes it and
+     * before the container sends the end of the response: a client that has its response and asks
+     * again finds the lease returned and the refund made. The listener still settles a cycle that
+     * ends otherwise (an error, a timeout, a dispatch); the completion runs once either way.
+     */
+    private static final class Completing implements AsyncContext {
+        private final AsyncContext context;
+        private final HttpServletResponse response;
+        private final Completion completion;
+
+        Completing(AsyncContext context, HttpServletResponse response, Completion completion) {
+            this.context = context;
+            this.response = response;
+            this.completion = completion;
+        }
+
+        @Override
+        public void complete() {
+            try {
+                completion.complete(response.getStatus());
+            } finally {
+                context.complete();
+            }
+        }
+
+        @Override
+        public ServletRequest getRequest() {
+            return context.getRequest();
+        }
+
+        @Override
+        public ServletResponse getResponse() {
+            return context.getResponse();
+        }
+
+        @Override
+        public boolean hasOriginalRequestAndResponse() {
+            return context.hasOriginalRequestAndResponse();
+        }
+
+        @Override
+        public void dispatch() {
+            context.dispatch();
+        }
+
+        @Override
+        public void dispatch(String path) {
+            context.dispatch(path);
+        }
+
+        @Override
+        public void dispatch(ServletContext servletContext, String path) {
+            context.dispatch(servletContext, path);
+        }
+
+        @Override
+        public void start(Runnable run) {
+            context.start(run);
+        }
+
+        @Override
+        public void addListener(AsyncListener listener) {
+            context.addListener(listener);
+        }
+
+        @Override
+        public void addListener(AsyncListener listener, ServletRequest servletRequest, ServletResponse servletResponse) {
+            context.addListener(listener, servletRequest, servletResponse);
+        }
+
+        // Raw on purpose: a generic signature here would name the servlet package in a class-file
+        // attribute that the javax transformation does not rewrite.
+        @Override
+        @SuppressWarnings({"rawtypes", "unchecked"})
+        public AsyncListener createListener(Class clazz) throws ServletException {
+            return context.createListener(clazz);
+        }
+
+        @Override
+        public void setTimeout(long timeout) {
+            context.setTimeout(timeout);
+        }
+
+        @Override
+        public long getTimeout() {
+            return context.getTimeout();
         }
     }
 
