@@ -59,6 +59,10 @@ public final class HttpBenchmark {
         }
     }
 
+    /** One route's requests per second: the median of its rounds, and the rounds. */
+    record Route(String path, double median, double[] rounds) {
+    }
+
     public static void main(String[] arguments) throws Exception {
         boolean wrk = arguments.length > 0 && arguments[0].equals("wrk");
         String[] args = wrk ? java.util.Arrays.copyOfRange(arguments, 1, arguments.length) : arguments;
@@ -66,10 +70,36 @@ public final class HttpBenchmark {
         int seconds = args.length > 1 ? Integer.parseInt(args[1]) : 3;
         String redis = args.length > 2 ? args[2] : null;
         BenchRedis embedded = "embedded".equals(redis) ? BenchRedis.get() : null;
-        if (embedded != null) {
-            redis = embedded.url(); // the redis-server the benchmarks start, on loopback
+        try {
+            String url = embedded != null ? embedded.url() : redis; // the redis-server the benchmarks start, on loopback
+            System.out.print(table(wrk, threads, seconds, measure(wrk, threads, seconds, url)));
+        } finally {
+            if (embedded != null) {
+                embedded.stop();
+            }
         }
+    }
 
+    /** Whether {@code wrk} can be run here. */
+    static boolean wrkInstalled() {
+        try {
+            Process process = new ProcessBuilder("wrk", "--version").redirectErrorStream(true).start();
+            process.getInputStream().readAllBytes();
+            process.waitFor();
+            return true;
+        } catch (IOException e) {
+            return false;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+
+    /**
+     * Serves {@code /plain}, {@code /memory} and (given {@code redis}) {@code /redis} from one Jetty
+     * and loads them in alternating rounds: the first route is the one without the filter.
+     */
+    static List<Route> measure(boolean wrk, int threads, int seconds, String redis) throws Exception {
         Server server = new Server();
         ServerConnector connector = new ServerConnector(server);
         connector.setHost("127.0.0.1");
@@ -100,20 +130,28 @@ public final class HttpBenchmark {
                     results[r][round] = run(client, script, base + routes.get(r), threads, seconds);
                 }
             }
-            System.out.printf(Locale.ROOT, "HTTP, %d %s, %d rounds of %d s per route, Jetty %s EE10, loopback%n",
-                    threads, wrk ? "wrk connections (2 wrk threads)" : "client threads", rounds, seconds, Server.getVersion());
-            double plain = median(results[0]);
+            List<Route> measured = new ArrayList<>();
             for (int r = 0; r < routes.size(); r++) {
-                double median = median(results[r]);
-                System.out.printf(Locale.ROOT, "%-8s median %8.0f req/s   ratio to /plain %.2f   rounds %s%n", routes.get(r),
-                        median, median / plain, format(results[r]));
+                measured.add(new Route(routes.get(r), median(results[r]), results[r]));
             }
+            return measured;
         } finally {
             server.stop();
-            if (embedded != null) {
-                embedded.stop();
-            }
         }
+    }
+
+    /** The routes as a Markdown table, each with its ratio to the first (the route without the filter). */
+    static String table(boolean wrk, int threads, int seconds, List<Route> routes) {
+        StringBuilder md = new StringBuilder();
+        md.append(String.format(Locale.ROOT, "HTTP, %d %s, 5 rounds of %d s per route, Jetty %s EE10, loopback%n%n",
+                threads, wrk ? "wrk connections (2 wrk threads)" : "client threads", seconds, Server.getVersion()));
+        md.append("| route | median req/s | ratio to /plain | rounds |\n|---|---:|---:|---|\n");
+        double plain = routes.get(0).median();
+        for (Route route : routes) {
+            md.append(String.format(Locale.ROOT, "| %s | %.0f | %.2f | %s |%n", route.path(), route.median(),
+                    route.median() / plain, format(route.rounds())));
+        }
+        return md.toString();
     }
 
     private static void addFilter(ServletContextHandler context, String name, String path, String store) {

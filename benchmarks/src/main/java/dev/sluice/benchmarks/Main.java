@@ -22,12 +22,14 @@ import java.util.List;
 
 /**
  * The one entry point: starts (or finds) the Redis, counts bytes and round trips
- * ({@link Footprint}), runs the JMH benchmarks ({@link RedisBenchmark} at each Redis thread count,
+ * ({@link Footprint}) and Redis's time per decision ({@link ScriptCost}), runs the JMH benchmarks ({@link RedisBenchmark} at each Redis thread count,
  * {@link MemoryBenchmark} at each in-memory thread count) with every forked JVM pointed at that
- * same Redis, and writes the tables of raw results and Sluice/peer ratios to a Markdown file.
+ * same Redis, loads a servlet with and without the filter over HTTP ({@link HttpBenchmark}, with
+ * {@code wrk} when it is installed), and writes the tables of raw results, Sluice/peer ratios and
+ * the issue's targets to a Markdown file.
  *
  * <pre>
- * java -jar benchmarks/target/benchmarks.jar [--quick] [--only=footprint,redis,memory]
+ * java -jar benchmarks/target/benchmarks.jar [--quick] [--only=footprint,script,redis,memory,http]
  *      [--redis-threads=1,16,64] [--memory-threads=1,2] [--out=FILE] [JMH options...]
  * </pre>
  *
@@ -40,13 +42,13 @@ public final class Main {
     private Main() {
     }
 
-    public static void main(String[] args) throws IOException, RunnerException {
+    public static void main(String[] args) throws Exception {
         if (System.getProperty("org.slf4j.simpleLogger.defaultLogLevel") == null) {
             // Redisson's connection chatter would bury JMH's progress lines.
             System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
         }
         boolean quick = false;
-        List<String> only = List.of("footprint", "redis", "memory");
+        List<String> only = List.of("footprint", "script", "redis", "memory", "http");
         int[] redisThreads = {1, 16, 64};
         int[] memoryThreads = {1, 2};
         Path out = Files.isDirectory(Path.of("benchmarks")) ? Path.of("benchmarks/target/results.md") : Path.of("results.md");
@@ -63,7 +65,7 @@ public final class Main {
             } else if (arg.startsWith("--out=")) {
                 out = Path.of(value(arg));
             } else if (arg.equals("--help") || arg.equals("-h")) {
-                System.out.println("usage: java -jar benchmarks.jar [--quick] [--only=footprint,redis,memory] "
+                System.out.println("usage: java -jar benchmarks.jar [--quick] [--only=footprint,script,redis,memory,http] "
                         + "[--redis-threads=1,16,64] [--memory-threads=1,2] [--out=FILE] [JMH options]");
                 return;
             } else {
@@ -91,6 +93,10 @@ public final class Main {
                     : Arrays.asList(RedisContender.NAMES);
             report.footprint(Footprint.measure(redis, names));
             System.out.println(report.footprintTable());
+        }
+        if (only.contains("script")) {
+            report.scriptCost(ScriptCost.measure(redis));
+            System.out.println(ScriptCost.table(report.scriptCost()));
         }
         Path json = out.toAbsolutePath().getParent().resolve("jmh");
         Files.createDirectories(json);
@@ -128,6 +134,17 @@ public final class Main {
             }
         }
         report.results(results);
+        if (only.contains("http")) {
+            // Last: wrk and Jetty share the machine's cores with nothing else of this run.
+            boolean wrk = HttpBenchmark.wrkInstalled();
+            if (!wrk) {
+                report.warn("wrk is not installed (apt-get install wrk): HTTP load came from Java HttpClient threads in this JVM");
+            }
+            int connections = 16;
+            int seconds = quick ? 1 : 3;
+            List<HttpBenchmark.Route> routes = HttpBenchmark.measure(wrk, connections, seconds, redis.url());
+            report.http(HttpBenchmark.table(wrk, connections, seconds, routes), routes);
+        }
         Files.createDirectories(out.toAbsolutePath().getParent());
         Files.writeString(out, report.markdown());
         System.out.println();

@@ -31,6 +31,9 @@ final class Report {
     private final List<String> redisContenders = new ArrayList<>();
     private final List<String> memoryContenders = new ArrayList<>();
     private final List<String> warnings = new ArrayList<>();
+    private List<ScriptCost.Row> scriptCost = List.of();
+    private String httpTable;
+    private List<HttpBenchmark.Route> http = List.of();
 
     Report(String started, BenchRedis redis, String redisVersion, boolean quick, String args) {
         this.started = started;
@@ -51,6 +54,19 @@ final class Report {
 
     void footprint(List<Footprint.Row> rows) {
         this.footprint = rows;
+    }
+
+    void scriptCost(List<ScriptCost.Row> rows) {
+        this.scriptCost = rows;
+    }
+
+    List<ScriptCost.Row> scriptCost() {
+        return scriptCost;
+    }
+
+    void http(String table, List<HttpBenchmark.Route> routes) {
+        this.httpTable = table;
+        this.http = routes;
     }
 
     void results(Collection<RunResult> results) {
@@ -179,6 +195,7 @@ final class Report {
             md.append("- WARNING: ").append(warning).append('\n');
         }
         md.append('\n');
+        targets(md);
         if (!footprint.isEmpty()) {
             md.append("### Redis bytes and round trips per decision\n\n").append(footprintTable()).append('\n');
         }
@@ -187,6 +204,12 @@ final class Report {
         }
         if (!memoryContenders.isEmpty()) {
             memoryTables(md);
+        }
+        if (!scriptCost.isEmpty()) {
+            md.append("### Redis time per decision (INFO commandstats)\n\n").append(ScriptCost.table(scriptCost)).append('\n');
+        }
+        if (httpTable != null) {
+            md.append("### HTTP: a servlet with and without the filter\n\n").append(httpTable).append('\n');
         }
         return md.toString();
     }
@@ -309,6 +332,71 @@ final class Report {
             }
         }
         md.append('\n');
+    }
+
+    /**
+     * The issue's targets beside what this run measured: one line per target and shape, "–" where
+     * the run did not measure it.
+     */
+    private void targets(StringBuilder md) {
+        List<String[]> rows = new ArrayList<>();
+        for (String sluice : List.of(TB, "sluice-gcra")) {
+            for (String api : List.of("sync", "async")) {
+                for (int threads : List.of(16, 64)) {
+                    String where = shortName(sluice) + ", 100,000 keys, " + threads + " threads, " + api;
+                    rows.add(atLeast(where + " ÷ floor", ratioOf(perSecond(api, sluice, "100000", threads),
+                            perSecond(api, "floor", "100000", threads)), 1.5));
+                    rows.add(atLeast(where + " ÷ bucket4j", ratioOf(perSecond(api, sluice, "100000", threads),
+                            perSecond(api, "bucket4j", "100000", threads)), 3.0));
+                }
+                rows.add(atLeast(shortName(sluice) + ", 1 hot key, 64 threads, " + api + " ÷ bucket4j-batching",
+                        ratioOf(perSecond(api, sluice, "1", 64), perSecond(api, "bucket4j-batching", "1", 64)), 1.0));
+            }
+            rows.add(atMost(shortName(sluice) + ", 1 thread, p50 latency ÷ floor's",
+                    ratioOf(percentileMicros("sync", sluice, "100000", 1, 50), percentileMicros("sync", "floor", "100000", 1, 50)), 1.1));
+        }
+        for (ScriptCost.Row row : scriptCost) {
+            if (row.shape().equals(ScriptCost.HOT)) {
+                rows.add(atMost("Redis µs per decision, " + row.algorithm() + ", " + row.shape(), row.microsPerDecision(), 1.0));
+            }
+        }
+        for (String path : List.of("allowed", "rejected")) {
+            for (int threads : List.of(1, 2)) {
+                rows.add(atLeast("in memory, " + path + ", " + threads + " thread(s): sluice-memory ÷ bucket4j-map throughput",
+                        ratioOf(perSecond("decide", "sluice-memory", path, threads), perSecond("decide", "bucket4j-map", path, threads)), 1.0));
+            }
+        }
+        for (Footprint.Row row : footprint) {
+            if (row.contender().equals("sluice-gcra") || row.contender().equals(TB)) {
+                rows.add(atMost("Redis bytes per key (MEMORY USAGE), " + shortName(row.contender()),
+                        (double) row.bytesAfterOne(), row.contender().equals(TB) ? 88 : 64));
+            }
+        }
+        for (HttpBenchmark.Route route : http.size() > 1 ? http.subList(1, http.size()) : List.<HttpBenchmark.Route>of()) {
+            rows.add(atLeast("HTTP req/s, filter on " + route.path().substring(1) + " ÷ no filter", route.median() / http.get(0).median(),
+                    route.path().equals("/memory") ? 0.97 : 0.6));
+        }
+        md.append("### The issue's targets, this run\n\n| what | measured | target | met |\n|---|---:|---:|---|\n");
+        for (String[] row : rows) {
+            md.append("| ").append(String.join(" | ", row)).append(" |\n");
+        }
+        md.append('\n');
+    }
+
+    private static Double ratioOf(Double a, Double b) {
+        return a == null || b == null || b == 0 ? null : a / b;
+    }
+
+    private static String[] atLeast(String what, Double measured, double target) {
+        return new String[] {what, figure(measured), String.format("≥ %.2f", target), measured == null ? "–" : measured >= target ? "yes" : "no"};
+    }
+
+    private static String[] atMost(String what, Double measured, double target) {
+        return new String[] {what, figure(measured), String.format("≤ %.2f", target), measured == null ? "–" : measured <= target ? "yes" : "no"};
+    }
+
+    private static String figure(Double value) {
+        return value == null ? "–" : value >= 10 ? String.format("%.0f", value) : String.format("%.2f", value);
     }
 
     private static String shortName(String contender) {

@@ -12,18 +12,21 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.IntFunction;
 
 /**
  * Redis CPU per decision, counted rather than timed by the client: the {@code usec} Redis itself
  * reports for {@code EVALSHA}/{@code EVAL} in {@code INFO commandstats}, divided by the decisions
  * made. This is the script's time on Redis's one command thread, without network I/O (which
- * Redis spends on top, per command rather than per decision). Two shapes per algorithm: one
- * decision per call on distinct keys, and one hot key with 256 decisions in flight, where the
- * coalescer sends them in batches that decide.lua decides arithmetically.
+ * Redis spends on top, per command rather than per decision). Three shapes per algorithm: one
+ * decision per call on distinct keys; one hot key with 256 decisions in flight, which the store
+ * sends in batches that decide.lua decides arithmetically; and 256 distinct callers in flight,
+ * which the store may send together.
  *
  * <pre>
  * java -cp benchmarks/target/benchmarks.jar dev.sluice.benchmarks.ScriptCost
  * </pre>
+ * (also part of the one command, {@link Main}, as {@code --only=script}).
  */
 public final class ScriptCost {
 
@@ -31,40 +34,83 @@ public final class ScriptCost {
     private static final int ROUNDS = 400;
     private static final int IN_FLIGHT = 256;
 
+    /** Shape of a row: the hot key in flight, whose Redis time per decision the target names. */
+    static final String HOT = "one hot key, " + IN_FLIGHT + " in flight";
+
+    /** One algorithm and shape: decisions made, script calls Redis ran, and the microseconds Redis spent in them. */
+    record Row(String algorithm, String shape, long decisions, long calls, long usec) {
+
+        double microsPerDecision() {
+            return usec / (double) decisions;
+        }
+    }
+
     private ScriptCost() {
     }
 
     public static void main(String[] args) {
         BenchRedis redis = BenchRedis.get();
+        try {
+            System.out.println("Redis " + Footprint.info(redis, "server").get("redis_version") + " at " + redis.url());
+            System.out.print(table(measure(redis)));
+        } finally {
+            redis.stop();
+        }
+    }
+
+    /** Measures every shape for the token bucket and GCRA on {@code redis}. */
+    static List<Row> measure(BenchRedis redis) {
         RedissonClient client = redis.newClient();
-        System.out.println("Redis " + Footprint.info(redis, "server").get("redis_version") + " at " + redis.url());
-        System.out.println("| algorithm | shape | decisions | script calls | decisions per call | Redis µs per call | Redis µs per decision | decisions/s per Redis core (script only) |");
-        System.out.println("|---|---|---:|---:|---:|---:|---:|---:|");
+        List<Row> rows = new ArrayList<>();
         try {
             for (Algorithm algorithm : List.of(Algorithm.TOKEN_BUCKET, Algorithm.GCRA)) {
                 RateLimiter limiter = RateLimiter.builder()
                         .limit(Limit.of("cost", RedisContender.RATE, Duration.ofSeconds(1)).withAlgorithm(algorithm))
                         .store(RedisStore.of(client)).timeout(Duration.ofSeconds(5)).build();
                 limiter.decide("warm-up");
+                String name = algorithm.configName();
+
                 long[] before = scriptStats(redis);
                 for (int i = 0; i < DISTINCT; i++) {
                     check(limiter.decide("distinct-" + i));
                 }
-                row(algorithm, "distinct keys, one at a time", DISTINCT, before, scriptStats(redis));
+                rows.add(row(name, "distinct keys, one at a time", DISTINCT, before, scriptStats(redis)));
 
                 before = scriptStats(redis);
-                for (int round = 0; round < ROUNDS; round++) {
-                    List<CompletableFuture<Decision>> flight = new ArrayList<>(IN_FLIGHT);
-                    for (int i = 0; i < IN_FLIGHT; i++) {
-                        flight.add(limiter.decideAsync("hot").toCompletableFuture());
-                    }
-                    flight.forEach(f -> check(f.join()));
-                }
-                row(algorithm, "one hot key, " + IN_FLIGHT + " in flight", ROUNDS * IN_FLIGHT, before, scriptStats(redis));
+                inFlight(limiter, i -> "hot");
+                rows.add(row(name, HOT, (long) ROUNDS * IN_FLIGHT, before, scriptStats(redis)));
+
+                before = scriptStats(redis);
+                inFlight(limiter, i -> "caller-" + i);
+                rows.add(row(name, IN_FLIGHT + " distinct callers in flight", (long) ROUNDS * IN_FLIGHT, before, scriptStats(redis)));
             }
         } finally {
             client.shutdown();
-            redis.stop();
+        }
+        return rows;
+    }
+
+    /** The rows as a Markdown table. */
+    static String table(List<Row> rows) {
+        StringBuilder md = new StringBuilder();
+        md.append("| algorithm | shape | decisions | script calls | decisions per call | Redis µs per call | Redis µs per decision | decisions/s per Redis core (script only) |\n");
+        md.append("|---|---|---:|---:|---:|---:|---:|---:|\n");
+        for (Row row : rows) {
+            md.append(String.format("| %s | %s | %,d | %,d | %.1f | %.1f | %.2f | %,.0f |%n", row.algorithm(), row.shape(),
+                    row.decisions(), row.calls(), row.decisions() / (double) row.calls(), row.usec() / (double) row.calls(),
+                    row.microsPerDecision(), 1e6 / row.microsPerDecision()));
+        }
+        return md.toString();
+    }
+
+    /** {@link #ROUNDS} rounds of {@link #IN_FLIGHT} asynchronous decisions, the caller of each named by its index. */
+    private static void inFlight(RateLimiter limiter, IntFunction<String> caller) {
+        for (int round = 0; round < ROUNDS; round++) {
+            List<CompletableFuture<Decision>> flight = new ArrayList<>(IN_FLIGHT);
+            for (int i = 0; i < IN_FLIGHT; i++) {
+                flight.add(limiter.decideAsync(caller.apply(i)).toCompletableFuture());
+            }
+            flight.forEach(f -> check(f.join()));
         }
     }
 
@@ -74,12 +120,8 @@ public final class ScriptCost {
         }
     }
 
-    private static void row(Algorithm algorithm, String shape, long decisions, long[] before, long[] after) {
-        long calls = after[0] - before[0];
-        long usec = after[1] - before[1];
-        double perDecision = usec / (double) decisions;
-        System.out.printf("| %s | %s | %,d | %,d | %.1f | %.1f | %.2f | %,.0f |%n", algorithm.configName(), shape, decisions,
-                calls, decisions / (double) calls, usec / (double) calls, perDecision, 1e6 / perDecision);
+    private static Row row(String algorithm, String shape, long decisions, long[] before, long[] after) {
+        return new Row(algorithm, shape, decisions, after[0] - before[0], after[1] - before[1]);
     }
 
     /** Calls and microseconds of EVALSHA and EVAL so far. */
