@@ -35,6 +35,10 @@ import java.util.concurrent.TimeUnit;
  *
  * Every contender gets 100 per hour (burst 100), so keys outlive the count (Sluice's TTL is the
  * time until the state equals an absent key, a few microseconds at the benchmarks' huge limit).
+ * Every contender's callers are 16 characters ({@code fp-<8 hex of the contender's name>-<4 digits>}),
+ * so key names differ only by what each contender adds around the caller, and a name-length
+ * class of Redis's allocator does not favour one contender (Sluice's keys are
+ * {@code sluice:{<caller>}:bench:<suffix>}: 34 to 36 characters).
  * Runs single-threaded, one decision at a time, so batching has nothing to merge here.
  */
 public final class Footprint {
@@ -73,7 +77,7 @@ public final class Footprint {
         RedissonClient client = redis.newClient();
         String[] keys = new String[KEYS + 2 * DECISIONS + 1];
         for (int i = 0; i < keys.length; i++) {
-            keys[i] = "fp-" + name + "-" + i;
+            keys[i] = caller(name, i);
         }
         // A slow limit, so that keys live (TTLs of seconds to an hour) while they are counted.
         try (RedisContender subject = RedisContender.create(name, client, keys, 100, Duration.ofHours(1))) {
@@ -118,6 +122,11 @@ public final class Footprint {
         } finally {
             client.shutdown();
         }
+    }
+
+    /** Caller {@code i} of a contender: 16 characters for every contender, distinct between contenders. */
+    static String caller(String name, int i) {
+        return String.format("fp-%08x-%04d", name.hashCode(), i);
     }
 
     static String format(double value) {

@@ -30,11 +30,18 @@ Returns   a reply of constant size, whatever ARGV[2] (DecideScript.replyWidth in
           than remaining (0 when it is whole).
 
 Stored state (f: the fingerprint of the parameters it was written under)
-  token-bucket    string '<level>.<time>.<f>' in hex, f 'perToken.perMicro.burst' in hex
-  gcra            string '<tat>.<rem>.<tat - written>.<f>' in hex, f as for the token bucket
-                  (earlier versions wrote, and this script still reads until the next commit: the
-                  token bucket as a hash l, t, f 'perToken,perMicro,capacity', gcra as
-                  '<tat>[:<rem>]@<written>@<f>', all decimal; one string, in hex, is about half the bytes)
+  token-bucket    one binary string of 11 to 43 bytes (19 for 100 per hour): the time written, 7
+  gcra            bytes big-endian, then the MessagePack integers debt, perToken, perMicro, burst
+                  (the last three are f). debt is the units used at that time: capacity - level
+                  for the token bucket; for gcra the units owed, so tat = time + debt / perMicro
+                  and rem = debt % perMicro. A time below 2^53 starts with a byte below 0x20,
+                  which no earlier format does.
+                  Earlier versions wrote, and this script still reads until the next commit: hex
+                  strings, the token bucket '<level>.<time>.<f>', gcra '<tat>.<rem>.<tat - written>.<f>',
+                  f 'perToken.perMicro.burst'; before those, in decimal, the token bucket as a hash
+                  l, t, f 'perToken,perMicro,capacity' and gcra as '<tat>[:<rem>]@<written>@<f>'.
+                  Redis keeps a string of up to 44 bytes in one allocation with its header
+                  (embstr): 19 bytes take 48, the hex string's 36 took 64.
   fixed-window    hash  w window index, n count, f 'count,window'
   sliding-window  hash  w window index, c its count, p the previous window's count, f 'count,window'
   sliding-log     list  one time per admitted unit, oldest first; the newest is '<time>@<window>'
@@ -99,9 +106,11 @@ local function numbers(f)
   return v[1], v[2], v[3]
 end
 
--- The units a bucket's fingerprint names: 'perToken.perMicro.burst' in hex (written now), or
--- 'perToken,perMicro,capacity' in decimal (written by earlier versions)
-local function bucket_units(f)
+-- The units a fingerprint of an earlier version names, 'perToken.perMicro.burst' in hex or
+-- 'perToken,perMicro,capacity' in decimal, as per_token, per_micro, capacity; a state without a
+-- fingerprint (older still) counts as written under this limit's units
+local function units_of(f, a)
+  if not f then return a.per_token, a.per_micro, a.capacity end
   local pt, pm, burst = string.match(f, '^(%x+)%.(%x+)%.(%x+)$')
   if pt then
     pt = tonumber(pt, 16)
@@ -110,24 +119,73 @@ local function bucket_units(f)
   return numbers(f)
 end
 
--- Whether a bucket's state was written under this limit's units (in either fingerprint form)
-local function same_units(f, a)
-  return f == a.fpx or f == a.fp
+-- Whether a bucket's state was written under this limit's units
+local function same_units(per_token, per_micro, capacity, a)
+  return per_token == a.per_token and per_micro == a.per_micro and capacity == a.capacity
 end
 
--- A token bucket's stored level, time and fingerprint (or nil): the compact string
--- '<level>.<time>.<fingerprint>' in hex, or the hash l, t, f in decimal that earlier versions
--- wrote (read until the next commit rewrites it, so a rolling deploy neither resets nor wedges it)
-local function read_bucket(key)
+-- A token bucket's or GCRA's stored state, or nil: the time it was written, its debt then (the
+-- units used: capacity - level for the token bucket, (tat - written) * perMicro + rem for GCRA),
+-- and the per_token, per_micro and capacity it was written under. Any version's format, the
+-- current one first (see Stored state above); an earlier one is read until the next commit
+-- rewrites it, so a rolling deploy neither resets nor wedges a caller.
+local function read_state(key, now, a, is_gcra)
   local s = redis.pcall('GET', key)
   if type(s) == 'table' then
+    -- not a string: the token bucket's decimal hash l, t, f
     local h = redis.call('HMGET', key, 'l', 't', 'f')
     if not h[1] then return nil end
-    return tonumber(h[1]), tonumber(h[2]), h[3]
+    local pt, pm, cap = units_of(h[3], a)
+    return tonumber(h[2]), cap - tonumber(h[1]), pt, pm, cap
   end
   if not s then return nil end
-  local l, t, f = string.match(s, '^(%x+)%.(%x+)%.(.+)$')
-  return tonumber(l, 16), tonumber(t, 16), f
+  if string.byte(s, 1) < 32 then
+    local debt, pt, pm, burst = cmsgpack.unpack(string.sub(s, 8))
+    return struct.unpack('>I7', s), debt, pt, pm, pt * burst
+  end
+  if not is_gcra then
+    local l, t, f = string.match(s, '^(%x+)%.(%x+)%.(.+)$')
+    if not l then return nil end
+    local pt, pm, cap = units_of(f, a)
+    return tonumber(t, 16), cap - tonumber(l, 16), pt, pm, cap
+  end
+  local tat, r, written, f = nil, 0, nil, nil
+  local x1, x2, x3, x4 = string.match(s, '^(%x+)%.(%x+)%.(%x+)%.(.+)$')
+  if x1 then
+    tat, r, f = tonumber(x1, 16), tonumber(x2, 16), x4
+    written = tat - tonumber(x3, 16)
+  else
+    local at = string.find(s, '@', 1, true)
+    if at then
+      local at2 = string.find(s, '@', at + 1, true)
+      written, f = tonumber(string.sub(s, at + 1, at2 - 1)), string.sub(s, at2 + 1)
+      s = string.sub(s, 1, at - 1)
+    end
+    local colon = string.find(s, ':', 1, true)
+    if colon then
+      tat, r = tonumber(string.sub(s, 1, colon - 1)), tonumber(string.sub(s, colon + 1))
+    else
+      tat = tonumber(s)
+    end
+    if not tat then return nil end
+  end
+  -- '<tat>[:<rem>]' alone counts as written now (its debt below 0 once tat has passed)
+  local pt, pm, cap = units_of(f, a)
+  written = written or now
+  return written, (tat - written) * pm + r, pt, pm, cap
+end
+
+-- Writes a bucket's state in the current format, expiring after ttl_us (a decision) or keeping
+-- the key's TTL (a refund, when ttl_us is nil)
+local function write_state(key, time, debt, a, ttl_us)
+  local value = struct.pack('>I7', time) .. cmsgpack.pack(debt, a.per_token, a.per_micro, a.burst)
+  if not ttl_us then
+    redis.call('SET', key, value, 'KEEPTTL')
+    return
+  end
+  local ms = cdiv(ttl_us, 1000)
+  if ms < 1 then ms = 1 end
+  redis.call('SET', key, value, 'PX', int(ms))
 end
 
 -- A bucket's level after elapsed microseconds of refill
@@ -173,19 +231,18 @@ end
 local function token_bucket(key, now, a, commit)
   local per_token, per_micro, cap = a.per_token, a.per_micro, a.capacity
   local t, l, gone = now, cap, false
-  local stored, ts, f = read_bucket(key)
-  if stored then
-    l = stored
+  local ts, debt, old_per_token, old_per_micro, old_cap = read_state(key, now, a, false)
+  if ts then
+    l = cap - debt
     if ts > now then t = ts end
-    if f and not same_units(f, a) then
+    if not same_units(old_per_token, old_per_micro, old_cap, a) then
       -- written under other units: the tokens used at ts carry over, clamped to this burst, and
       -- refill at this rate, until the old bucket would be full (its key gone)
-      local old_per_token, old_per_micro, old_cap = bucket_units(f)
-      gone = ts + cdiv(old_cap - l, old_per_micro)
+      gone = ts + cdiv(debt, old_per_micro)
       if gone <= now then
         l, gone = cap, false
       else
-        l = cap - converted_debt(old_cap - l, old_per_token, a)
+        l = cap - converted_debt(debt, old_per_token, a)
       end
     end
     l = refill(l, cap, per_micro, t - ts)
@@ -204,9 +261,7 @@ local function token_bucket(key, now, a, commit)
   if l < cap then nxt = skew + cdiv((idiv(l, per_token) + 1) * per_token - l, per_micro) end
   local batch = nil
   if fits and commit then
-    local ms = cdiv(reset, 1000)
-    if ms < 1 then ms = 1 end
-    redis.call('SET', key, string.format('%x.%x.', l, t) .. a.fpx, 'PX', int(ms))
+    write_state(key, t, cap - l, a, reset)
   else
     reset, retry, nxt = until_gone(gone, now, reset, retry, nxt)
     -- after m commits the level is l - m * need; the next token stays as far away
@@ -220,51 +275,22 @@ local function gcra(key, now, a, commit)
   local per_token, per_micro, cap = a.per_token, a.per_micro, a.capacity
   local need = a.cost * per_token
   local delay, r, gone = -1, 0, false
-  local s = redis.call('GET', key)
-  local tat, written, f = nil, nil, false
-  if s then
-    -- '<tat>.<rem>.<tat - written>.<fingerprint>' in hex; earlier versions wrote decimal
-    -- '<tat>[:<rem>]@<written>@<fingerprint>' (or only '<tat>[:<rem>]'), read until rewritten
-    local x1, x2, x3, x4 = string.match(s, '^(%x+)%.(%x+)%.(%x+)%.(.+)$')
-    if x1 then
-      tat, r, f = tonumber(x1, 16), tonumber(x2, 16), x4
-      written = tat - tonumber(x3, 16)
-      s = nil
-    end
-  end
-  if s then
-    local at = string.find(s, '@', 1, true)
-    if at then
-      local at2 = string.find(s, '@', at + 1, true)
-      written = tonumber(string.sub(s, at + 1, at2 - 1))
-      f = string.sub(s, at2 + 1)
-      s = string.sub(s, 1, at - 1)
-    end
-    local colon = string.find(s, ':', 1, true)
-    if colon then
-      tat = tonumber(string.sub(s, 1, colon - 1))
-      r = tonumber(string.sub(s, colon + 1))
-    else
-      tat = tonumber(s)
-    end
-  end
-  if tat then
-    if f and not same_units(f, a) then
+  local written, owed, old_per_token, old_per_micro, old_cap = read_state(key, now, a, true)
+  if written then
+    if not same_units(old_per_token, old_per_micro, old_cap, a) then
       -- written under other units: the tokens owed when written carry over, clamped to this
       -- burst, and drain at this rate, until the old debt would be paid (its key gone)
-      gone = tat
-      if r > 0 then gone = tat + 1 end
+      gone = written + cdiv(owed, old_per_micro)
       if gone <= now then
-        tat, r, gone = now - 1, 0, false
+        written, owed, gone = now - 1, 0, false
       else
-        local old_per_token, old_per_micro = bucket_units(f)
-        local debt = converted_debt((tat - written) * old_per_micro + r, old_per_token, a)
-        local d = idiv(debt, per_micro)
-        tat = written + d
-        r = debt - d * per_micro
+        owed = converted_debt(owed, old_per_token, a)
       end
     end
-    delay = tat - now
+    -- the theoretical arrival time: written + owed / perMicro, and the remainder rem
+    local d = idiv(owed, per_micro)
+    r = owed - d * per_micro
+    delay = written + d - now
   end
   if delay < 0 then
     delay, r = 0, 0
@@ -294,10 +320,7 @@ local function gcra(key, now, a, commit)
     batch = {0, debt, need, per_micro, 0, cdiv(debt + (remaining + 1) * per_token - cap, per_micro), 0, 0, 1, 0}
   end
   if fits and commit then
-    local value = string.format('%x.%x.%x.', now + delay, r, delay) .. a.fpx
-    local ms = cdiv(reset, 1000)
-    if ms < 1 then ms = 1 end
-    redis.call('SET', key, value, 'PX', int(ms))
+    write_state(key, now, debt, a, reset)
   else
     reset, retry, nxt = until_gone(gone, now, reset, retry, nxt)
   end

@@ -19,11 +19,12 @@ A refund never gives more than an untouched caller has, and never creates a key:
   sliding-log     the newest cost entries dropped (all, if there are fewer)
 Nothing happens to an absent key, to a bucket written under other units, or to a window or log
 written under another period: that state counts differently, and a redeploy forgives nothing.
-Stored state is read and written as decide.lua reads and writes it: the token bucket and gcra in
-the compact hex strings ('<level>.<time>.<f>', '<tat>.<rem>.<tat - written>.<f>', f
-'perToken.perMicro.burst'), the decimal forms of earlier versions still read (and rewritten
-compact). Lua scripts share no code: read_bucket, same_units and the two writes must stay as
-decide.lua has them (RefundScriptTest, OldStateFormatTest).
+Stored state is read and written as decide.lua reads and writes it (see its Stored state): the
+token bucket and gcra in one binary string (7 bytes of time, then the MessagePack integers debt,
+perToken, perMicro, burst), the hex and decimal forms of earlier versions still read (and
+rewritten in the current one). Lua scripts share no code: the helpers from units_of to
+write_state are decide.lua's, character for character (CompactStateTest checks it;
+RefundStateFormatTest refunds every format).
 Writes keep the key's TTL (SET KEEPTTL, HSET, LTRIM, LSET): a refund only brings the state's
 equality with an absent key sooner. The Java twin is LimitState.refund in dev.sluice.memory.
 --]]
@@ -46,62 +47,72 @@ local function int(x)
   return string.format('%d', x)
 end
 
--- The second number of a fingerprint 'a,b[,c]': the window of a window's fingerprint
-local function second(f)
+-- The numbers of a fingerprint: 'a,b,c' -> a, b, c
+local function numbers(f)
   local v = {}
   for x in string.gmatch(f, '%d+') do v[#v + 1] = tonumber(x) end
-  return v[2]
+  return v[1], v[2], v[3]
 end
 
--- Whether a bucket's state was written under this limit's units (in either fingerprint form);
--- as decide.lua's same_units
-local function same_units(f, a)
-  return f == a.fpx or f == a.fp
+-- The second number of a fingerprint 'a,b[,c]': the window of a window's fingerprint
+local function second(f)
+  local _, window = numbers(f)
+  return window
 end
 
--- A token bucket's stored level, time and fingerprint (or nil): the compact string
--- '<level>.<time>.<fingerprint>' in hex, or the hash l, t, f in decimal that earlier versions
--- wrote; as decide.lua's read_bucket
-local function read_bucket(key)
+-- The units a fingerprint of an earlier version names, 'perToken.perMicro.burst' in hex or
+-- 'perToken,perMicro,capacity' in decimal, as per_token, per_micro, capacity; a state without a
+-- fingerprint (older still) counts as written under this limit's units
+local function units_of(f, a)
+  if not f then return a.per_token, a.per_micro, a.capacity end
+  local pt, pm, burst = string.match(f, '^(%x+)%.(%x+)%.(%x+)$')
+  if pt then
+    pt = tonumber(pt, 16)
+    return pt, tonumber(pm, 16), pt * tonumber(burst, 16)
+  end
+  return numbers(f)
+end
+
+-- Whether a bucket's state was written under this limit's units
+local function same_units(per_token, per_micro, capacity, a)
+  return per_token == a.per_token and per_micro == a.per_micro and capacity == a.capacity
+end
+
+-- A token bucket's or GCRA's stored state, or nil: the time it was written, its debt then (the
+-- units used: capacity - level for the token bucket, (tat - written) * perMicro + rem for GCRA),
+-- and the per_token, per_micro and capacity it was written under. Any version's format, the
+-- current one first (see Stored state above); an earlier one is read until the next commit
+-- rewrites it, so a rolling deploy neither resets nor wedges a caller.
+local function read_state(key, now, a, is_gcra)
   local s = redis.pcall('GET', key)
   if type(s) == 'table' then
+    -- not a string: the token bucket's decimal hash l, t, f
     local h = redis.call('HMGET', key, 'l', 't', 'f')
     if not h[1] then return nil end
-    return tonumber(h[1]), tonumber(h[2]), h[3]
+    local pt, pm, cap = units_of(h[3], a)
+    return tonumber(h[2]), cap - tonumber(h[1]), pt, pm, cap
   end
   if not s then return nil end
-  local l, t, f = string.match(s, '^(%x+)%.(%x+)%.(.+)$')
-  return tonumber(l, 16), tonumber(t, 16), f
-end
-
-local function token_bucket(key, now, a)
-  local l, ts, f = read_bucket(key)
-  if not l or (f and not same_units(f, a)) then return end
-  local t = now
-  if ts > now then t = ts end
-  local missing = a.capacity - l
-  if missing > 0 then
-    if t - ts >= cdiv(missing, a.per_micro) then l = a.capacity else l = l + (t - ts) * a.per_micro end
+  if string.byte(s, 1) < 32 then
+    local debt, pt, pm, burst = cmsgpack.unpack(string.sub(s, 8))
+    return struct.unpack('>I7', s), debt, pt, pm, pt * burst
   end
-  l = l + a.cost * a.per_token
-  if l > a.capacity then l = a.capacity end
-  -- the compact string decide.lua writes (an old hash becomes one too), keeping the key's TTL
-  redis.call('SET', key, string.format('%x.%x.', l, t) .. a.fpx, 'KEEPTTL')
-end
-
-local function gcra(key, now, a)
-  local s = redis.call('GET', key)
-  if not s then return end
-  local tat, r, f = nil, 0, false
-  -- '<tat>.<rem>.<tat - written>.<fingerprint>' in hex; earlier versions wrote decimal
-  -- '<tat>[:<rem>]@<written>@<fingerprint>' (or only '<tat>[:<rem>]'); as decide.lua reads them
-  local x1, x2, _, x4 = string.match(s, '^(%x+)%.(%x+)%.(%x+)%.(.+)$')
+  if not is_gcra then
+    local l, t, f = string.match(s, '^(%x+)%.(%x+)%.(.+)$')
+    if not l then return nil end
+    local pt, pm, cap = units_of(f, a)
+    return tonumber(t, 16), cap - tonumber(l, 16), pt, pm, cap
+  end
+  local tat, r, written, f = nil, 0, nil, nil
+  local x1, x2, x3, x4 = string.match(s, '^(%x+)%.(%x+)%.(%x+)%.(.+)$')
   if x1 then
     tat, r, f = tonumber(x1, 16), tonumber(x2, 16), x4
+    written = tat - tonumber(x3, 16)
   else
     local at = string.find(s, '@', 1, true)
     if at then
-      f = string.sub(s, string.find(s, '@', at + 1, true) + 1)
+      local at2 = string.find(s, '@', at + 1, true)
+      written, f = tonumber(string.sub(s, at + 1, at2 - 1)), string.sub(s, at2 + 1)
       s = string.sub(s, 1, at - 1)
     end
     local colon = string.find(s, ':', 1, true)
@@ -110,15 +121,53 @@ local function gcra(key, now, a)
     else
       tat = tonumber(s)
     end
+    if not tat then return nil end
   end
-  if f and not same_units(f, a) then return end
+  -- '<tat>[:<rem>]' alone counts as written now (its debt below 0 once tat has passed)
+  local pt, pm, cap = units_of(f, a)
+  written = written or now
+  return written, (tat - written) * pm + r, pt, pm, cap
+end
+
+-- Writes a bucket's state in the current format, expiring after ttl_us (a decision) or keeping
+-- the key's TTL (a refund, when ttl_us is nil)
+local function write_state(key, time, debt, a, ttl_us)
+  local value = struct.pack('>I7', time) .. cmsgpack.pack(debt, a.per_token, a.per_micro, a.burst)
+  if not ttl_us then
+    redis.call('SET', key, value, 'KEEPTTL')
+    return
+  end
+  local ms = cdiv(ttl_us, 1000)
+  if ms < 1 then ms = 1 end
+  redis.call('SET', key, value, 'PX', int(ms))
+end
+
+local function token_bucket(key, now, a)
+  local ts, debt, per_token, per_micro, capacity = read_state(key, now, a, false)
+  if not ts or not same_units(per_token, per_micro, capacity, a) then return end
+  local l = a.capacity - debt
+  local t = now
+  if ts > now then t = ts end
+  local missing = a.capacity - l
+  if missing > 0 then
+    if t - ts >= cdiv(missing, a.per_micro) then l = a.capacity else l = l + (t - ts) * a.per_micro end
+  end
+  l = l + a.cost * a.per_token
+  if l > a.capacity then l = a.capacity end
+  -- the current format (an earlier one becomes it too), keeping the key's TTL
+  write_state(key, t, a.capacity - l, a)
+end
+
+local function gcra(key, now, a)
+  local written, owed, per_token, per_micro, capacity = read_state(key, now, a, true)
+  if not written or not same_units(per_token, per_micro, capacity, a) then return end
+  local d = idiv(owed, a.per_micro)
+  local tat, r = written + d, owed - d * a.per_micro
   if tat < now then return end
   local debt = (tat - now) * a.per_micro + r - a.cost * a.per_token
   if debt < 0 then debt = 0 end
-  local delay = idiv(debt, a.per_micro)
-  r = debt - delay * a.per_micro
-  -- the compact string decide.lua writes, written now: '<tat>.<rem>.<tat - now>.<f>'
-  redis.call('SET', key, string.format('%x.%x.%x.', now + delay, r, delay) .. a.fpx, 'KEEPTTL')
+  -- the current format, written now, keeping the key's TTL
+  write_state(key, now, debt, a)
 end
 
 local function fixed_window(key, now, a)

@@ -1,50 +1,116 @@
 package dev.sluice.redis;
 
+import org.redisson.api.RType;
 import org.redisson.api.RedissonClient;
+import org.redisson.client.codec.ByteArrayCodec;
 import org.redisson.client.codec.StringCodec;
 
-/** Reads and writes decide.lua's stored bucket states by hand, for tests of their format. */
+import java.nio.ByteBuffer;
+import java.time.Duration;
+
+/**
+ * Reads and writes decide.lua's stored bucket states by hand, for tests of their format: the
+ * current binary form (7 bytes of time, big-endian, then the MessagePack integers debt, perToken,
+ * perMicro, burst) and the two text forms of earlier versions.
+ */
 final class StoredState {
+
+    /** The text forms earlier versions wrote, which the scripts still read. */
+    enum Earlier {
+        /** Token bucket: the hash {@code l, t, f}; GCRA: {@code <tat>[:<rem>]@<written>@<f>}; decimal, {@code f} {@code perToken,perMicro,capacity}. */
+        DECIMAL,
+        /** Token bucket: {@code <level>.<time>.<f>}; GCRA: {@code <tat>.<rem>.<tat - written>.<f>}; hex, {@code f} {@code perToken.perMicro.burst}. */
+        HEX
+    }
+
+    /** A bucket's state in the current form: {@code debt} is capacity - level (token bucket) or the units owed (GCRA). */
+    record State(long time, long debt, long perToken, long perMicro, long burst) {
+        long capacity() {
+            return perToken * burst;
+        }
+    }
 
     private StoredState() {
     }
 
-    /** The raw value of a token bucket's or GCRA's key: {@code null} when absent. */
-    static String raw(RedissonClient client, String key) {
-        Object value = client.getBucket(key, StringCodec.INSTANCE).get();
-        return value == null ? null : value.toString();
+    /** The raw bytes of a token bucket's or GCRA's key: {@code null} when absent. */
+    static byte[] raw(RedissonClient client, String key) {
+        return (byte[]) client.getBucket(key, ByteArrayCodec.INSTANCE).get();
     }
 
-    /** The stored time of a token bucket written in the compact form {@code <level>.<time>.<fingerprint>}. */
+    /** Whether the key holds a state in the current binary form: a time's first byte is below 0x20. */
+    static boolean isCurrent(RedissonClient client, String key) {
+        if (client.getKeys().getType(key) != RType.OBJECT) {
+            return false;
+        }
+        byte[] raw = raw(client, key);
+        return raw != null && raw.length >= 11 && raw[0] >= 0 && raw[0] < 0x20;
+    }
+
+    /** The state of a key in the current form. */
+    static State read(RedissonClient client, String key) {
+        if (!isCurrent(client, key)) {
+            throw new IllegalStateException(key + " does not hold a state in the current form");
+        }
+        ByteBuffer in = ByteBuffer.wrap(raw(client, key));
+        long time = 0;
+        for (int i = 0; i < 7; i++) {
+            time = (time << 8) | (in.get() & 0xff);
+        }
+        State state = new State(time, unsigned(in), unsigned(in), unsigned(in), unsigned(in));
+        if (in.hasRemaining()) {
+            throw new IllegalStateException(key + " holds " + in.remaining() + " bytes after its state");
+        }
+        return state;
+    }
+
+    /** A non-negative MessagePack integer, as Redis's cmsgpack writes one: the shortest form. */
+    private static long unsigned(ByteBuffer in) {
+        int tag = in.get() & 0xff;
+        if (tag <= 0x7f) {
+            return tag;
+        }
+        return switch (tag) {
+            case 0xcc -> in.get() & 0xffL;
+            case 0xcd -> in.getShort() & 0xffffL;
+            case 0xce -> in.getInt() & 0xffffffffL;
+            case 0xcf -> in.getLong();
+            default -> throw new IllegalStateException("not a non-negative MessagePack integer: 0x" + Integer.toHexString(tag));
+        };
+    }
+
+    /** The stored time of a token bucket or GCRA in the current form. */
     static long bucketTime(RedissonClient client, String key) {
-        return Long.parseLong(raw(client, key).split("\\.")[1], 16);
+        return read(client, key).time();
     }
 
-    /**
-     * Rewrites a compact token-bucket or GCRA state as the version before wrote it: for the token
-     * bucket the hash {@code l, t, f}, for GCRA the string {@code <tat>[:<rem>]@<written>@<f>}, all
-     * decimal, {@code f} being {@code perToken,perMicro,capacity}. Keeps the TTL.
-     */
-    static void rewriteInOldFormat(RedissonClient client, String key, boolean gcra) {
-        String[] v = raw(client, key).split("\\.");
+    /** Rewrites a current token-bucket or GCRA state as an earlier version wrote it, keeping its TTL. */
+    static void rewrite(RedissonClient client, String key, boolean gcra, Earlier form) {
+        State s = read(client, key);
         long ttl = client.getBucket(key, StringCodec.INSTANCE).remainTimeToLive();
-        long[] n = new long[v.length];
-        for (int i = 0; i < v.length; i++) {
-            n[i] = Long.parseLong(v[i], 16);
-        }
         client.getKeys().delete(key);
-        if (gcra) {
-            // tat, rem, tat - written, perToken, perMicro, burst
-            String f = n[3] + "," + n[4] + "," + n[3] * n[5];
-            String value = n[0] + (n[1] > 0 ? ":" + n[1] : "") + "@" + (n[0] - n[2]) + "@" + f;
+        // GCRA's theoretical arrival time and remainder, from the units owed when written
+        long tat = s.time() + s.debt() / s.perMicro();
+        long rem = s.debt() % s.perMicro();
+        long level = s.capacity() - s.debt();
+        if (form == Earlier.HEX) {
+            String f = hex(s.perToken()) + "." + hex(s.perMicro()) + "." + hex(s.burst());
+            String value = gcra ? hex(tat) + "." + hex(rem) + "." + hex(tat - s.time()) + "." + f
+                    : hex(level) + "." + hex(s.time()) + "." + f;
             client.getBucket(key, StringCodec.INSTANCE).set(value);
+        } else if (gcra) {
+            String f = s.perToken() + "," + s.perMicro() + "," + s.capacity();
+            client.getBucket(key, StringCodec.INSTANCE).set(tat + (rem > 0 ? ":" + rem : "") + "@" + s.time() + "@" + f);
         } else {
-            // level, time, perToken, perMicro, burst
             var map = client.getMap(key, StringCodec.INSTANCE);
-            map.put("l", Long.toString(n[0]));
-            map.put("t", Long.toString(n[1]));
-            map.put("f", n[2] + "," + n[3] + "," + n[2] * n[4]);
+            map.put("l", Long.toString(level));
+            map.put("t", Long.toString(s.time()));
+            map.put("f", s.perToken() + "," + s.perMicro() + "," + s.capacity());
         }
-        client.getBucket(key, StringCodec.INSTANCE).expire(java.time.Duration.ofMillis(ttl));
+        client.getBucket(key, StringCodec.INSTANCE).expire(Duration.ofMillis(ttl));
+    }
+
+    private static String hex(long value) {
+        return Long.toHexString(value);
     }
 }

@@ -1,0 +1,125 @@
+package dev.sluice.redis;
+
+import dev.sluice.Algorithm;
+import dev.sluice.Decision;
+import dev.sluice.Limit;
+import dev.sluice.RateLimiter;
+import dev.sluice.RateLimitStore;
+import dev.sluice.internal.Keys;
+import dev.sluice.testing.ManualClock;
+import dev.sluice.testing.Stores;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+import org.redisson.api.RScript;
+import org.redisson.api.RedissonClient;
+import org.redisson.client.codec.StringCodec;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.UUID;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The token bucket's and GCRA's state is one short binary string: Redis keeps it in one
+ * allocation with its header (embstr, up to 44 bytes), 48 bytes for up to 28 bytes of value,
+ * where the hex string before took 64. Its numbers stay exact to the largest units a limit
+ * allows, and refund.lua reads and writes it with decide.lua's own helpers.
+ */
+class CompactStateTest {
+
+    private final RedissonClient client = Stores.client();
+
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(value = Algorithm.class, names = {"TOKEN_BUCKET", "GCRA"})
+    void aBucketIsOneShortEmbeddedString(Algorithm algorithm) {
+        // the benchmarks' limit, a few usual ones, and one whose units pass 2^32 (a token every 4.8
+        // hours: perToken and the debt take 9 bytes each, and a burst of 1,000 three)
+        List<Limit> limits = List.of(Limit.of("bytes", 100, Duration.ofHours(1)), Limit.of("bytes", "10/s"),
+                Limit.of("bytes", "1000/1m").withBurst(50), Limit.of("bytes", 7, Duration.ofMinutes(3)).withBurst(9),
+                Limit.of("bytes", 5, Duration.ofDays(1)).withBurst(100), Limit.of("bytes", 5, Duration.ofDays(1)).withBurst(1000));
+        for (Limit limit : limits) {
+            Limit bucket = limit.withAlgorithm(algorithm);
+            RateLimiter limiter = RateLimiter.builder().limit(bucket).store(RedisStore.of(client)).build();
+            String caller = "bytes-" + UUID.randomUUID();
+            for (int i = 0; i < 3; i++) {
+                assertThat(limiter.decide(caller).allowed()).isTrue();
+            }
+            String key = Keys.key(caller, "bytes", algorithm.keySuffix());
+            int length = StoredState.raw(client, key).length;
+            assertThat(length).as("%s: bytes of value", bucket).isLessThanOrEqualTo(bucket.capacity() == 1000 ? 29 : 28);
+            if (limit.periodMicros() == 3_600_000_000L && limit.count() == 100) {
+                // 7 bytes of time, then debt and perToken 36,000,000 (5 bytes each), perMicro 1, burst 100
+                assertThat(length).isEqualTo(19);
+            }
+            assertThat(encoding(key)).as("%s", bucket).isEqualTo("embstr");
+            assertThat(StoredState.read(client, key).burst()).isEqualTo(bucket.capacity());
+        }
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(value = Algorithm.class, names = {"TOKEN_BUCKET", "GCRA"})
+    void theLargestUnitsStayExactAndEmbedded(Algorithm algorithm) {
+        // 7 per 365 days, burst 70: perToken 3.2e13 (over 2^32) and a capacity near 2^51 (the
+        // largest a limit may have); then a change to other units as large, carried over
+        List<Limit> phases = List.of(Limit.of("huge", 7, Duration.ofDays(365)).withBurst(70),
+                Limit.of("huge", 3, Duration.ofDays(365)).withBurst(40));
+        ManualClock clock = new ManualClock(ManualClock.ALIGNED_START);
+        RateLimitStore memory = Stores.MEMORY.create(clock);
+        RateLimitStore redis = Stores.REDIS.create(clock);
+        SplittableRandom random = new SplittableRandom(14);
+        String caller = "huge-" + UUID.randomUUID();
+        String key = Keys.key(caller, "huge", algorithm.keySuffix());
+        List<Decision> seen = new ArrayList<>();
+        for (int step = 0; step < 120; step++) {
+            Limit limit = phases.get(step < 60 ? 0 : 1).withAlgorithm(algorithm).withCost(1 + random.nextInt(10));
+            clock.advance(Duration.ofMinutes(random.nextInt(30 * 24 * 60)));
+            Decision expected = memory.decide(caller, List.of(limit)).toCompletableFuture().join();
+            Decision actual = redis.decide(caller, List.of(limit)).toCompletableFuture().join();
+            assertThat(actual).as("step %d", step).isEqualTo(expected);
+            seen.add(actual);
+            if (random.nextInt(4) == 0) {
+                memory.refund(caller, List.of(limit)).toCompletableFuture().join();
+                redis.refund(caller, List.of(limit)).toCompletableFuture().join();
+            }
+            if (StoredState.isCurrent(client, key)) {
+                assertThat(StoredState.raw(client, key).length).isLessThanOrEqualTo(44);
+                assertThat(encoding(key)).isEqualTo("embstr");
+            }
+        }
+        assertThat(seen).as("both refused and admitted")
+                .anyMatch(Decision::allowed).anyMatch(decision -> !decision.allowed());
+        StoredState.State state = StoredState.read(client, key);
+        assertThat(state.perToken()).isGreaterThan(1L << 32);
+        assertThat(state.time()).isGreaterThan(ManualClock.ALIGNED_START);
+    }
+
+    @Test
+    void refundLuaReadsAndWritesTheStateWithDecideLuasOwnHelpers() throws IOException {
+        assertThat(stateHelpers("refund.lua")).isEqualTo(stateHelpers("decide.lua")).contains("cmsgpack.pack");
+    }
+
+    /** The script's text from its units_of to the end of its write_state. */
+    private static String stateHelpers(String script) throws IOException {
+        try (InputStream in = DecideScript.class.getResourceAsStream(script)) {
+            String text = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+            int from = text.indexOf("local function units_of(");
+            int writer = text.indexOf("local function write_state(");
+            int to = text.indexOf("\nend\n", writer);
+            assertThat(from).as(script).isPositive();
+            assertThat(writer).as(script).isGreaterThan(from);
+            return text.substring(from, to);
+        }
+    }
+
+    private String encoding(String key) {
+        return client.getScript(StringCodec.INSTANCE).eval(key, RScript.Mode.READ_ONLY,
+                "return redis.call('OBJECT', 'ENCODING', KEYS[1])", RScript.ReturnType.VALUE, List.of(key));
+    }
+}
