@@ -32,9 +32,15 @@ final class Caller {
     private List<Limit> covered;
     /** Evicted from the cache: no longer the caller's state. */
     boolean retired;
-    /** When (store time) this caller's cache entry last had its idle expiry restarted by a read. */
+    /** When (store time) this caller's cache entry was last read for the eviction policy's sake. */
     private long refreshedMicros;
-    volatile long idleNanos;
+    /** The longest time a state of the covered limits can stay different from an absent one. */
+    private long idleNanos;
+    /**
+     * When (store time) every state of this caller has expired: the latest expiry written. Written
+     * under the lock; read without it only as a hint ({@link #retireIfIdle} reads it again).
+     */
+    private long idleAfterMicros;
 
     Caller(List<Limit> limits) {
         lengthenIdle(limits);
@@ -44,6 +50,24 @@ final class Caller {
         long stamp = lock.writeLock();
         retired = true;
         lock.unlockWrite(stamp);
+    }
+
+    /** Whether every state had expired at {@code now}, as far as an unlocked read can tell. */
+    boolean idleAt(long now) {
+        return idleAfterMicros <= now;
+    }
+
+    /** Retires this caller if every state has expired at {@code now}; whether it is retired. */
+    boolean retireIfIdle(long now) {
+        long stamp = lock.writeLock();
+        try {
+            if (idleAfterMicros <= now) {
+                retired = true;
+            }
+            return retired;
+        } finally {
+            lock.unlockWrite(stamp);
+        }
     }
 
     /**
@@ -114,9 +138,9 @@ final class Caller {
                 chosen[i].expiresAtMicros = now + seen[i].ttlMicros;
                 needed = Math.max(needed, chosen[i].expiresAtMicros);
             }
-            // The entry must outlive what was just written; restart its idle expiry only when
-            // it might not (an eighth of the idle time spare, for the cache's clock being the
-            // monotonic one): a read per admission would cost as much as the decision.
+            idleAfterMicros = Math.max(idleAfterMicros, needed);
+            // Tell the cache's eviction policy of this use now and then, about as often as the
+            // caller's state is renewed: a read per admission would cost as much as the decision.
             long idle = idleNanos / 1_000;
             refresh = needed > refreshedMicros + idle - idle / 8;
             if (refresh) {
@@ -126,26 +150,20 @@ final class Caller {
             lock.unlockWrite(write);
         }
         if (refresh) {
-            cache.getIfPresent(tag); // outside the lock: maintenance may retire a caller
+            cache.getIfPresent(tag); // outside the lock: maintenance may evict (retire) a caller
         }
         return decision(true, limits, seen);
     }
 
-    /** Raises {@link #idleNanos} to the longest TTL these limits can need; whether it rose. */
-    boolean lengthenIdle(List<Limit> limits) {
+    /** Raises {@link #idleNanos} to the longest TTL these limits can need. */
+    void lengthenIdle(List<Limit> limits) {
         if (limits == covered) {
-            return false;
+            return;
         }
-        long longest = idleNanos;
         for (int i = 0; i < limits.size(); i++) {
-            longest = Math.max(longest, CompiledLimit.of(limits.get(i)).longestTtlNanos());
+            idleNanos = Math.max(idleNanos, CompiledLimit.of(limits.get(i)).longestTtlNanos());
         }
         covered = limits;
-        if (longest > idleNanos) {
-            idleNanos = longest;
-            return true;
-        }
-        return false;
     }
 
     /**
@@ -222,6 +240,7 @@ final class Caller {
             only.evaluate(now, limits.get(0).cost(), true, verdicts[0]);
             if (verdicts[0].fits) {
                 only.expiresAtMicros = now + verdicts[0].ttlMicros;
+                idleAfterMicros = Math.max(idleAfterMicros, only.expiresAtMicros);
             }
             return decision(verdicts[0].fits, limits, verdicts);
         }
@@ -236,24 +255,43 @@ final class Caller {
             for (int i = 0; i < n; i++) {
                 chosen[i].evaluate(now, limits.get(i).cost(), true, verdicts[i]);
                 chosen[i].expiresAtMicros = now + verdicts[i].ttlMicros;
+                idleAfterMicros = Math.max(idleAfterMicros, chosen[i].expiresAtMicros);
             }
         }
         return decision(all, limits, verdicts);
     }
 
-    /** The decision these verdicts make, one quota per limit. */
+    /**
+     * The decision these verdicts make, one quota per limit. Equal durations share one instance
+     * (a refusal's retry-after is its binding quota's), and one limit needs no array.
+     */
     private static Decision decision(boolean all, List<Limit> limits, Verdict[] verdicts) {
-        int n = limits.size();
-        Decision.Quota[] quotas = new Decision.Quota[n];
-        long retry = 0;
-        for (int i = 0; i < n; i++) {
-            Verdict v = verdicts[i];
-            quotas[i] = new Decision.Quota(limits.get(i), v.fits, v.remaining, micros(v.resetMicros),
-                    micros(v.retryMicros), micros(v.nextMicros));
-            retry = Math.max(retry, v.retryMicros);
+        List<Decision.Quota> quotas;
+        Decision.Quota longest;
+        if (limits.size() == 1) {
+            longest = quota(limits.get(0), verdicts[0]);
+            quotas = List.of(longest);
+        } else {
+            Decision.Quota[] each = new Decision.Quota[limits.size()];
+            int at = 0;
+            for (int i = 0; i < each.length; i++) {
+                each[i] = quota(limits.get(i), verdicts[i]);
+                if (verdicts[i].retryMicros > verdicts[at].retryMicros) {
+                    at = i;
+                }
+            }
+            longest = each[at];
+            quotas = List.of(each);
         }
         return all
-                ? new Decision(Decision.Outcome.ALLOWED, List.of(quotas), Duration.ZERO)
-                : new Decision(Decision.Outcome.REJECTED, List.of(quotas), micros(retry));
+                ? new Decision(Decision.Outcome.ALLOWED, quotas, Duration.ZERO)
+                : new Decision(Decision.Outcome.REJECTED, quotas, longest.retryAfter());
+    }
+
+    private static Decision.Quota quota(Limit limit, Verdict v) {
+        Duration reset = micros(v.resetMicros);
+        Duration retry = v.retryMicros == v.resetMicros ? reset : micros(v.retryMicros);
+        Duration next = v.nextMicros == v.resetMicros ? reset : v.nextMicros == v.retryMicros ? retry : micros(v.nextMicros);
+        return new Decision.Quota(limit, v.fits, v.remaining, reset, retry, next);
     }
 }
