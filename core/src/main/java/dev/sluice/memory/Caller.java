@@ -88,34 +88,25 @@ final class Caller {
             return lock.validate(stamp) ? null : CONFLICT;
         }
         int n = limits.size();
-        LimitState[] chosen = new LimitState[n];
-        int[] slots = new int[n];
-        Verdict[] seen = new Verdict[n];
         long now;
         boolean all = true;
+        Verdict[] seen = new Verdict[n];
         try {
             now = time.nowMicros();
-            for (int i = 0; i < n; i++) {
-                Limit limit = limits.get(i);
-                int found = -1;
-                Limit[] k = keys;
-                for (int j = 0; j < size && found < 0; j++) {
-                    if (k[j] == limit) {
-                        found = j;
-                    }
-                }
-                if (found < 0) {
+            // First only whether each limit fits: an admission then computes its verdicts once,
+            // from the state it commits.
+            for (int i = 0; i < n && all; i++) {
+                int slot = slot(limits.get(i));
+                if (slot < 0) {
                     return lock.validate(stamp) ? null : CONFLICT;
                 }
-                LimitState s = states[found];
-                if (s.isAbsent() || s.expiresAtMicros <= now) {
-                    s = LimitState.absent(compiled[found]); // an expired state is an absent key
+                all = current(slot, now).evaluate(now, limits.get(i).cost(), false, null);
+            }
+            if (!all) {
+                for (int i = 0; i < n; i++) {
+                    seen[i] = new Verdict();
+                    current(slot(limits.get(i)), now).evaluate(now, limits.get(i).cost(), false, seen[i]);
                 }
-                slots[i] = found;
-                chosen[i] = s;
-                seen[i] = new Verdict();
-                s.evaluate(now, limit.cost(), false, seen[i]);
-                all &= seen[i].fits;
             }
         } catch (RuntimeException torn) {
             return CONFLICT; // read while a writer moved things (an array grown, a ring wrapped)
@@ -123,6 +114,9 @@ final class Caller {
         if (!all) {
             // Validated before the verdicts are used: a torn read's numbers never reach a decision.
             return lock.validate(stamp) ? decision(false, limits, seen) : CONFLICT;
+        }
+        for (int i = 0; i < n; i++) {
+            seen[i] = new Verdict(); // before the lock: it is held for the commit only
         }
         long write = lock.tryConvertToWriteLock(stamp);
         if (write == 0) {
@@ -133,10 +127,12 @@ final class Caller {
             // Nothing changed since the read: commit what it found to fit.
             long needed = now;
             for (int i = 0; i < n; i++) {
-                states[slots[i]] = chosen[i];
-                chosen[i].evaluate(now, limits.get(i).cost(), true, seen[i]);
-                chosen[i].expiresAtMicros = now + seen[i].ttlMicros;
-                needed = Math.max(needed, chosen[i].expiresAtMicros);
+                int slot = slot(limits.get(i));
+                LimitState chosen = current(slot, now);
+                states[slot] = chosen;
+                chosen.evaluate(now, limits.get(i).cost(), true, seen[i]);
+                chosen.expiresAtMicros = now + seen[i].ttlMicros;
+                needed = Math.max(needed, chosen.expiresAtMicros);
             }
             idleAfterMicros = Math.max(idleAfterMicros, needed);
             // Tell the cache's eviction policy of this use now and then, about as often as the
@@ -153,6 +149,23 @@ final class Caller {
             cache.getIfPresent(tag); // outside the lock: maintenance may evict (retire) a caller
         }
         return decision(true, limits, seen);
+    }
+
+    /** Where the state of this very limit instance is, or -1. */
+    private int slot(Limit limit) {
+        Limit[] k = keys;
+        for (int j = 0; j < size; j++) {
+            if (k[j] == limit) {
+                return j;
+            }
+        }
+        return -1;
+    }
+
+    /** The state in {@code slot} as of {@code now}: an expired state is an absent key (a new instance). */
+    private LimitState current(int slot, long now) {
+        LimitState s = states[slot];
+        return s.isAbsent() || s.expiresAtMicros <= now ? LimitState.absent(compiled[slot]) : s;
     }
 
     /** Raises {@link #idleNanos} to the longest TTL these limits can need. */
@@ -172,12 +185,7 @@ final class Caller {
      * {@link LimitState#under}), as a Redis key is read by a changed limit.
      */
     private LimitState state(Limit limit, long now) {
-        int found = -1;
-        for (int i = 0; i < size && found < 0; i++) {
-            if (keys[i] == limit) {
-                found = i;
-            }
-        }
+        int found = slot(limit);
         for (int i = 0; i < size && found < 0; i++) {
             if (keys[i].algorithm() == limit.algorithm() && keys[i].policy().equals(limit.policy())) {
                 CompiledLimit other = CompiledLimit.of(limit);
@@ -248,12 +256,11 @@ final class Caller {
         boolean all = true;
         for (int i = 0; i < n; i++) {
             chosen[i] = state(limits.get(i), now);
-            chosen[i].evaluate(now, limits.get(i).cost(), false, verdicts[i]);
-            all &= verdicts[i].fits;
+            all &= chosen[i].evaluate(now, limits.get(i).cost(), false, null);
         }
-        if (all) {
-            for (int i = 0; i < n; i++) {
-                chosen[i].evaluate(now, limits.get(i).cost(), true, verdicts[i]);
+        for (int i = 0; i < n; i++) {
+            chosen[i].evaluate(now, limits.get(i).cost(), all, verdicts[i]);
+            if (all) {
                 chosen[i].expiresAtMicros = now + verdicts[i].ttlMicros;
                 idleAfterMicros = Math.max(idleAfterMicros, chosen[i].expiresAtMicros);
             }

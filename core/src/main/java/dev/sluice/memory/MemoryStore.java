@@ -55,7 +55,7 @@ public final class MemoryStore implements ImmediateStore {
     volatile Consumer<String> beforeLock;
 
     private MemoryStore(Builder builder) {
-        this.time = builder.time;
+        this.time = builder.time == TimeSource.SYSTEM ? WallClock.INSTANCE : builder.time;
         this.leases = new LeaseTable(time, builder.maximumCallers);
         // Bounded by size only: Caffeine's own expiry would read a clock at every lookup, on top
         // of the store's. Idle callers go by the store's clock instead (IdleSweeper).
@@ -227,7 +227,10 @@ public final class MemoryStore implements ImmediateStore {
             return this;
         }
 
-        /** The clock; default {@link TimeSource#SYSTEM}. Inject one to test without sleeping. */
+        /**
+         * The clock; default {@link TimeSource#SYSTEM} (read through {@code System.nanoTime}, kept
+         * within a second of every step of the system clock). Inject one to test without sleeping.
+         */
         public Builder timeSource(TimeSource time) {
             this.time = java.util.Objects.requireNonNull(time, "time");
             return this;
