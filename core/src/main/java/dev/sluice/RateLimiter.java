@@ -59,6 +59,8 @@ public final class RateLimiter {
     private final List<Limit> localLimits;
     private final double localShare;
     private final Refunds refunds;
+    /** Whether a listener hears each decision's latency: only then does a decision on an immediate store read the clock. */
+    private final boolean timed;
 
     private RateLimiter(Builder builder) {
         this.costed = new CostedLimits(builder.limits);
@@ -70,6 +72,7 @@ public final class RateLimiter {
         this.announcer = new Announcer(builder.shadow, builder.listener, policies);
         this.executor = builder.executor;
         this.refunds = new Refunds(store, builder.timeout, policies);
+        this.timed = builder.listener != null;
     }
 
     /** A builder with the defaults: in-memory store, {@link FailureMode#OPEN}, 100 ms timeout. */
@@ -116,12 +119,20 @@ public final class RateLimiter {
 
     private Decision await(String caller, List<Limit> request) {
         Objects.requireNonNull(caller, "caller");
+        if (guard.immediate()) {
+            // Nothing to wait for, so no deadline: the clock is read only for a listener.
+            long started = timed ? System.nanoTime() : 0;
+            return announcer.announce(guard.now(caller, request), started);
+        }
         long started = System.nanoTime();
         return announcer.announce(guard.await(caller, request, started), started);
     }
 
     private CompletionStage<Decision> ask(String caller, List<Limit> request) {
         Objects.requireNonNull(caller, "caller");
+        if (guard.immediate()) {
+            return CompletableFuture.completedFuture(await(caller, request));
+        }
         long started = System.nanoTime();
         CompletableFuture<Decision> settled = guard.ask(caller, request, started);
         if (settled.isDone()) {

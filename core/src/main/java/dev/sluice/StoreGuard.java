@@ -34,6 +34,8 @@ final class StoreGuard {
     private static final Decision FAILED_CLOSED = new Decision(Decision.Outcome.FAILED_CLOSED, List.of(), FAILED_CLOSED_RETRY);
 
     private final RateLimitStore store;
+    /** The store when it decides on the calling thread ({@link #now}); {@code null} otherwise. */
+    private final ImmediateStore immediate;
     private final FailureMode failureMode;
     private final Duration timeout;
     private final long timeoutNanos;
@@ -53,6 +55,7 @@ final class StoreGuard {
     StoreGuard(RateLimitStore store, FailureMode failureMode, Duration timeout, String policies, double localShare) {
         this.local = failureMode == FailureMode.LOCAL ? new LocalLimiter(localShare) : null;
         this.store = store;
+        this.immediate = store instanceof ImmediateStore i ? i : null;
         this.failureMode = failureMode;
         this.timeout = timeout;
         this.timeoutNanos = timeout.toNanos();
@@ -82,6 +85,32 @@ final class StoreGuard {
             failure = e;
         }
         return settle(caller, request, started, decision, failure);
+    }
+
+    /** Whether the store decides on the calling thread: {@link #now} is its path. */
+    boolean immediate() {
+        return immediate != null;
+    }
+
+    /**
+     * Decides on a store that answers on this thread ({@link ImmediateStore}): no future, no
+     * deadline, no clock read while it answers. The breaker and the failure mode apply as on the
+     * other paths, through the same {@link #settle}: a thrown exception is a failure.
+     */
+    Decision now(String caller, List<Limit> request) {
+        if (!breaker.tryPass()) {
+            return circuitOpen(caller, request);
+        }
+        Decision decision = null;
+        RuntimeException failure = null;
+        try {
+            decision = immediate.decideNow(caller, request);
+        } catch (RuntimeException e) {
+            failure = e;
+        }
+        // A failure's time is read when it happens: the breaker counts it by when it was sent,
+        // which for a store answering on this thread is a moment ago.
+        return settle(caller, request, decision == null || failure != null ? System.nanoTime() : 0, decision, failure);
     }
 
     /**

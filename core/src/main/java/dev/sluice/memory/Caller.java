@@ -32,9 +32,15 @@ final class Caller {
     private List<Limit> covered;
     /** Evicted from the cache: no longer the caller's state. */
     boolean retired;
-    /** When (store time) this caller's cache entry last had its idle expiry restarted by a read. */
+    /** When (store time) this caller's cache entry was last read for the eviction policy's sake. */
     private long refreshedMicros;
-    volatile long idleNanos;
+    /** The longest time a state of the covered limits can stay different from an absent one. */
+    private long idleNanos;
+    /**
+     * When (store time) every state of this caller has expired: the latest expiry written. Written
+     * under the lock; read without it only as a hint ({@link #retireIfIdle} reads it again).
+     */
+    private long idleAfterMicros;
 
     Caller(List<Limit> limits) {
         lengthenIdle(limits);
@@ -44,6 +50,24 @@ final class Caller {
         long stamp = lock.writeLock();
         retired = true;
         lock.unlockWrite(stamp);
+    }
+
+    /** Whether every state had expired at {@code now}, as far as an unlocked read can tell. */
+    boolean idleAt(long now) {
+        return idleAfterMicros <= now;
+    }
+
+    /** Retires this caller if every state has expired at {@code now}; whether it is retired. */
+    boolean retireIfIdle(long now) {
+        long stamp = lock.writeLock();
+        try {
+            if (idleAfterMicros <= now) {
+                retired = true;
+            }
+            return retired;
+        } finally {
+            lock.unlockWrite(stamp);
+        }
     }
 
     /**
@@ -64,34 +88,25 @@ final class Caller {
             return lock.validate(stamp) ? null : CONFLICT;
         }
         int n = limits.size();
-        LimitState[] chosen = new LimitState[n];
-        int[] slots = new int[n];
-        Verdict[] seen = new Verdict[n];
         long now;
         boolean all = true;
+        Verdict[] seen = new Verdict[n];
         try {
             now = time.nowMicros();
-            for (int i = 0; i < n; i++) {
-                Limit limit = limits.get(i);
-                int found = -1;
-                Limit[] k = keys;
-                for (int j = 0; j < size && found < 0; j++) {
-                    if (k[j] == limit) {
-                        found = j;
-                    }
-                }
-                if (found < 0) {
+            // First only whether each limit fits: an admission then computes its verdicts once,
+            // from the state it commits.
+            for (int i = 0; i < n && all; i++) {
+                int slot = slot(limits.get(i));
+                if (slot < 0) {
                     return lock.validate(stamp) ? null : CONFLICT;
                 }
-                LimitState s = states[found];
-                if (s.isAbsent() || s.expiresAtMicros <= now) {
-                    s = LimitState.absent(compiled[found]); // an expired state is an absent key
+                all = current(slot, now).evaluate(now, limits.get(i).cost(), false, null);
+            }
+            if (!all) {
+                for (int i = 0; i < n; i++) {
+                    seen[i] = new Verdict();
+                    current(slot(limits.get(i)), now).evaluate(now, limits.get(i).cost(), false, seen[i]);
                 }
-                slots[i] = found;
-                chosen[i] = s;
-                seen[i] = new Verdict();
-                s.evaluate(now, limit.cost(), false, seen[i]);
-                all &= seen[i].fits;
             }
         } catch (RuntimeException torn) {
             return CONFLICT; // read while a writer moved things (an array grown, a ring wrapped)
@@ -99,6 +114,9 @@ final class Caller {
         if (!all) {
             // Validated before the verdicts are used: a torn read's numbers never reach a decision.
             return lock.validate(stamp) ? decision(false, limits, seen) : CONFLICT;
+        }
+        for (int i = 0; i < n; i++) {
+            seen[i] = new Verdict(); // before the lock: it is held for the commit only
         }
         long write = lock.tryConvertToWriteLock(stamp);
         if (write == 0) {
@@ -109,14 +127,16 @@ final class Caller {
             // Nothing changed since the read: commit what it found to fit.
             long needed = now;
             for (int i = 0; i < n; i++) {
-                states[slots[i]] = chosen[i];
-                chosen[i].evaluate(now, limits.get(i).cost(), true, seen[i]);
-                chosen[i].expiresAtMicros = now + seen[i].ttlMicros;
-                needed = Math.max(needed, chosen[i].expiresAtMicros);
+                int slot = slot(limits.get(i));
+                LimitState chosen = current(slot, now);
+                states[slot] = chosen;
+                chosen.evaluate(now, limits.get(i).cost(), true, seen[i]);
+                chosen.expiresAtMicros = now + seen[i].ttlMicros;
+                needed = Math.max(needed, chosen.expiresAtMicros);
             }
-            // The entry must outlive what was just written; restart its idle expiry only when
-            // it might not (an eighth of the idle time spare, for the cache's clock being the
-            // monotonic one): a read per admission would cost as much as the decision.
+            idleAfterMicros = Math.max(idleAfterMicros, needed);
+            // Tell the cache's eviction policy of this use now and then, about as often as the
+            // caller's state is renewed: a read per admission would cost as much as the decision.
             long idle = idleNanos / 1_000;
             refresh = needed > refreshedMicros + idle - idle / 8;
             if (refresh) {
@@ -126,26 +146,37 @@ final class Caller {
             lock.unlockWrite(write);
         }
         if (refresh) {
-            cache.getIfPresent(tag); // outside the lock: maintenance may retire a caller
+            cache.getIfPresent(tag); // outside the lock: maintenance may evict (retire) a caller
         }
         return decision(true, limits, seen);
     }
 
-    /** Raises {@link #idleNanos} to the longest TTL these limits can need; whether it rose. */
-    boolean lengthenIdle(List<Limit> limits) {
-        if (limits == covered) {
-            return false;
+    /** Where the state of this very limit instance is, or -1. */
+    private int slot(Limit limit) {
+        Limit[] k = keys;
+        for (int j = 0; j < size; j++) {
+            if (k[j] == limit) {
+                return j;
+            }
         }
-        long longest = idleNanos;
+        return -1;
+    }
+
+    /** The state in {@code slot} as of {@code now}: an expired state is an absent key (a new instance). */
+    private LimitState current(int slot, long now) {
+        LimitState s = states[slot];
+        return s.isAbsent() || s.expiresAtMicros <= now ? LimitState.absent(compiled[slot]) : s;
+    }
+
+    /** Raises {@link #idleNanos} to the longest TTL these limits can need. */
+    void lengthenIdle(List<Limit> limits) {
+        if (limits == covered) {
+            return;
+        }
         for (int i = 0; i < limits.size(); i++) {
-            longest = Math.max(longest, CompiledLimit.of(limits.get(i)).longestTtlNanos());
+            idleNanos = Math.max(idleNanos, CompiledLimit.of(limits.get(i)).longestTtlNanos());
         }
         covered = limits;
-        if (longest > idleNanos) {
-            idleNanos = longest;
-            return true;
-        }
-        return false;
     }
 
     /**
@@ -154,12 +185,7 @@ final class Caller {
      * {@link LimitState#under}), as a Redis key is read by a changed limit.
      */
     private LimitState state(Limit limit, long now) {
-        int found = -1;
-        for (int i = 0; i < size && found < 0; i++) {
-            if (keys[i] == limit) {
-                found = i;
-            }
-        }
+        int found = slot(limit);
         for (int i = 0; i < size && found < 0; i++) {
             if (keys[i].algorithm() == limit.algorithm() && keys[i].policy().equals(limit.policy())) {
                 CompiledLimit other = CompiledLimit.of(limit);
@@ -222,6 +248,7 @@ final class Caller {
             only.evaluate(now, limits.get(0).cost(), true, verdicts[0]);
             if (verdicts[0].fits) {
                 only.expiresAtMicros = now + verdicts[0].ttlMicros;
+                idleAfterMicros = Math.max(idleAfterMicros, only.expiresAtMicros);
             }
             return decision(verdicts[0].fits, limits, verdicts);
         }
@@ -229,31 +256,49 @@ final class Caller {
         boolean all = true;
         for (int i = 0; i < n; i++) {
             chosen[i] = state(limits.get(i), now);
-            chosen[i].evaluate(now, limits.get(i).cost(), false, verdicts[i]);
-            all &= verdicts[i].fits;
+            all &= chosen[i].evaluate(now, limits.get(i).cost(), false, null);
         }
-        if (all) {
-            for (int i = 0; i < n; i++) {
-                chosen[i].evaluate(now, limits.get(i).cost(), true, verdicts[i]);
+        for (int i = 0; i < n; i++) {
+            chosen[i].evaluate(now, limits.get(i).cost(), all, verdicts[i]);
+            if (all) {
                 chosen[i].expiresAtMicros = now + verdicts[i].ttlMicros;
+                idleAfterMicros = Math.max(idleAfterMicros, chosen[i].expiresAtMicros);
             }
         }
         return decision(all, limits, verdicts);
     }
 
-    /** The decision these verdicts make, one quota per limit. */
+    /**
+     * The decision these verdicts make, one quota per limit. Equal durations share one instance
+     * (a refusal's retry-after is its binding quota's), and one limit needs no array.
+     */
     private static Decision decision(boolean all, List<Limit> limits, Verdict[] verdicts) {
-        int n = limits.size();
-        Decision.Quota[] quotas = new Decision.Quota[n];
-        long retry = 0;
-        for (int i = 0; i < n; i++) {
-            Verdict v = verdicts[i];
-            quotas[i] = new Decision.Quota(limits.get(i), v.fits, v.remaining, micros(v.resetMicros),
-                    micros(v.retryMicros), micros(v.nextMicros));
-            retry = Math.max(retry, v.retryMicros);
+        List<Decision.Quota> quotas;
+        Decision.Quota longest;
+        if (limits.size() == 1) {
+            longest = quota(limits.get(0), verdicts[0]);
+            quotas = List.of(longest);
+        } else {
+            Decision.Quota[] each = new Decision.Quota[limits.size()];
+            int at = 0;
+            for (int i = 0; i < each.length; i++) {
+                each[i] = quota(limits.get(i), verdicts[i]);
+                if (verdicts[i].retryMicros > verdicts[at].retryMicros) {
+                    at = i;
+                }
+            }
+            longest = each[at];
+            quotas = List.of(each);
         }
         return all
-                ? new Decision(Decision.Outcome.ALLOWED, List.of(quotas), Duration.ZERO)
-                : new Decision(Decision.Outcome.REJECTED, List.of(quotas), micros(retry));
+                ? new Decision(Decision.Outcome.ALLOWED, quotas, Duration.ZERO)
+                : new Decision(Decision.Outcome.REJECTED, quotas, longest.retryAfter());
+    }
+
+    private static Decision.Quota quota(Limit limit, Verdict v) {
+        Duration reset = micros(v.resetMicros);
+        Duration retry = v.retryMicros == v.resetMicros ? reset : micros(v.retryMicros);
+        Duration next = v.nextMicros == v.resetMicros ? reset : v.nextMicros == v.retryMicros ? retry : micros(v.nextMicros);
+        return new Decision.Quota(limit, v.fits, v.remaining, reset, retry, next);
     }
 }

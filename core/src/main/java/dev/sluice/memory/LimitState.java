@@ -56,9 +56,12 @@ abstract class LimitState {
 
     /**
      * Decides {@code cost} units at {@code now}; with {@code commit} and a fit, consumes them.
-     * Writes the outcome, after any consumption, to {@code out}.
+     * Writes the outcome, after any consumption, to {@code out}; with {@code out} null (and no
+     * commit) it only tells whether the cost fits, skipping the divisions the rest needs.
+     *
+     * @return whether the cost fits
      */
-    abstract void evaluate(long now, long cost, boolean commit, Verdict out);
+    abstract boolean evaluate(long now, long cost, boolean commit, Verdict out);
 
     /** Whether this state has never been written (an absent key). */
     abstract boolean isAbsent();
@@ -79,11 +82,49 @@ abstract class LimitState {
         return -Math.floorDiv(-a, b);
     }
 
-    /** A bucket's level after {@code elapsed} microseconds of refill. */
+    /**
+     * {@code ceilDiv(n, d)}, given {@code inverse = 1.0 / d}: where both are below 2<sup>53</sup>
+     * (bucket units are, see {@code Units}) a multiplication estimates the quotient within 3 and
+     * integer arithmetic corrects it, so the answer is exact; a 64-bit division costs several
+     * times more, and a bucket's decision needs up to five. A divisor of 1 divides nothing.
+     */
+    static long ceilDiv(long n, long d, double inverse) {
+        long q = floorDiv(n, d, inverse);
+        return q * d == n ? q : q + 1;
+    }
+
+    /** {@code floorDiv(n, d)}, given {@code inverse = 1.0 / d}; see {@link #ceilDiv(long, long, double)}. */
+    static long floorDiv(long n, long d, double inverse) {
+        if (d == 1) {
+            return n;
+        }
+        if (((n | d) >>> 53) != 0) {
+            return Math.floorDiv(n, d); // negative, or too large for a double to hold exactly
+        }
+        long q = (long) (n * inverse);
+        long r = n - q * d;
+        while (r < 0) {
+            q--;
+            r += d;
+        }
+        while (r >= d) {
+            q++;
+            r -= d;
+        }
+        return q;
+    }
+
+    /**
+     * A bucket's level after {@code elapsed} (at least 0) microseconds of refill. Full once
+     * {@code elapsed * perMicro >= missing}, compared without a division (an overflowing
+     * product is more than any missing amount).
+     */
     static long refill(long l, long cap, long perMicro, long elapsed) {
         long missing = cap - l;
         if (missing > 0) {
-            return elapsed >= ceilDiv(missing, perMicro) ? cap : l + elapsed * perMicro;
+            long gained = elapsed * perMicro;
+            boolean full = Math.multiplyHigh(elapsed, perMicro) != 0 || gained < 0 || gained >= missing;
+            return full ? cap : l + gained;
         }
         return l;
     }
@@ -121,6 +162,9 @@ abstract class LimitState {
         private final long perToken;
         private final long perMicro;
         private final long capacity;
+        /** {@code 1.0 / perToken} and {@code 1.0 / perMicro}, for {@link #ceilDiv(long, long, double)}. */
+        private final double byToken;
+        private final double byMicro;
         private boolean present;
         private long level;
         private long ts;
@@ -132,6 +176,8 @@ abstract class LimitState {
             this.perToken = limit.unitsPerToken();
             this.perMicro = limit.unitsPerMicro();
             this.capacity = limit.capacityUnits();
+            this.byToken = 1.0 / perToken;
+            this.byMicro = 1.0 / perMicro;
         }
 
         @Override
@@ -146,7 +192,7 @@ abstract class LimitState {
         }
 
         @Override
-        void evaluate(long now, long cost, boolean commit, Verdict out) {
+        boolean evaluate(long now, long cost, boolean commit, Verdict out) {
             long t = now;
             long l = capacity;
             long gone = -1;
@@ -166,6 +212,9 @@ abstract class LimitState {
             }
             long need = cost * perToken;
             boolean fits = l >= need;
+            if (out == null) {
+                return fits;
+            }
             if (fits && commit) {
                 l -= need;
                 level = l;
@@ -176,14 +225,16 @@ abstract class LimitState {
                 present = true;
             }
             long skew = t - now;
-            long reset = skew + ceilDiv(capacity - l, perMicro);
-            long retry = fits ? 0 : skew + ceilDiv(need - l, perMicro);
-            // the next whole token: (l / perToken + 1) tokens, reached by refilling from l
-            long next = l >= capacity ? 0 : skew + ceilDiv((l / perToken + 1) * perToken - l, perMicro);
-            out.set(fits, l / perToken, reset, retry, reset, next);
+            long reset = skew + ceilDiv(capacity - l, perMicro, byMicro);
+            long retry = fits ? 0 : skew + ceilDiv(need - l, perMicro, byMicro);
+            long tokens = floorDiv(l, perToken, byToken);
+            // the next whole token: (tokens + 1) tokens, reached by refilling from l
+            long next = l >= capacity ? 0 : skew + ceilDiv((tokens + 1) * perToken - l, perMicro, byMicro);
+            out.set(fits, tokens, reset, retry, reset, next);
             if (!(fits && commit)) {
                 untilGone(gone, now, out);
             }
+            return fits;
         }
 
         @Override
@@ -216,6 +267,11 @@ abstract class LimitState {
         private final long perToken;
         private final long perMicro;
         private final long capacity;
+        /** {@code 1.0 / perToken} and {@code 1.0 / perMicro}, for {@link #ceilDiv(long, long, double)}. */
+        private final double byToken;
+        private final double byMicro;
+        /** {@code capacity / perMicro}: the longest delay within the capacity. */
+        private final long longestDelay;
         private boolean present;
         private long tat;
         private long rem;
@@ -228,6 +284,9 @@ abstract class LimitState {
             this.perToken = limit.unitsPerToken();
             this.perMicro = limit.unitsPerMicro();
             this.capacity = limit.capacityUnits();
+            this.byToken = 1.0 / perToken;
+            this.byMicro = 1.0 / perMicro;
+            this.longestDelay = capacity / perMicro;
         }
 
         @Override
@@ -243,7 +302,7 @@ abstract class LimitState {
         }
 
         @Override
-        void evaluate(long now, long cost, boolean commit, Verdict out) {
+        boolean evaluate(long now, long cost, boolean commit, Verdict out) {
             long need = cost * perToken;
             long delay = -1;
             long r = 0;
@@ -270,13 +329,16 @@ abstract class LimitState {
                 delay = 0; // the arrival time has passed: no debt
                 r = 0;
             }
-            boolean overCapacity = delay > capacity / perMicro;
+            boolean overCapacity = delay > longestDelay;
             long debt = overCapacity ? capacity + 1 : delay * perMicro + r;
             boolean fits = !overCapacity && debt + need <= capacity;
+            if (out == null) {
+                return fits;
+            }
             if (fits && commit) {
                 debt += need;
-                delay = debt / perMicro;
-                r = debt % perMicro;
+                delay = floorDiv(debt, perMicro, byMicro);
+                r = debt - delay * perMicro;
                 tat = now + delay;
                 rem = r;
                 written = now;
@@ -286,15 +348,16 @@ abstract class LimitState {
                 present = true;
             }
             long reset = delay + (r > 0 ? 1 : 0);
-            long remaining = overCapacity ? 0 : Math.max(0, floorDiv(capacity - debt, perToken));
-            long retry = fits ? 0 : delay + ceilDiv(r + need - capacity, perMicro);
+            long remaining = overCapacity ? 0 : Math.max(0, floorDiv(capacity - debt, perToken, byToken));
+            long retry = fits ? 0 : delay + ceilDiv(r + need - capacity, perMicro, byMicro);
             // debt must fall to capacity - (remaining + 1) tokens; written as retry is, from delay and r
             long next = !overCapacity && debt == 0 ? 0
-                    : delay + ceilDiv(r + (remaining + 1) * perToken - capacity, perMicro);
+                    : delay + ceilDiv(r + (remaining + 1) * perToken - capacity, perMicro, byMicro);
             out.set(fits, remaining, reset, retry, reset, next);
             if (!(fits && commit)) {
                 untilGone(gone, now, out);
             }
+            return fits;
         }
 
         @Override
@@ -345,7 +408,7 @@ abstract class LimitState {
         }
 
         @Override
-        void evaluate(long now, long cost, boolean commit, Verdict out) {
+        boolean evaluate(long now, long cost, boolean commit, Verdict out) {
             long idx = floorDiv(now, window);
             long cw = idx;
             long cn = 0;
@@ -364,6 +427,9 @@ abstract class LimitState {
                 }
             }
             boolean fits = cn + cost <= count;
+            if (out == null) {
+                return fits;
+            }
             if (fits && commit) {
                 cn += cost;
                 w = cw;
@@ -378,6 +444,7 @@ abstract class LimitState {
             if (!(fits && commit)) {
                 untilGone(gone, now, out);
             }
+            return fits;
         }
 
         @Override
@@ -427,7 +494,7 @@ abstract class LimitState {
         }
 
         @Override
-        void evaluate(long now, long cost, boolean commit, Verdict out) {
+        boolean evaluate(long now, long cost, boolean commit, Verdict out) {
             long idx = floorDiv(now, window);
             long cw = idx;
             long cc = 0;
@@ -469,6 +536,9 @@ abstract class LimitState {
             long weighted = cp * (window - e);
             long room = count - cc - cost;
             boolean fits = room >= 0 && weighted <= room * window;
+            if (out == null) {
+                return fits;
+            }
             if (fits && commit) {
                 cc += cost;
                 w = cw;
@@ -503,6 +573,7 @@ abstract class LimitState {
             if (!(fits && commit)) {
                 untilGone(gone, now, out);
             }
+            return fits;
         }
 
         /**
@@ -557,7 +628,7 @@ abstract class LimitState {
         }
 
         @Override
-        void evaluate(long now, long cost, boolean commit, Verdict out) {
+        boolean evaluate(long now, long cost, boolean commit, Verdict out) {
             long t = now;
             int expired = 0;
             long gone = -1;
@@ -579,6 +650,9 @@ abstract class LimitState {
             }
             long live = size - expired;
             boolean fits = live + cost <= count;
+            if (out == null) {
+                return fits;
+            }
             long retry = 0;
             if (!fits) {
                 retry = at((int) (expired + live + cost - count - 1)) + window - now;
@@ -603,6 +677,7 @@ abstract class LimitState {
             if (!(fits && commit)) {
                 untilGone(gone, now, out);
             }
+            return fits;
         }
 
         /** Drops the newest {@code cost} entries (all, if there are fewer). */

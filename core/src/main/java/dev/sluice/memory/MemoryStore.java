@@ -2,11 +2,10 @@ package dev.sluice.memory;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
-import com.github.benmanes.caffeine.cache.Expiry;
 import com.github.benmanes.caffeine.cache.RemovalCause;
-import com.github.benmanes.caffeine.cache.Ticker;
 import dev.sluice.Decision;
 import dev.sluice.Limit;
+import dev.sluice.ImmediateStore;
 import dev.sluice.RateLimitStore;
 import dev.sluice.TimeSource;
 import dev.sluice.internal.Keys;
@@ -16,7 +15,6 @@ import java.time.temporal.ChronoUnit;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
 /**
@@ -24,9 +22,9 @@ import java.util.function.Consumer;
  *
  * <p>State is grouped per caller in a bounded Caffeine cache: each caller's decision runs under
  * that caller's own lock, so decisions for one caller are serialised, all of its limits are
- * decided together, and no lock is shared between callers. A caller's entry expires once it has
- * been idle for longer than its limits can need to restore their budget (so expiry never changes
- * a decision),
+ * decided together, and no lock is shared between callers. A caller whose every state has
+ * expired by the store's clock (each state expires when it has become equal to an absent one,
+ * so dropping it never changes a decision) is dropped when the store next adds callers,
  * and at most {@link Builder#maximumCallers(long) maximumCallers} entries are kept: a flood of
  * distinct callers evicts the least valuable entries instead of exhausting the heap (an evicted
  * caller starts again with a full budget).
@@ -37,7 +35,7 @@ import java.util.function.Consumer;
  *
  * <p>Decisions complete synchronously and never fail. Thread-safe.
  */
-public final class MemoryStore implements RateLimitStore {
+public final class MemoryStore implements ImmediateStore {
 
     /** The default bound on callers held. */
     public static final long DEFAULT_MAXIMUM_CALLERS = 100_000;
@@ -49,18 +47,20 @@ public final class MemoryStore implements RateLimitStore {
 
     private final TimeSource time;
     private final Cache<String, Caller> callers;
+    /** Drops callers whose every state has expired, a few each time the locked path runs. */
+    private final IdleSweeper sweeper;
     /** Concurrency leases, apart from the rate states: another lifetime (the lease), another lock. */
     private final LeaseTable leases;
     /** Runs between reading a caller and locking it, with its tag: for tests of that window only. */
     volatile Consumer<String> beforeLock;
 
     private MemoryStore(Builder builder) {
-        this.time = builder.time;
+        this.time = builder.time == TimeSource.SYSTEM ? WallClock.INSTANCE : builder.time;
         this.leases = new LeaseTable(time, builder.maximumCallers);
+        // Bounded by size only: Caffeine's own expiry would read a clock at every lookup, on top
+        // of the store's. Idle callers go by the store's clock instead (IdleSweeper).
         this.callers = Caffeine.newBuilder()
                 .maximumSize(builder.maximumCallers)
-                // Expiry needs durations only: the JVM's cheap monotonic clock serves unless a clock is injected.
-                .ticker(time == TimeSource.SYSTEM ? Ticker.systemTicker() : () -> saturatedNanos(time.nowMicros()))
                 // Maintenance runs on the deciding thread: no pool threads to start (or to pin an
                 // application's class loader), and eviction keeps pace with a flood of callers.
                 .executor(Runnable::run)
@@ -71,26 +71,8 @@ public final class MemoryStore implements RateLimitStore {
                         caller.retire();
                     }
                 })
-                // A caller idle for longer than its longest possible TTL holds only states equal to
-                // absent ones, so expiring it then never changes a decision. Reads refresh it, so a
-                // decision is a cheap read, not a write, for the cache.
-                .expireAfter(new Expiry<String, Caller>() {
-                    @Override
-                    public long expireAfterCreate(String key, Caller caller, long currentTime) {
-                        return caller.idleNanos;
-                    }
-
-                    @Override
-                    public long expireAfterUpdate(String key, Caller caller, long currentTime, long currentDuration) {
-                        return caller.idleNanos;
-                    }
-
-                    @Override
-                    public long expireAfterRead(String key, Caller caller, long currentTime, long currentDuration) {
-                        return caller.idleNanos;
-                    }
-                })
                 .build();
+        this.sweeper = new IdleSweeper(callers.asMap());
     }
 
     /** A store with the defaults: the system clock, at most {@value #DEFAULT_MAXIMUM_CALLERS} callers. */
@@ -105,6 +87,12 @@ public final class MemoryStore implements RateLimitStore {
 
     @Override
     public CompletionStage<Decision> decide(String caller, List<Limit> limits) {
+        return CompletableFuture.completedFuture(decideNow(caller, limits));
+    }
+
+    /** Decides on this thread, as {@link #decide(String, List)} does; a limiter on this store calls it directly. */
+    @Override
+    public Decision decideNow(String caller, List<Limit> limits) {
         String tag = Keys.tag(caller);
         // A known caller whose state already says no is refused from an optimistic read: no lock,
         // no write, not even the cache's access bookkeeping (a refusal changes no state, so it
@@ -118,7 +106,7 @@ public final class MemoryStore implements RateLimitStore {
             Decision decision = known.tryDecide(time, limits, callers, tag);
             if (decision != CONFLICT) {
                 if (decision != null) {
-                    return CompletableFuture.completedFuture(decision);
+                    return decision;
                 }
                 break;
             }
@@ -126,7 +114,7 @@ public final class MemoryStore implements RateLimitStore {
         }
         Caller state;
         Decision decision = null;
-        boolean longer = false;
+        long now = 0;
         do {
             state = callers.get(tag, key -> new Caller(limits));
             Consumer<String> hook = beforeLock;
@@ -138,19 +126,18 @@ public final class MemoryStore implements RateLimitStore {
             try {
                 // Evicted since it was read: deciding on it would charge a caller nobody else sees.
                 if (!state.retired) {
-                    longer = state.lengthenIdle(limits);
-                    decision = state.decide(time.nowMicros(), limits);
+                    state.lengthenIdle(limits);
+                    now = time.nowMicros();
+                    decision = state.decide(now, limits);
                 }
             } finally {
                 state.lock.unlockWrite(stamp);
             }
         } while (decision == null);
-        if (longer) {
-            // A limiter with a longer memory now uses this caller: keep it at least that long.
-            long idle = state.idleNanos;
-            callers.policy().expireVariably().ifPresent(p -> p.setExpiresAfter(tag, idle, TimeUnit.NANOSECONDS));
-        }
-        return CompletableFuture.completedFuture(decision);
+        // The locked path is where callers are added: it also drops a few idle ones, so that
+        // callers come and go at the same pace. Outside the caller's lock, like eviction.
+        sweeper.sweep(now, IdleSweeper.PER_LOCKED_DECISION);
+        return decision;
     }
 
     /** Forgets the caller's state under these limits: its next request finds them absent. */
@@ -216,10 +203,6 @@ public final class MemoryStore implements RateLimitStore {
         callers.invalidateAll();
     }
 
-    private static long saturatedNanos(long micros) {
-        return micros > Long.MAX_VALUE / 1_000 ? Long.MAX_VALUE : micros * 1_000;
-    }
-
     static Duration micros(long value) {
         // One allocation (none for zero) where Duration.of(value, MICROS) makes several.
         return value == 0 ? Duration.ZERO
@@ -244,7 +227,10 @@ public final class MemoryStore implements RateLimitStore {
             return this;
         }
 
-        /** The clock; default {@link TimeSource#SYSTEM}. Inject one to test without sleeping. */
+        /**
+         * The clock; default {@link TimeSource#SYSTEM} (read through {@code System.nanoTime}, kept
+         * within a second of every step of the system clock). Inject one to test without sleeping.
+         */
         public Builder timeSource(TimeSource time) {
             this.time = java.util.Objects.requireNonNull(time, "time");
             return this;
