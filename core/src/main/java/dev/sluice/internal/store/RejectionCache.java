@@ -56,6 +56,9 @@ public final class RejectionCache implements RateLimitStore {
         this.ttlMicros = micros(checkTtl(ttl));
         this.rejections = Caffeine.newBuilder()
                 .maximumSize(maximumCallers)
+                // Eviction on the deciding thread, as in the memory store: a pool starved of CPU
+                // (a flood of callers) would otherwise let the cache outgrow its bound for a while.
+                .executor(Runnable::run)
                 .ticker(() -> clock.nowMicros() * 1_000)
                 .expireAfter(Expiry.creating((Key key, Rejection r) -> Duration.of(r.untilMicros - r.decidedAtMicros,
                         ChronoUnit.MICROS)))
