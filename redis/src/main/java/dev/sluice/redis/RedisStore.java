@@ -51,6 +51,10 @@ public final class RedisStore implements RateLimitStore {
     public static final Duration DEFAULT_LOCAL_REJECTION_TTL = Duration.ofSeconds(1);
     /** A deadline far enough away to never matter, for decisions without one. */
     private static final long NO_DEADLINE_NANOS = TimeUnit.HOURS.toNanos(1);
+    /** Script calls in flight to one Redis master before decisions wait to go together in the next. */
+    private static final int MASTER_SLOTS = 1;
+    /** Pipelines in flight to a cluster before decisions wait to go together in the next. */
+    private static final int CLUSTER_SLOTS = 2;
 
     private final RedisConnection connection;
     private final Coalescer coalescer;
@@ -62,7 +66,12 @@ public final class RedisStore implements RateLimitStore {
     private RedisStore(Builder builder) {
         DecideScript script = new DecideScript(builder.client, builder.testTime);
         this.connection = new RedisConnection(builder.client, builder.owned, script::load, builder.startupWait);
-        this.coalescer = new Coalescer((key, requests) -> script.decide(key.tag, key.limits, requests), builder.coalescing);
+        // One script decides the batches of a call where all keys live on one master (a single server,
+        // a Sentinel's master); a cluster's keys spread over nodes, so there each batch is one script
+        // call and a call's batches go out in one pipeline.
+        boolean cluster = builder.client.getConfig().isClusterConfig();
+        Coalescer.Calls calls = cluster ? new ClusterCalls(builder.client, script)::decide : script::decide;
+        this.coalescer = new Coalescer(calls, cluster ? CLUSTER_SLOTS : MASTER_SLOTS, builder.coalescing);
         this.leases = new LeaseScripts(builder.client, builder.testTime);
         RateLimitStore direct = new Direct();
         if (builder.localRejections == 0) {
