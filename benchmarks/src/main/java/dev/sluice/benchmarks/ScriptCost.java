@@ -12,14 +12,19 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 
 /**
  * Redis CPU per decision, counted rather than timed by the client: the {@code usec} Redis itself
  * reports for {@code EVALSHA}/{@code EVAL} in {@code INFO commandstats}, divided by the decisions
  * made. This is the script's time on Redis's one command thread, without network I/O (which
- * Redis spends on top, per command rather than per decision). Two shapes per algorithm: one
- * decision per call on distinct keys, and one hot key with 256 decisions in flight, where the
- * coalescer sends them in batches that decide.lua decides arithmetically.
+ * Redis spends on top, per command rather than per decision). Three shapes per algorithm: one
+ * decision per call on distinct keys; distinct keys from 16 threads, where the decisions of
+ * callers waiting at the same moment share a call; and one hot key with 256 decisions in flight,
+ * where the coalescer sends them in batches that decide.lua decides arithmetically.
  *
  * <pre>
  * java -cp benchmarks/target/benchmarks.jar dev.sluice.benchmarks.ScriptCost
@@ -30,6 +35,7 @@ public final class ScriptCost {
     private static final int DISTINCT = 20_000;
     private static final int ROUNDS = 400;
     private static final int IN_FLIGHT = 256;
+    private static final int THREADS = 16;
 
     private ScriptCost() {
     }
@@ -53,6 +59,10 @@ public final class ScriptCost {
                 row(algorithm, "distinct keys, one at a time", DISTINCT, before, scriptStats(redis));
 
                 before = scriptStats(redis);
+                manyCallersAtOnce(limiter);
+                row(algorithm, "distinct keys, " + THREADS + " threads", DISTINCT, before, scriptStats(redis));
+
+                before = scriptStats(redis);
                 for (int round = 0; round < ROUNDS; round++) {
                     List<CompletableFuture<Decision>> flight = new ArrayList<>(IN_FLIGHT);
                     for (int i = 0; i < IN_FLIGHT; i++) {
@@ -65,6 +75,29 @@ public final class ScriptCost {
         } finally {
             client.shutdown();
             redis.stop();
+        }
+    }
+
+    /** {@link #DISTINCT} decisions of distinct callers from {@link #THREADS} threads: the callers' batches share calls. */
+    private static void manyCallersAtOnce(RateLimiter limiter) {
+        ExecutorService pool = Executors.newFixedThreadPool(THREADS);
+        try {
+            List<Future<?>> threads = new ArrayList<>();
+            for (int t = 0; t < THREADS; t++) {
+                int thread = t;
+                threads.add(pool.submit(() -> {
+                    for (int i = 0; i < DISTINCT / THREADS; i++) {
+                        check(limiter.decide("many-" + thread + "-" + i));
+                    }
+                }));
+            }
+            for (Future<?> thread : threads) {
+                thread.get();
+            }
+        } catch (InterruptedException | ExecutionException e) {
+            throw new IllegalStateException(e);
+        } finally {
+            pool.shutdownNow();
         }
     }
 

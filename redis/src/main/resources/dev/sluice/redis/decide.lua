@@ -36,7 +36,8 @@ Returns   the groups' replies one after another, each of constant size whatever 
             then, only if admitted < requests, for each limit the answer every refused request
                        gets: fits, remaining, reset_us, retry_us, next_us
           or, for a group that failed (a key holding another type, say), two values: -1 and the
-          error's message; that group's requests fail, the other groups are decided as usual.
+          error's message; that group's requests fail, the other groups are decided as usual
+          (a call of one group fails as a script error instead, at no cost to the common case).
           Times are microseconds from now; next_us is the time until the limit grants one unit more
           than remaining (0 when it is whole).
 
@@ -611,13 +612,12 @@ local function decide(result, first, count, at, requests)
     end
   end
 
-  -- Built aside and appended only when whole: a group that fails leaves no part of a reply.
-  local reply = {admitted}
+  result[#result + 1] = admitted
   for i = 1, count do
     local batch = seen[i][6]
-    reply[#reply + 1] = seen[i][2]
+    result[#result + 1] = seen[i][2]
     for j = 1, 10 do
-      if admitted > 0 then reply[#reply + 1] = batch[j] else reply[#reply + 1] = 0 end
+      if admitted > 0 then result[#result + 1] = batch[j] else result[#result + 1] = 0 end
     end
   end
   if admitted < requests then
@@ -630,24 +630,33 @@ local function decide(result, first, count, at, requests)
       end
       local f = 0
       if fits then f = 1 end
-      reply[#reply + 1] = f
-      reply[#reply + 1] = remaining
-      reply[#reply + 1] = reset
-      reply[#reply + 1] = retry
-      reply[#reply + 1] = nxt
+      result[#result + 1] = f
+      result[#result + 1] = remaining
+      result[#result + 1] = reset
+      result[#result + 1] = retry
+      result[#result + 1] = nxt
     end
   end
-  for j = 1, #reply do result[#result + 1] = reply[j] end
+end
+
+local result = {}
+local groups = tonumber(ARGV[2])
+if groups == 1 then
+  -- alone (the common, uncontended case): as cheap as before batching; a failure fails the call
+  decide(result, 1, tonumber(ARGV[3]), 5, tonumber(ARGV[4]))
+  return result
 end
 
 -- Every group under pcall: a group that fails (a key of the wrong type, say) answers -1 and its
 -- message, and fails only its own requests; the groups around it are decided as usual.
-local result = {}
 local first, at = 1, 3
-for g = 1, tonumber(ARGV[2]) do
+for g = 1, groups do
   local count, requests = tonumber(ARGV[at]), tonumber(ARGV[at + 1])
+  local mark = #result
   local ok, failure = pcall(decide, result, first, count, at + 2, requests)
   if not ok then
+    -- whatever part of a reply the group appended before failing goes
+    for j = #result, mark + 1, -1 do result[j] = nil end
     -- Redis 7 raises a table with the reply's message in err, Redis 6.2 the message itself
     if type(failure) == 'table' then failure = failure.err end
     result[#result + 1] = -1

@@ -103,9 +103,10 @@ class CrossCallerBatchingTest {
             callers.add("together-" + c + "-" + run); // a caller's second request: refused, limit 1
         }
         List<CompletableFuture<Decision>> decisions = new ArrayList<>();
+        CompletableFuture<Decision> held;
         proxy.stall();
         try {
-            store.decide("held-" + run, limits);
+            held = store.decide("held-" + run, limits).toCompletableFuture();
             for (String caller : callers) {
                 decisions.add(store.decide(caller, limits).toCompletableFuture());
             }
@@ -120,6 +121,7 @@ class CrossCallerBatchingTest {
         }
         assertThat(scriptCalls() - before).as("script calls for 201 decisions: the held one, then all the rest")
                 .isEqualTo(2);
+        join(held);
         assertThat(store.requestsInFlight()).isZero();
     }
 
@@ -149,9 +151,10 @@ class CrossCallerBatchingTest {
         long before = scriptCalls();
         List<CompletableFuture<Decision>> good = new ArrayList<>();
         CompletableFuture<Decision> bad;
+        CompletableFuture<Decision> held;
         proxy.stall();
         try {
-            store.decide("held-" + run, limits);
+            held = store.decide("held-" + run, limits).toCompletableFuture();
             for (int c = 0; c < 3; c++) {
                 good.add(store.decide("fine-" + c + "-" + run, limits).toCompletableFuture());
             }
@@ -168,6 +171,7 @@ class CrossCallerBatchingTest {
             assertThat(join(decision).remaining()).isZero();
         }
         assertThat(scriptCalls() - before).as("the held call, then one for all seven").isEqualTo(2);
+        join(held);
         assertThat(store.requestsInFlight()).isZero();
     }
 
@@ -180,9 +184,10 @@ class CrossCallerBatchingTest {
         long before = scriptCalls();
         CompletableFuture<Decision> hurried;
         CompletableFuture<Decision> patient;
+        CompletableFuture<Decision> held;
         proxy.stall();
         try {
-            store.decide("held-" + run, limits);
+            held = store.decide("held-" + run, limits).toCompletableFuture();
             hurried = store.decide("hurried-" + run, limits, System.nanoTime() - 1, false).toCompletableFuture();
             patient = store.decide("patient-" + run, limits).toCompletableFuture();
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
@@ -197,6 +202,7 @@ class CrossCallerBatchingTest {
         assertThat(join(hurried).allowed()).isTrue();
         assertThat(join(patient).allowed()).isTrue();
         assertThat(scriptCalls() - before).isEqualTo(3);
+        join(held);
         assertThat(store.requestsInFlight()).isZero();
     }
 
