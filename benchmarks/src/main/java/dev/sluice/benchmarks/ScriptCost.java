@@ -12,16 +12,21 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.function.IntFunction;
 
 /**
  * Redis CPU per decision, counted rather than timed by the client: the {@code usec} Redis itself
  * reports for {@code EVALSHA}/{@code EVAL} in {@code INFO commandstats}, divided by the decisions
  * made. This is the script's time on Redis's one command thread, without network I/O (which
- * Redis spends on top, per command rather than per decision). Three shapes per algorithm: one
- * decision per call on distinct keys; one hot key with 256 decisions in flight, which the store
- * sends in batches that decide.lua decides arithmetically; and 256 distinct callers in flight,
- * which the store may send together.
+ * Redis spends on top, per command rather than per decision). Four shapes per algorithm: one
+ * decision per call on distinct keys; distinct keys from 16 threads deciding synchronously, as a
+ * servlet container does, where callers waiting at the same moment share a call; one hot key
+ * with 256 decisions in flight, which the store sends in batches that decide.lua decides
+ * arithmetically; and 256 distinct callers in flight.
  *
  * <pre>
  * java -cp benchmarks/target/benchmarks.jar dev.sluice.benchmarks.ScriptCost
@@ -33,6 +38,7 @@ public final class ScriptCost {
     private static final int DISTINCT = 20_000;
     private static final int ROUNDS = 400;
     private static final int IN_FLIGHT = 256;
+    private static final int THREADS = 16;
 
     /** Shape of a row: the hot key in flight, whose Redis time per decision the target names. */
     static final String HOT = "one hot key, " + IN_FLIGHT + " in flight";
@@ -77,6 +83,10 @@ public final class ScriptCost {
                 rows.add(row(name, "distinct keys, one at a time", DISTINCT, before, scriptStats(redis)));
 
                 before = scriptStats(redis);
+                manyCallersAtOnce(limiter);
+                rows.add(row(name, "distinct keys, " + THREADS + " threads", DISTINCT, before, scriptStats(redis)));
+
+                before = scriptStats(redis);
                 inFlight(limiter, i -> "hot");
                 rows.add(row(name, HOT, (long) ROUNDS * IN_FLIGHT, before, scriptStats(redis)));
 
@@ -101,6 +111,29 @@ public final class ScriptCost {
                     row.microsPerDecision(), 1e6 / row.microsPerDecision()));
         }
         return md.toString();
+    }
+
+    /** {@link #DISTINCT} decisions of distinct callers from {@link #THREADS} threads: the callers' batches share calls. */
+    private static void manyCallersAtOnce(RateLimiter limiter) {
+        ExecutorService pool = Executors.newFixedThreadPool(THREADS);
+        try {
+            List<Future<?>> threads = new ArrayList<>();
+            for (int t = 0; t < THREADS; t++) {
+                int thread = t;
+                threads.add(pool.submit(() -> {
+                    for (int i = 0; i < DISTINCT / THREADS; i++) {
+                        check(limiter.decide("many-" + thread + "-" + i));
+                    }
+                }));
+            }
+            for (Future<?> thread : threads) {
+                thread.get();
+            }
+        } catch (InterruptedException | ExecutionException e) {
+            throw new IllegalStateException(e);
+        } finally {
+            pool.shutdownNow();
+        }
     }
 
     /** {@link #ROUNDS} rounds of {@link #IN_FLIGHT} asynchronous decisions, the caller of each named by its index. */

@@ -3,152 +3,248 @@ package dev.sluice.redis;
 import dev.sluice.Decision;
 import dev.sluice.Limit;
 
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CancellationException;
 import java.util.function.IntFunction;
 
 /**
- * Sends one caller's concurrent requests with one set of limits together: while a call is in
- * flight, the requests that arrive wait and are then sent in one call, in arrival order, each
- * getting its own decision. A request waits only while the call in flight and then its own can
- * both come back before its deadline, judged by the recent round trips; otherwise it is sent at
- * once, beside the call in flight, and the requests after it wait for it instead.
+ * Sends a store's decisions to Redis in as few calls as keeping each request on time allows, with
+ * no timer. A request that finds fewer than {@code slots} calls in flight is sent at once, alone.
+ * Otherwise it waits: with the batch of its caller (same hash tag, same limits) if one waits, else
+ * in a batch of its own at the end of the queue; when a call comes back, its slot sends the
+ * waiting batches together in the next call (at most {@link #MAX_BATCHES} batches and
+ * {@link #MAX_REQUESTS} requests, {@link #MAX_BATCH} of one caller). A batch is one caller's
+ * identical requests, decided one after another in arrival order, each getting its own decision;
+ * how the batches of one call reach Redis (one script, or a pipeline on a cluster) is the
+ * {@link Calls}' business.
  *
- * <p>Nothing here leaves an answer incomplete or a batch registered: every request gets a
- * decision or a failure, and a batch leaves {@link #inFlight} when its last turn is answered. An
- * answer completed before its turn (its caller gave up) is not sent, so it is not charged.
+ * <p>A request waits only while the first call in flight, the full calls queued before it and then
+ * its own can all come back before its deadline, judged by the recent round trips; otherwise it is
+ * sent at once, beside the calls in flight, and its call's slot serves the queue when it is back.
+ *
+ * <p>Nothing here leaves an answer incomplete or a call registered: every request gets a decision
+ * or a failure (its batch's own failure, or its call's), and {@link #inFlight} is zero once every
+ * call is back and nothing waits. An answer completed before its turn (its caller gave up) is not
+ * sent, so it is not charged.
  */
 final class Coalescer {
 
-    /** The most requests one coalesced call decides. */
+    /** The most requests of one caller one batch decides. */
     static final int MAX_BATCH = 256;
+    /** The most batches (callers) one call decides. */
+    static final int MAX_BATCHES = 256;
+    /** The most requests one call decides. */
+    static final int MAX_REQUESTS = 1024;
 
-    /** Sends one call deciding {@code requests} requests of one key. */
+    /** Sends one call deciding {@code requests} requests of one key (each batch a call of its own). */
     @FunctionalInterface
     interface Call {
         /** The reply: the decision of request {@code i}, in arrival order. */
         CompletableFuture<IntFunction<Decision>> send(RequestKey key, int requests);
     }
 
-    private final Call call;
-    private final boolean enabled;
-    private final ConcurrentHashMap<RequestKey, Batch> inFlight = new ConcurrentHashMap<>();
-    private final RoundTrips roundTrips = new RoundTrips();
+    /** Sends one call deciding several batches. */
+    @FunctionalInterface
+    interface Calls {
+        /** One reply per batch, in order: the decision of its request {@code i}, or the batch's failure. */
+        List<CompletableFuture<IntFunction<Decision>>> send(List<Batch> batches);
+    }
 
-    /** @param enabled whether to coalesce; if not, every request is one call of its own */
+    /** {@code size} identical requests of one key, as one call decides them. */
+    record Batch(RequestKey key, int size) {
+    }
+
+    private final Calls calls;
+    private final int slots;
+    private final boolean enabled;
+    private final RoundTrips roundTrips = new RoundTrips();
+    // Guarded by this: the batches waiting, oldest first; the last one of each key, while it has room;
+    // the calls in flight; the number of requests waiting.
+    private final ArrayDeque<Waiting> queue = new ArrayDeque<>();
+    private final Map<RequestKey, Waiting> open = new HashMap<>();
+    private final List<Flight> flights = new ArrayList<>();
+    private int queued;
+
+    /** Each batch a call of its own, one call in flight before requests wait; see {@link #Coalescer(Calls, int, boolean)}. */
     Coalescer(Call call, boolean enabled) {
-        this.call = call;
+        this(batches -> {
+            List<CompletableFuture<IntFunction<Decision>>> replies = new ArrayList<>(batches.size());
+            for (Batch batch : batches) {
+                replies.add(call.send(batch.key(), batch.size()));
+            }
+            return replies;
+        }, 1, enabled);
+    }
+
+    /**
+     * @param slots   how many calls may be in flight before requests wait
+     * @param enabled whether to batch at all; if not, every request is one call of its own, at once
+     */
+    Coalescer(Calls calls, int slots, boolean enabled) {
+        this.calls = calls;
+        this.slots = slots;
         this.enabled = enabled;
     }
 
     /** Decides one request of {@code key}, sent alone or with others, answered by {@code deadlineNanos} if it can be. */
     CompletableFuture<Decision> decide(RequestKey key, long deadlineNanos) {
         CompletableFuture<Decision> answer = new CompletableFuture<>();
-        if (!enabled) {
-            send(key, List.of(answer), null);
-            return answer;
-        }
-        while (true) {
-            Batch current = inFlight.get(key);
-            if (current == null) {
-                Batch mine = new Batch();
-                if (inFlight.putIfAbsent(key, mine) == null) {
-                    send(key, List.of(answer), mine);
+        Flight flight = null;
+        if (enabled) {
+            synchronized (this) {
+                if (flights.size() >= slots && answersInTime(deadlineNanos)) {
+                    enqueue(key, answer);
                     return answer;
                 }
+                // a free slot, or waiting would miss the deadline: go now
+                flight = new Flight(System.nanoTime());
+                flights.add(flight);
+            }
+        }
+        Waiting alone = new Waiting(key);
+        alone.answers.add(answer);
+        send(List.of(alone), flight);
+        return answer;
+    }
+
+    /** Calls in flight plus batches waiting (for tests: none stays behind). */
+    synchronized int inFlight() {
+        return flights.size() + queue.size();
+    }
+
+    private void enqueue(RequestKey key, CompletableFuture<Decision> answer) {
+        Waiting waiting = open.get(key);
+        if (waiting == null || waiting.answers.size() >= MAX_BATCH) {
+            waiting = new Waiting(key);
+            queue.addLast(waiting);
+            open.put(key, waiting);
+        }
+        waiting.answers.add(answer);
+        queued++;
+    }
+
+    /**
+     * Whether a request waiting now would be answered by its deadline: when the first call in
+     * flight is back, after the full calls already waiting, its own call's round trip.
+     */
+    private boolean answersInTime(long deadlineNanos) {
+        long latency = roundTrips.likelyNanos();
+        long earliest = flights.get(0).sentNanos;
+        for (Flight flight : flights) {
+            if (flight.sentNanos - earliest < 0) {
+                earliest = flight.sentNanos;
+            }
+        }
+        long now = System.nanoTime();
+        long firstBack = earliest + latency - now < 0 ? now : earliest + latency;
+        long fullCallsAhead = Math.max(queued / MAX_REQUESTS, queue.size() / MAX_BATCHES);
+        return deadlineNanos - (firstBack + (fullCallsAhead + 1) * latency) >= 0;
+    }
+
+    /** A call is back: its slot takes the next waiting batches, or is given up if none wait. */
+    private synchronized List<Waiting> land(Flight flight) {
+        if (queue.isEmpty()) {
+            flights.remove(flight);
+            return null;
+        }
+        flight.sentNanos = System.nanoTime();
+        List<Waiting> next = new ArrayList<>(Math.min(queue.size(), MAX_BATCHES));
+        int requests = 0;
+        while (!queue.isEmpty() && next.size() < MAX_BATCHES
+                && requests + queue.peekFirst().answers.size() <= MAX_REQUESTS) {
+            Waiting waiting = queue.pollFirst();
+            open.remove(waiting.key, waiting);
+            queued -= waiting.answers.size();
+            requests += waiting.answers.size();
+            next.add(waiting);
+        }
+        return next;
+    }
+
+    /** Sends one call of these batches in {@code flight}'s slot ({@code null}: not batching). */
+    private void send(List<Waiting> turn, Flight flight) {
+        while (turn != null) {
+            List<Waiting> live = new ArrayList<>(turn.size());
+            List<Batch> batches = new ArrayList<>(turn.size());
+            for (Waiting waiting : turn) {
+                // out of the queue, so no longer shared: an answer its caller gave up on is not sent
+                waiting.answers.removeIf(CompletableFuture::isDone);
+                if (!waiting.answers.isEmpty()) {
+                    live.add(waiting);
+                    batches.add(new Batch(waiting.key, waiting.answers.size()));
+                }
+            }
+            if (live.isEmpty()) {
+                turn = flight == null ? null : land(flight);
                 continue;
             }
-            synchronized (current) {
-                if (current.closed) {
-                    continue;
-                }
-                if (current.answersInTime(deadlineNanos, roundTrips.likelyNanos())) {
-                    current.waiting.add(answer);
-                    return answer;
-                }
-            }
-            // Waiting would miss the deadline: go now, and be the call that later arrivals wait for.
-            Batch mine = new Batch();
-            if (inFlight.replace(key, current, mine)) {
-                send(key, List.of(answer), mine);
-                return answer;
-            }
-        }
-    }
-
-    /** How many keys have a coalesced call in flight (for tests: none stays behind). */
-    int inFlight() {
-        return inFlight.size();
-    }
-
-    private void send(RequestKey key, List<CompletableFuture<Decision>> answers, Batch batch) {
-        List<CompletableFuture<Decision>> live = new ArrayList<>(answers.size());
-        for (CompletableFuture<Decision> answer : answers) {
-            if (!answer.isDone()) {
-                live.add(answer);
-            }
-        }
-        if (live.isEmpty()) {
-            next(key, batch);
-            return;
-        }
-        long sentNanos = System.nanoTime();
-        if (batch != null) {
-            synchronized (batch) {
-                batch.sentNanos = sentNanos;
-            }
-        }
-        CompletableFuture<IntFunction<Decision>> reply;
-        try {
-            reply = call.send(key, live.size());
-        } catch (RuntimeException e) {
-            reply = CompletableFuture.failedFuture(e);
-        }
-        // Nothing in here may leave an answer incomplete or the batch registered: every request of
-        // this turn gets a decision or a failure, and the next turn always runs.
-        reply.whenComplete((decisions, failure) -> {
+            long sentNanos = System.nanoTime();
+            List<CompletableFuture<IntFunction<Decision>>> replies;
             try {
-                roundTrips.add(System.nanoTime() - sentNanos);
-                for (int r = 0; r < live.size(); r++) {
-                    CompletableFuture<Decision> answer = live.get(r);
-                    try {
-                        if (failure != null) {
-                            answer.completeExceptionally(DecideScript.unwrap(failure));
-                        } else {
-                            answer.complete(decisions.apply(r));
-                        }
-                    } catch (RuntimeException e) {
-                        answer.completeExceptionally(e);
-                    }
+                replies = calls.send(batches);
+                if (replies.size() != batches.size()) {
+                    throw new IllegalStateException(replies.size() + " replies to " + batches.size() + " batches");
                 }
-            } finally {
-                next(key, batch);
+            } catch (RuntimeException e) {
+                replies = new ArrayList<>(batches.size());
+                for (int b = 0; b < batches.size(); b++) {
+                    replies.add(CompletableFuture.failedFuture(e));
+                }
             }
-        });
-    }
-
-    /** Sends the next turn of a batch's waiting requests, or retires the batch if none wait. */
-    private void next(RequestKey key, Batch batch) {
-        if (batch == null) {
+            List<CompletableFuture<IntFunction<Decision>>> sent = replies;
+            CompletableFuture.allOf(sent.toArray(CompletableFuture[]::new))
+                    .whenComplete((ignored, failure) -> back(live, sent, sentNanos, flight));
             return;
         }
-        List<CompletableFuture<Decision>> turn;
-        synchronized (batch) {
-            if (batch.waiting.isEmpty()) {
-                batch.closed = true;
-                inFlight.remove(key, batch);
-                return;
-            }
-            int n = Math.min(MAX_BATCH, batch.waiting.size());
-            turn = new ArrayList<>(batch.waiting.subList(0, n));
-            batch.waiting.subList(0, n).clear();
-        }
-        send(key, turn, batch);
     }
 
-    /** One caller's requests with one set of limits: the unit of coalescing. */
+    /**
+     * A call is back: the next one goes first (Redis need not wait for our answering), then every
+     * request of this one gets its decision or its failure, whatever happens.
+     */
+    private void back(List<Waiting> sent, List<CompletableFuture<IntFunction<Decision>>> replies, long sentNanos, Flight flight) {
+        List<Waiting> next = flight == null ? null : land(flight);
+        try {
+            roundTrips.add(System.nanoTime() - sentNanos);
+            if (next != null) {
+                send(next, flight);
+            }
+        } finally {
+            for (int b = 0; b < sent.size(); b++) {
+                answer(sent.get(b).answers, replies.get(b));
+            }
+        }
+    }
+
+    private static void answer(List<CompletableFuture<Decision>> answers, CompletableFuture<IntFunction<Decision>> reply) {
+        IntFunction<Decision> decisions = null;
+        Throwable failure = null;
+        try {
+            decisions = reply.join();
+        } catch (CompletionException | CancellationException e) {
+            failure = DecideScript.unwrap(e);
+        }
+        for (int r = 0; r < answers.size(); r++) {
+            CompletableFuture<Decision> answer = answers.get(r);
+            try {
+                if (failure != null) {
+                    answer.completeExceptionally(failure);
+                } else {
+                    answer.complete(decisions.apply(r));
+                }
+            } catch (RuntimeException e) {
+                answer.completeExceptionally(e);
+            }
+        }
+    }
+
+    /** One caller's requests with one set of limits: the unit of batching. */
     static final class RequestKey {
         final String tag;
         final List<Limit> limits;
@@ -197,17 +293,22 @@ final class Coalescer {
         }
     }
 
-    /** The requests waiting while a call for their key is in flight. Guarded by itself. */
-    private static final class Batch {
-        final List<CompletableFuture<Decision>> waiting = new ArrayList<>();
-        boolean closed;
-        /** When the call in flight was sent. */
-        long sentNanos = System.nanoTime();
+    /** A slot's call in flight: when it was sent (guarded by the coalescer). */
+    private static final class Flight {
+        long sentNanos;
 
-        /** Whether a request waiting for the call in flight, then sent, would be answered by its deadline. */
-        boolean answersInTime(long deadlineNanos, long latencyNanos) {
-            long inFlightAnswered = Math.max(System.nanoTime(), sentNanos + latencyNanos);
-            return deadlineNanos - (inFlightAnswered + latencyNanos) >= 0;
+        Flight(long sentNanos) {
+            this.sentNanos = sentNanos;
+        }
+    }
+
+    /** One key's requests waiting for a call, in arrival order; guarded by the coalescer while queued. */
+    private static final class Waiting {
+        final RequestKey key;
+        final List<CompletableFuture<Decision>> answers = new ArrayList<>();
+
+        Waiting(RequestKey key) {
+            this.key = key;
         }
     }
 }

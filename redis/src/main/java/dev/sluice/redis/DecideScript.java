@@ -9,8 +9,10 @@ import dev.sluice.TimeSource;
 import dev.sluice.internal.Keys;
 import dev.sluice.internal.store.CompiledLimit;
 import org.redisson.api.RScript;
+import org.redisson.api.RScriptAsync;
 import org.redisson.api.RedissonClient;
 import org.redisson.api.options.OptionalOptions;
+import org.redisson.client.RedisException;
 import org.redisson.client.RedisNoScriptException;
 import org.redisson.client.codec.StringCodec;
 
@@ -31,8 +33,9 @@ import java.util.function.IntFunction;
 
 /**
  * The Java side of {@code decide.lua}, and the only Java that knows its {@code KEYS}/{@code ARGV}
- * layout, its algorithm ids and its reply: encodes a call, sends it by SHA-1 (in full after
- * {@code NOSCRIPT}) with Redisson's retries disabled, and decodes the reply into decisions.
+ * layout, its algorithm ids and its reply: encodes a call of one or several batches (one caller's
+ * identical requests each), sends it by SHA-1 (in full after {@code NOSCRIPT}) with Redisson's
+ * retries disabled, and decodes the reply into each batch's decisions or its own failure.
  */
 final class DecideScript {
 
@@ -47,6 +50,8 @@ final class DecideScript {
     private static final int BATCH_PER_LIMIT = 11;
     /** Values decide.lua returns per limit for the refused requests: fits, remaining, reset_us, retry_us, next_us. */
     private static final int VALUES_PER_LIMIT = 5;
+    /** What decide.lua answers in place of {@code admitted} for a batch that failed, before its error's message. */
+    private static final long FAILED = -1;
 
     private final RScript script;
     private final TimeSource testTime;
@@ -96,47 +101,134 @@ final class DecideScript {
      * {@link IllegalStateException} if the reply cannot be read.
      */
     CompletableFuture<IntFunction<Decision>> decide(String tag, List<Limit> limits, int requests) {
-        return send(tag, limits, requests).thenApply(values -> {
-            // every refused request of a batch gets the same answer: decoded once, shared (immutable)
-            Decision[] refused = new Decision[1];
-            return request -> {
-                if (request < number(values, 0)) {
-                    return decision(values, request, limits);
-                }
-                if (refused[0] == null) {
-                    refused[0] = decision(values, request, limits);
-                }
-                return refused[0];
-            };
-        });
+        return decide(List.of(new Coalescer.Batch(new Coalescer.RequestKey(tag, limits), requests))).get(0);
     }
 
-    /** The script's raw reply: {@link #replyWidth} values, whatever the number of requests. */
-    CompletableFuture<List<Object>> send(String tag, List<Limit> limits, int requests) {
-        List<Object> keys = new ArrayList<>(limits.size());
-        Object[] args = new Object[2 + ARGS_PER_LIMIT * limits.size()];
-        args[0] = testTime == null ? "" : Long.toString(testTime.nowMicros());
-        args[1] = Integer.toString(requests);
-        for (int i = 0; i < limits.size(); i++) {
-            Limit limit = limits.get(i);
-            keys.add(Keys.key(tag, limit.policy(), limit.algorithm().keySuffix()));
-            System.arraycopy(encoded.get(limit, DecideScript::encode), 0, args, 2 + ARGS_PER_LIMIT * i, ARGS_PER_LIMIT);
+    /**
+     * Decides several batches, of one caller or of different callers, in one script call: their keys
+     * must all live on one Redis (not a cluster's). Each batch's answer is its own: a batch that
+     * fails in the script (its error's message in the failure) fails alone; a call that fails
+     * (a timeout, a lost connection) fails every batch in it.
+     */
+    List<CompletableFuture<IntFunction<Decision>>> decide(List<Coalescer.Batch> batches) {
+        List<CompletableFuture<IntFunction<Decision>>> answers = new ArrayList<>(batches.size());
+        for (int g = 0; g < batches.size(); g++) {
+            answers.add(new CompletableFuture<>());
         }
-        String route = (String) keys.get(0);
-        return script.<List<Object>>evalShaAsync(route, RScript.Mode.READ_WRITE, SHA, RScript.ReturnType.LIST, keys, args)
-                .toCompletableFuture()
-                .handle((reply, failure) -> {
-                    if (failure == null) {
-                        return CompletableFuture.completedFuture(reply);
+        send(batches).whenComplete((reply, failure) -> {
+            int at = 0;
+            for (int g = 0; g < batches.size(); g++) {
+                CompletableFuture<IntFunction<Decision>> answer = answers.get(g);
+                try {
+                    if (failure != null) {
+                        answer.completeExceptionally(unwrap(failure));
+                        continue;
                     }
-                    if (unwrap(failure) instanceof RedisNoScriptException) {
-                        // NOSCRIPT: the script did not run, so sending it in full charges once.
-                        return script.<List<Object>>evalAsync(route, RScript.Mode.READ_WRITE, SCRIPT,
-                                RScript.ReturnType.LIST, keys, args).toCompletableFuture();
-                    }
-                    return CompletableFuture.<List<Object>>failedFuture(unwrap(failure));
-                })
-                .thenCompose(stage -> stage);
+                    at = settle(reply, at, batches.get(g), answer);
+                } catch (RuntimeException e) {
+                    // the reply is out of step from here on: this batch and every later one cannot be read
+                    answer.completeExceptionally(new IllegalStateException("unreadable reply from decide.lua: " + e, e));
+                    failure = e;
+                }
+            }
+        });
+        return answers;
+    }
+
+    /** The script's raw reply for one batch: {@link #replyWidth} values, whatever the number of requests. */
+    CompletableFuture<List<Object>> send(String tag, List<Limit> limits, int requests) {
+        return send(List.of(new Coalescer.Batch(new Coalescer.RequestKey(tag, limits), requests)));
+    }
+
+    /** The script's raw reply for several batches: theirs one after another. */
+    CompletableFuture<List<Object>> send(List<Coalescer.Batch> batches) {
+        Call call = call(batches);
+        return evalSha(script, call).handle((reply, failure) -> {
+            if (failure == null) {
+                return CompletableFuture.completedFuture(reply);
+            }
+            return resend(call, failure);
+        }).thenCompose(stage -> stage);
+    }
+
+    /** The keys and {@code ARGV} values of one script call deciding {@code batches}. */
+    Call call(List<Coalescer.Batch> batches) {
+        int keyCount = 0;
+        for (Coalescer.Batch batch : batches) {
+            keyCount += batch.key().limits.size();
+        }
+        List<Object> keys = new ArrayList<>(keyCount);
+        Object[] args = new Object[2 + 2 * batches.size() + ARGS_PER_LIMIT * keyCount];
+        args[0] = testTime == null ? "" : Long.toString(testTime.nowMicros());
+        args[1] = Integer.toString(batches.size());
+        int at = 2;
+        for (Coalescer.Batch batch : batches) {
+            List<Limit> limits = batch.key().limits;
+            args[at++] = Integer.toString(limits.size());
+            args[at++] = Integer.toString(batch.size());
+            for (Limit limit : limits) {
+                keys.add(Keys.key(batch.key().tag, limit.policy(), limit.algorithm().keySuffix()));
+                System.arraycopy(encoded.get(limit, DecideScript::encode), 0, args, at, ARGS_PER_LIMIT);
+                at += ARGS_PER_LIMIT;
+            }
+        }
+        return new Call((String) keys.get(0), keys, args);
+    }
+
+    /** One script call's keys and values; {@code route} picks the node (its keys' slot). */
+    record Call(String route, List<Object> keys, Object[] args) {
+    }
+
+    /** Sends a call by SHA-1 on {@code on} (the client's script, or a pipeline's): no retries. */
+    static CompletableFuture<List<Object>> evalSha(RScriptAsync on, Call call) {
+        return on.<List<Object>>evalShaAsync(call.route(), RScript.Mode.READ_WRITE, SHA, RScript.ReturnType.LIST,
+                call.keys(), call.args()).toCompletableFuture();
+    }
+
+    /**
+     * After a failed send: on {@code NOSCRIPT} the script did not run, so sending it in full (which
+     * caches it again) charges once; any other failure stands.
+     */
+    CompletableFuture<List<Object>> resend(Call call, Throwable failure) {
+        if (unwrap(failure) instanceof RedisNoScriptException) {
+            return script.<List<Object>>evalAsync(call.route(), RScript.Mode.READ_WRITE, SCRIPT, RScript.ReturnType.LIST,
+                    call.keys(), call.args()).toCompletableFuture();
+        }
+        return CompletableFuture.failedFuture(unwrap(failure));
+    }
+
+    /**
+     * Completes {@code answer} with the batch's decisions read from {@code reply} at {@code at}, or
+     * with its own failure if the script failed for it; returns where the next batch's reply starts.
+     */
+    static int settle(List<Object> reply, int at, Coalescer.Batch batch, CompletableFuture<IntFunction<Decision>> answer) {
+        long admitted = number(reply, at);
+        if (admitted == FAILED) {
+            answer.completeExceptionally(new RedisException("decide.lua: " + reply.get(at + 1)));
+            return at + 2;
+        }
+        List<Limit> limits = batch.key().limits;
+        int end = at + replyWidth(limits.size(), admitted < batch.size());
+        if (admitted < 0 || admitted > batch.size() || end > reply.size()) {
+            throw new IllegalStateException("a batch of " + batch.size() + " admitted " + admitted + ", reply of " + reply.size());
+        }
+        answer.complete(decisions(reply.subList(at, end), limits));
+        return end;
+    }
+
+    /** Request {@code i}'s decision from one batch's reply. */
+    private static IntFunction<Decision> decisions(List<Object> values, List<Limit> limits) {
+        // every refused request of a batch gets the same answer: decoded once, shared (immutable)
+        Decision[] refused = new Decision[1];
+        return request -> {
+            if (request < number(values, 0)) {
+                return decision(values, request, limits);
+            }
+            if (refused[0] == null) {
+                refused[0] = decision(values, request, limits);
+            }
+            return refused[0];
+        };
     }
 
     /** One limit's {@code ARGV} values, in the order decide.lua reads them. */

@@ -40,8 +40,9 @@ import java.util.concurrent.TimeUnit;
  * Thread-safe.
  *
  * <p>Made of a {@link RedisConnection} (the client), a {@link DecideScript} (the script's
- * protocol), a {@link Coalescer} (one caller's concurrent requests in one call) and, in front,
- * a {@link RejectionCache} (recent rejections repeated locally).
+ * protocol), a {@link Coalescer} (the decisions waiting while a call is in flight, of one caller
+ * or many, in the next call), {@link ClusterCalls} on a cluster (a call's callers in one pipeline)
+ * and, in front, a {@link RejectionCache} (recent rejections repeated locally).
  */
 public final class RedisStore implements RateLimitStore {
 
@@ -51,6 +52,10 @@ public final class RedisStore implements RateLimitStore {
     public static final Duration DEFAULT_LOCAL_REJECTION_TTL = Duration.ofSeconds(1);
     /** A deadline far enough away to never matter, for decisions without one. */
     private static final long NO_DEADLINE_NANOS = TimeUnit.HOURS.toNanos(1);
+    /** Script calls in flight to one Redis master before decisions wait to go together in the next. */
+    private static final int MASTER_SLOTS = 1;
+    /** Pipelines in flight to a cluster before decisions wait to go together in the next. */
+    private static final int CLUSTER_SLOTS = 2;
 
     private final RedisConnection connection;
     private final Coalescer coalescer;
@@ -62,7 +67,12 @@ public final class RedisStore implements RateLimitStore {
     private RedisStore(Builder builder) {
         DecideScript script = new DecideScript(builder.client, builder.testTime);
         this.connection = new RedisConnection(builder.client, builder.owned, script::load, builder.startupWait);
-        this.coalescer = new Coalescer((key, requests) -> script.decide(key.tag, key.limits, requests), builder.coalescing);
+        // One script decides the batches of a call where all keys live on one master (a single server,
+        // a Sentinel's master); a cluster's keys spread over nodes, so there each batch is one script
+        // call and a call's batches go out in one pipeline.
+        boolean cluster = builder.client.getConfig().isClusterConfig();
+        Coalescer.Calls calls = cluster ? new ClusterCalls(builder.client, script)::decide : script::decide;
+        this.coalescer = new Coalescer(calls, cluster ? CLUSTER_SLOTS : MASTER_SLOTS, builder.coalescing);
         this.leases = new LeaseScripts(builder.client, builder.testTime);
         RateLimitStore direct = new Direct();
         if (builder.localRejections == 0) {
@@ -128,12 +138,13 @@ public final class RedisStore implements RateLimitStore {
      * comes first: the copy may be out of date (the state was deleted, evicted or lost in a
      * failover), so it is trusted only briefly. A {@code fresh} request skips the copy.
      *
-     * <p>Concurrent requests of one caller in this JVM are coalesced: while one script call is in
-     * flight, the requests that arrive wait and are then decided together in one call, in arrival
-     * order, each getting its own exact decision. A request waits only while the call in flight
-     * and then its own can both come back before {@code deadlineNanos}, judged by the recent round
-     * trips; otherwise it is sent at once, beside the call in flight, and the requests after it
-     * wait for it instead. A slow Redis thus decides a hot caller's requests as a quiet caller's.
+     * <p>Concurrent requests in this JVM are batched, with no timer: a request that finds no call
+     * of this store in flight is sent at once; while one is, the requests that arrive, of one
+     * caller or many, wait and are then decided together in the next call, each caller's in
+     * arrival order, each getting its own exact decision. A request waits only while the call in
+     * flight and then its own can both come back before {@code deadlineNanos}, judged by the recent
+     * round trips; otherwise it is sent at once, beside the call in flight. A slow Redis thus
+     * decides a hot caller's requests as a quiet caller's.
      */
     @Override
     public CompletionStage<Decision> decide(String caller, List<Limit> limits, long deadlineNanos, boolean fresh) {
@@ -275,7 +286,7 @@ public final class RedisStore implements RateLimitStore {
             return this;
         }
 
-        /** Whether concurrent requests of one caller are coalesced into one script call; default on. */
+        /** Whether concurrent requests (of one caller, and of different callers) share script calls; default on. */
         public Builder coalescing(boolean coalescing) {
             this.coalescing = coalescing;
             return this;

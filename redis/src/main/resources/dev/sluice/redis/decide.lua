@@ -1,12 +1,20 @@
 --[[
-Sluice: decide one request against one or more limits, atomically, in one round trip.
+Sluice: decide requests against one or more limits, atomically, in one round trip: one group
+(one caller's identical requests, all its limits at once) or several groups of different callers
+at once, each decided on its own.
 
-KEYS[i]   state of limit i, all sharing one hash tag (the caller): sluice:{<caller>}:<policy>:<suffix>
+KEYS      the keys of every group, group after group; group g's key i holds the state of its
+          limit i, and all keys of one group share one hash tag (the caller):
+          sluice:{<caller>}:<policy>:<suffix>. The groups of one call live on one Redis (single
+          server, or a Sentinel's master); on a cluster each group is a call of its own.
 ARGV[1]   the time in microseconds, or '' to read the Redis server's clock (TIME); production
-          always sends '', so application clocks never reach this script
-ARGV[2]   how many identical requests to decide, one after another in arrival order, at the same
-          instant (concurrent requests of one JVM for one caller, coalesced into one call)
-ARGV[3..] seven values per limit i, at 3 + 7 * (i - 1):
+          always sends '', so application clocks never reach this script. One time for all groups.
+ARGV[2]   G, the number of groups; then each group in turn:
+            limits     L, its number of limits (its number of KEYS)
+            requests   how many identical requests to decide, one after another in arrival order,
+                       at the same instant (concurrent requests of one JVM for one caller,
+                       coalesced into one group)
+            then seven values per limit i, in order:
             algorithm  its id, a key of the algorithms table below: 1 token-bucket, 2 gcra,
                        3 sliding-window, 4 fixed-window, 5 sliding-log (DecideScript.id in Java)
             count      units per period
@@ -16,7 +24,8 @@ ARGV[3..] seven values per limit i, at 3 + 7 * (i - 1):
             capacity   bucket capacity in units (buckets); count otherwise
             cost       units this request spends, 1 <= cost <= capacity in tokens
 
-Returns   a reply of constant size, whatever ARGV[2] (DecideScript.replyWidth in Java):
+Returns   the groups' replies one after another, each of constant size whatever its number of
+          requests (DecideScript.replyWidth in Java):
             admitted   how many of the requests were allowed: always the first ones (a refused
                        request changes nothing, so every identical one after it is refused too);
                        all their costs have been consumed, the others wrote nothing
@@ -26,6 +35,9 @@ Returns   a reply of constant size, whatever ARGV[2] (DecideScript.replyWidth in
                        a + ceil((b + m * c) / (d + m * e)) microseconds
             then, only if admitted < requests, for each limit the answer every refused request
                        gets: fits, remaining, reset_us, retry_us, next_us
+          or, for a group that failed (a key holding another type, say), two values: -1 and the
+          error's message; that group's requests fail, the other groups are decided as usual
+          (a call of one group fails as a script error instead, at no cost to the common case).
           Times are microseconds from now; next_us is the time until the limit grants one unit more
           than remaining (0 when it is whole).
 
@@ -566,84 +578,114 @@ else
   now = tonumber(time[1]) * 1000000 + tonumber(time[2])
 end
 
-local requests = tonumber(ARGV[2])
-local limits = {}
-for i = 1, #KEYS do
-  local base = 3 + 7 * (i - 1)
-  limits[i] = {
-    algorithm = tonumber(ARGV[base]),
-    count = tonumber(ARGV[base + 1]),
-    window = tonumber(ARGV[base + 2]),
-    per_token = tonumber(ARGV[base + 3]),
-    per_micro = tonumber(ARGV[base + 4]),
-    capacity = tonumber(ARGV[base + 5]),
-    cost = tonumber(ARGV[base + 6]),
-  }
-  local l = limits[i]
-  l.run = algorithms[l.algorithm]
-  if not l.run then
-    return redis.error_reply('unknown algorithm id ' .. ARGV[base])
-  end
-  if l.run == token_bucket or l.run == gcra then
-    l.burst = idiv(l.capacity, l.per_token)
-    l.fp = int(l.per_token) .. ',' .. int(l.per_micro) .. ',' .. int(l.capacity)
-    l.fpx = string.format('%x.%x.%x', l.per_token, l.per_micro, l.burst)
-  elseif l.run == sliding_log then
-    l.fp = int(l.window)
-  else
-    l.fp = int(l.count) .. ',' .. int(l.window)
-  end
-end
-
--- The batch, decided arithmetically: identical requests at one instant fit in a prefix (a
--- refused request changes nothing, so every one after it is refused too), and each limit admits
--- floor(remaining / cost) of them. One read per limit, one write of all admitted costs, and one
--- more read for the refused, whatever the number of requests.
-local admitted = requests
-local seen = {}
-for i = 1, #KEYS do
-  local l = limits[i]
-  local fits, remaining, reset, retry, nxt, batch = l.run(KEYS[i], now, l, false)
-  seen[i] = {fits, remaining, reset, retry, nxt, batch}
-  local fit = 0
-  if fits then fit = idiv(remaining, l.cost) end
-  if fit < admitted then admitted = fit end
-end
-if admitted > 0 then
-  for i = 1, #KEYS do
+-- Decides one group: `requests` identical requests against the `count` limits whose keys are
+-- KEYS[first ..] and whose values start at ARGV[at]; appends its reply to `result`.
+local function decide(result, first, count, at, requests)
+  local limits, keys = {}, {}
+  for i = 1, count do
+    local base = at + 7 * (i - 1)
+    limits[i] = {
+      algorithm = tonumber(ARGV[base]),
+      count = tonumber(ARGV[base + 1]),
+      window = tonumber(ARGV[base + 2]),
+      per_token = tonumber(ARGV[base + 3]),
+      per_micro = tonumber(ARGV[base + 4]),
+      capacity = tonumber(ARGV[base + 5]),
+      cost = tonumber(ARGV[base + 6]),
+    }
+    keys[i] = KEYS[first + i - 1]
     local l = limits[i]
-    -- m commits of cost c leave exactly the state one commit of m * c leaves
-    local whole = {}
-    for name, value in pairs(l) do whole[name] = value end
-    whole.cost = admitted * l.cost
-    l.run(KEYS[i], now, whole, true)
-  end
-end
-
-local result = {admitted}
-for i = 1, #KEYS do
-  local batch = seen[i][6]
-  result[#result + 1] = seen[i][2]
-  for j = 1, 10 do
-    if admitted > 0 then result[#result + 1] = batch[j] else result[#result + 1] = 0 end
-  end
-end
-if admitted < requests then
-  for i = 1, #KEYS do
-    local fits, remaining, reset, retry, nxt
-    if admitted == 0 then
-      fits, remaining, reset, retry, nxt = seen[i][1], seen[i][2], seen[i][3], seen[i][4], seen[i][5]
-    else
-      fits, remaining, reset, retry, nxt = limits[i].run(KEYS[i], now, limits[i], false)
+    l.run = algorithms[l.algorithm]
+    if not l.run then
+      error('unknown algorithm id ' .. ARGV[base], 0)
     end
-    local f = 0
-    if fits then f = 1 end
-    result[#result + 1] = f
-    result[#result + 1] = remaining
-    result[#result + 1] = reset
-    result[#result + 1] = retry
-    result[#result + 1] = nxt
+    if l.run == token_bucket or l.run == gcra then
+      l.burst = idiv(l.capacity, l.per_token)
+      l.fp = int(l.per_token) .. ',' .. int(l.per_micro) .. ',' .. int(l.capacity)
+      l.fpx = string.format('%x.%x.%x', l.per_token, l.per_micro, l.burst)
+    elseif l.run == sliding_log then
+      l.fp = int(l.window)
+    else
+      l.fp = int(l.count) .. ',' .. int(l.window)
+    end
+  end
+
+  -- The batch, decided arithmetically: identical requests at one instant fit in a prefix (a
+  -- refused request changes nothing, so every one after it is refused too), and each limit admits
+  -- floor(remaining / cost) of them. One read per limit, one write of all admitted costs, and one
+  -- more read for the refused, whatever the number of requests.
+  local admitted = requests
+  local seen = {}
+  for i = 1, count do
+    local l = limits[i]
+    local fits, remaining, reset, retry, nxt, batch = l.run(keys[i], now, l, false)
+    seen[i] = {fits, remaining, reset, retry, nxt, batch}
+    local fit = 0
+    if fits then fit = idiv(remaining, l.cost) end
+    if fit < admitted then admitted = fit end
+  end
+  if admitted > 0 then
+    for i = 1, count do
+      local l = limits[i]
+      -- m commits of cost c leave exactly the state one commit of m * c leaves
+      local whole = {}
+      for name, value in pairs(l) do whole[name] = value end
+      whole.cost = admitted * l.cost
+      l.run(keys[i], now, whole, true)
+    end
+  end
+
+  result[#result + 1] = admitted
+  for i = 1, count do
+    local batch = seen[i][6]
+    result[#result + 1] = seen[i][2]
+    for j = 1, 10 do
+      if admitted > 0 then result[#result + 1] = batch[j] else result[#result + 1] = 0 end
+    end
+  end
+  if admitted < requests then
+    for i = 1, count do
+      local fits, remaining, reset, retry, nxt
+      if admitted == 0 then
+        fits, remaining, reset, retry, nxt = seen[i][1], seen[i][2], seen[i][3], seen[i][4], seen[i][5]
+      else
+        fits, remaining, reset, retry, nxt = limits[i].run(keys[i], now, limits[i], false)
+      end
+      local f = 0
+      if fits then f = 1 end
+      result[#result + 1] = f
+      result[#result + 1] = remaining
+      result[#result + 1] = reset
+      result[#result + 1] = retry
+      result[#result + 1] = nxt
+    end
   end
 end
 
+local result = {}
+local groups = tonumber(ARGV[2])
+if groups == 1 then
+  -- alone (the common, uncontended case): as cheap as before batching; a failure fails the call
+  decide(result, 1, tonumber(ARGV[3]), 5, tonumber(ARGV[4]))
+  return result
+end
+
+-- Every group under pcall: a group that fails (a key of the wrong type, say) answers -1 and its
+-- message, and fails only its own requests; the groups around it are decided as usual.
+local first, at = 1, 3
+for g = 1, groups do
+  local count, requests = tonumber(ARGV[at]), tonumber(ARGV[at + 1])
+  local mark = #result
+  local ok, failure = pcall(decide, result, first, count, at + 2, requests)
+  if not ok then
+    -- whatever part of a reply the group appended before failing goes
+    for j = #result, mark + 1, -1 do result[j] = nil end
+    -- Redis 7 raises a table with the reply's message in err, Redis 6.2 the message itself
+    if type(failure) == 'table' then failure = failure.err end
+    result[#result + 1] = -1
+    result[#result + 1] = tostring(failure)
+  end
+  first = first + count
+  at = at + 2 + 7 * count
+end
 return result
