@@ -600,9 +600,8 @@ local function decide(result, first, count, at, requests)
       error('unknown algorithm id ' .. ARGV[base], 0)
     end
     if l.run == token_bucket or l.run == gcra then
+      -- buckets store their units in the state itself, no fingerprint string
       l.burst = idiv(l.capacity, l.per_token)
-      l.fp = int(l.per_token) .. ',' .. int(l.per_micro) .. ',' .. int(l.capacity)
-      l.fpx = string.format('%x.%x.%x', l.per_token, l.per_micro, l.burst)
     elseif l.run == sliding_log then
       l.fp = int(l.window)
     else

@@ -237,10 +237,8 @@ for i = 1, #KEYS do
     return redis.error_reply('unknown algorithm id ' .. ARGV[base])
   end
   if a.run == token_bucket or a.run == gcra then
-    -- both fingerprint forms, as decide.lua computes them
+    -- buckets store their units in the state itself, no fingerprint string
     a.burst = idiv(a.capacity, a.per_token)
-    a.fp = int(a.per_token) .. ',' .. int(a.per_micro) .. ',' .. int(a.capacity)
-    a.fpx = string.format('%x.%x.%x', a.per_token, a.per_micro, a.burst)
   elseif a.run == sliding_log then
     a.fp = int(a.window)
   end
