@@ -30,11 +30,13 @@ import java.util.List;
  *
  * <pre>
  * java -jar benchmarks/target/benchmarks.jar [--quick] [--only=footprint,script,redis,memory,http]
- *      [--redis-threads=1,16,64] [--memory-threads=1,2] [--out=FILE] [JMH options...]
+ *      [--redis-threads=1,16,64] [--redis-contenders=floor,sluice-gcra,...] [--memory-threads=1,2]
+ *      [--out=FILE] [JMH options...]
  * </pre>
  *
  * JMH options after ours (for example {@code -wi 1 -w 1s -i 2 -r 1s} or
- * {@code -p contender=floor,sluice-gcra}) refine the run; {@code --quick} is a smoke run of a
+ * {@code -p keys=1}) refine the run ({@code -p contender=...} picks in-memory contenders with
+ * {@code --only=memory}; Redis contenders are picked by {@code --redis-contenders}); {@code --quick} is a smoke run of a
  * few minutes: a subset of contenders, threads 1 and 16, one 1-second iteration.
  */
 public final class Main {
@@ -51,6 +53,7 @@ public final class Main {
         List<String> only = List.of("footprint", "script", "redis", "memory", "http");
         int[] redisThreads = {1, 16, 64};
         int[] memoryThreads = {1, 2};
+        List<String> redisContenders = List.of();
         Path out = Files.isDirectory(Path.of("benchmarks")) ? Path.of("benchmarks/target/results.md") : Path.of("results.md");
         List<String> jmhArgs = new ArrayList<>();
         for (String arg : args) {
@@ -60,13 +63,15 @@ public final class Main {
                 only = Arrays.asList(value(arg).split(","));
             } else if (arg.startsWith("--redis-threads=")) {
                 redisThreads = ints(value(arg));
+            } else if (arg.startsWith("--redis-contenders=")) {
+                redisContenders = Arrays.asList(value(arg).split(","));
             } else if (arg.startsWith("--memory-threads=")) {
                 memoryThreads = ints(value(arg));
             } else if (arg.startsWith("--out=")) {
                 out = Path.of(value(arg));
             } else if (arg.equals("--help") || arg.equals("-h")) {
                 System.out.println("usage: java -jar benchmarks.jar [--quick] [--only=footprint,script,redis,memory,http] "
-                        + "[--redis-threads=1,16,64] [--memory-threads=1,2] [--out=FILE] [JMH options]");
+                        + "[--redis-threads=1,16,64] [--redis-contenders=floor,sluice-gcra,...] [--memory-threads=1,2] [--out=FILE] [JMH options]");
                 return;
             } else {
                 jmhArgs.add(arg);
@@ -102,7 +107,7 @@ public final class Main {
         Files.createDirectories(json);
         List<RunResult> results = new ArrayList<>();
         if (only.contains("redis")) {
-            List<String> contenders = new ArrayList<>(jmh.getParameter("contender").orElse(List.of()));
+            List<String> contenders = new ArrayList<>(redisContenders);
             if (contenders.isEmpty()) {
                 contenders = quick ? List.of("sluice-token-bucket", "floor", "bucket4j", "bucket4j-batching")
                         : Arrays.asList(RedisContender.NAMES);
