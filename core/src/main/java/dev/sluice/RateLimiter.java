@@ -1,5 +1,6 @@
 package dev.sluice;
 
+import dev.sluice.internal.Completions;
 import dev.sluice.internal.Durations;
 
 import java.time.Duration;
@@ -48,8 +49,8 @@ import java.util.stream.Collectors;
  */
 public final class RateLimiter {
 
-    /** CompletableFuture's own default for async work: the common pool unless it has one thread. */
-    private static final Executor DEFAULT_EXECUTOR = new CompletableFuture<Void>().defaultExecutor();
+    /** Pooled threads, a new one only when none is free (see {@link Completions} for why not the JDK's default). */
+    private static final Executor DEFAULT_EXECUTOR = Completions.EXECUTOR;
     private static final Decision UNSATISFIABLE = new Decision(Decision.Outcome.UNSATISFIABLE, List.of(), Decision.NEVER);
 
     private final CostedLimits costed;
@@ -274,10 +275,11 @@ public final class RateLimiter {
         /**
          * Where the stages returned by {@code decideAsync} are completed when the decision had to
          * wait for the store, so where the caller's continuations run: never on the store's I/O
-         * thread or the timer thread. Default: the executor of {@link CompletableFuture}'s async
-         * methods (the common pool, or a thread per task where the pool has a single thread). A
-         * continuation that blocks belongs on an executor of its own; an executor that rejects
-         * the task makes the completing thread run it.
+         * thread or the timer thread. Default: pooled daemon threads of Sluice's,
+         * {@code sluice-completions}, a new one only when none is free (so a continuation that
+         * blocks holds up no other), each ending after two idle seconds. A continuation that
+         * blocks for long still belongs on an executor of its own; an executor that rejects the
+         * task makes the completing thread run it.
          */
         public Builder executor(Executor executor) {
             this.executor = Objects.requireNonNull(executor, "executor");

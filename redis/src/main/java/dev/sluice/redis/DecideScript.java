@@ -16,9 +16,6 @@ import org.redisson.client.RedisException;
 import org.redisson.client.RedisNoScriptException;
 import org.redisson.client.codec.StringCodec;
 
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -39,7 +36,7 @@ import java.util.function.IntFunction;
  */
 final class DecideScript {
 
-    static final String SCRIPT = loadScript();
+    static final String SCRIPT = LuaScript.source("state.lua", "decide.lua");
     static final String SHA = sha1(SCRIPT);
     /** {@code ARGV} values per limit: algorithm id, count, window, perToken, perMicro, capacity, cost. */
     private static final int ARGS_PER_LIMIT = 7;
@@ -297,17 +294,6 @@ final class DecideScript {
 
     static Throwable unwrap(Throwable failure) {
         return failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
-    }
-
-    private static String loadScript() {
-        try (InputStream in = DecideScript.class.getResourceAsStream("decide.lua")) {
-            if (in == null) {
-                throw new IllegalStateException("decide.lua is missing from the class path");
-            }
-            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
     }
 
     static String sha1(String text) {

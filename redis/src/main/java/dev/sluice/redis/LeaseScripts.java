@@ -32,7 +32,7 @@ final class LeaseScripts {
     LeaseScripts(RedissonClient client, TimeSource testTime) {
         this.client = client;
         this.testTime = testTime;
-        this.refund = new LuaScript(client, "refund.lua");
+        this.refund = new LuaScript(client, "state.lua", "refund.lua");
         this.lease = new LuaScript(client, "lease.lua");
     }
 

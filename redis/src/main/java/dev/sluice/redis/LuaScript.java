@@ -15,7 +15,7 @@ import java.util.concurrent.CompletableFuture;
 
 /**
  * One Lua script of this package besides {@code decide.lua} ({@code refund.lua}, {@code lease.lua}):
- * loaded from the class path once, sent by its SHA-1 and in full after {@code NOSCRIPT} (which
+ * loaded from the class path once (behind the helpers it shares with {@code decide.lua}, if any), sent by its SHA-1 and in full after {@code NOSCRIPT} (which
  * caches it again), with Redisson's retries disabled, because these scripts consume or give back
  * and a re-sent one would do it twice.
  */
@@ -26,9 +26,10 @@ final class LuaScript {
     private final String sha;
     private final RScript script;
 
-    LuaScript(RedissonClient client, String name) {
-        this.name = name;
-        this.text = load(name);
+    /** @param files the script's files, in order: shared helpers first ({@code state.lua}), the script itself last */
+    LuaScript(RedissonClient client, String... files) {
+        this.name = files[files.length - 1];
+        this.text = source(files);
         this.sha = DecideScript.sha1(text);
         this.script = client.getScript(OptionalOptions.defaults().codec(StringCodec.INSTANCE).retryAttempts(0));
     }
@@ -50,6 +51,18 @@ final class LuaScript {
                     return CompletableFuture.<R>failedFuture(cause);
                 })
                 .thenCompose(stage -> stage);
+    }
+
+    /**
+     * The text Redis runs: the files one after another. Redis scripts cannot load code, so
+     * helpers two scripts share ({@code state.lua}) travel in front of each of them.
+     */
+    static String source(String... files) {
+        StringBuilder text = new StringBuilder();
+        for (String file : files) {
+            text.append(load(file)).append('\n');
+        }
+        return text.toString();
     }
 
     private static String load(String name) {

@@ -15,9 +15,6 @@ import org.redisson.api.RScript;
 import org.redisson.api.RedissonClient;
 import org.redisson.client.codec.StringCodec;
 
-import java.io.IOException;
-import java.io.InputStream;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -30,7 +27,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * The token bucket's and GCRA's state is one short binary string: Redis keeps it in one
  * allocation with its header (embstr, up to 44 bytes), 48 bytes for up to 28 bytes of value,
  * where the hex string before took 64. Its numbers stay exact to the largest units a limit
- * allows, and refund.lua reads and writes it with decide.lua's own helpers.
+ * allows, and refund.lua reads and writes it with the same helpers (state.lua, sent in front of both).
  */
 class CompactStateTest {
 
@@ -98,24 +95,6 @@ class CompactStateTest {
         StoredState.State state = StoredState.read(client, key);
         assertThat(state.perToken()).isGreaterThan(1L << 32);
         assertThat(state.time()).isGreaterThan(ManualClock.ALIGNED_START);
-    }
-
-    @Test
-    void refundLuaReadsAndWritesTheStateWithDecideLuasOwnHelpers() throws IOException {
-        assertThat(stateHelpers("refund.lua")).isEqualTo(stateHelpers("decide.lua")).contains("cmsgpack.pack");
-    }
-
-    /** The script's text from its units_of to the end of its write_state. */
-    private static String stateHelpers(String script) throws IOException {
-        try (InputStream in = DecideScript.class.getResourceAsStream(script)) {
-            String text = new String(in.readAllBytes(), StandardCharsets.UTF_8);
-            int from = text.indexOf("local function units_of(");
-            int writer = text.indexOf("local function write_state(");
-            int to = text.indexOf("\nend\n", writer);
-            assertThat(from).as(script).isPositive();
-            assertThat(writer).as(script).isGreaterThan(from);
-            return text.substring(from, to);
-        }
     }
 
     private String encoding(String key) {

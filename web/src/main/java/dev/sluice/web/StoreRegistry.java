@@ -2,6 +2,7 @@ package dev.sluice.web;
 
 import dev.sluice.RateLimitStore;
 import dev.sluice.StoreProvider;
+import dev.sluice.internal.Completions;
 import dev.sluice.internal.Timeouts;
 
 import java.util.HashMap;
@@ -58,7 +59,8 @@ public final class StoreRegistry {
     /**
      * Releases one use of a store; closes it when nobody uses it any more. When the last store of
      * the application closes, the application is stopping: the limiters' timer thread
-     * ({@link Timeouts}) ends too, rather than outliving it by its idle time.
+     * ({@link Timeouts}) and completion threads ({@link Completions}) end too, rather than
+     * outliving it by their idle time.
      */
     public synchronized void release(String store) {
         Entry entry = stores.get(store);
@@ -67,6 +69,7 @@ public final class StoreRegistry {
             entry.store.close();
             if (stores.isEmpty()) {
                 Timeouts.shutdown();
+                Completions.shutdown();
             }
         }
     }
