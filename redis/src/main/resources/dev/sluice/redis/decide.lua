@@ -459,13 +459,7 @@ local algorithms = {
   [5] = sliding_log,
 }
 
-local now
-if ARGV[1] ~= '' then
-  now = tonumber(ARGV[1])
-else
-  local time = redis.call('TIME')
-  now = tonumber(time[1]) * 1000000 + tonumber(time[2])
-end
+local now = clock()
 
 -- Decides one group: `requests` identical requests against the `count` limits whose keys are
 -- KEYS[first ..] and whose values start at ARGV[at]; appends its reply to `result`.
@@ -473,28 +467,12 @@ local function decide(result, first, count, at, requests)
   local limits, keys = {}, {}
   for i = 1, count do
     local base = at + 7 * (i - 1)
-    limits[i] = {
-      algorithm = tonumber(ARGV[base]),
-      count = tonumber(ARGV[base + 1]),
-      window = tonumber(ARGV[base + 2]),
-      per_token = tonumber(ARGV[base + 3]),
-      per_micro = tonumber(ARGV[base + 4]),
-      capacity = tonumber(ARGV[base + 5]),
-      cost = tonumber(ARGV[base + 6]),
-    }
+    limits[i] = read_limit(base)
     keys[i] = KEYS[first + i - 1]
     local l = limits[i]
     l.run = algorithms[l.algorithm]
     if not l.run then
       error('unknown algorithm id ' .. ARGV[base], 0)
-    end
-    if l.run == token_bucket or l.run == gcra then
-      -- buckets store their units in the state itself, no fingerprint string
-      l.burst = idiv(l.capacity, l.per_token)
-    elseif l.run == sliding_log then
-      l.fp = int(l.window)
-    else
-      l.fp = int(l.count) .. ',' .. int(l.window)
     end
   end
 

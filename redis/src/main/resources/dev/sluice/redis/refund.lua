@@ -102,34 +102,15 @@ local algorithms = {
   [5] = sliding_log,
 }
 
-local now
-if ARGV[1] ~= '' then
-  now = tonumber(ARGV[1])
-else
-  local time = redis.call('TIME')
-  now = tonumber(time[1]) * 1000000 + tonumber(time[2])
-end
+local now = clock()
 
 local limits = {}
 for i = 1, #KEYS do
   local base = 2 + 7 * (i - 1)
-  local a = {
-    count = tonumber(ARGV[base + 1]),
-    window = tonumber(ARGV[base + 2]),
-    per_token = tonumber(ARGV[base + 3]),
-    per_micro = tonumber(ARGV[base + 4]),
-    capacity = tonumber(ARGV[base + 5]),
-    cost = tonumber(ARGV[base + 6]),
-  }
-  a.run = algorithms[tonumber(ARGV[base])]
+  local a = read_limit(base)
+  a.run = algorithms[a.algorithm]
   if not a.run then
     return redis.error_reply('unknown algorithm id ' .. ARGV[base])
-  end
-  if a.run == token_bucket or a.run == gcra then
-    -- buckets store their units in the state itself, no fingerprint string
-    a.burst = idiv(a.capacity, a.per_token)
-  elseif a.run == sliding_log then
-    a.fp = int(a.window)
   end
   limits[i] = a
 end

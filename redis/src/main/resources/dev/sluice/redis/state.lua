@@ -1,8 +1,9 @@
 --[[
 Sluice: the helpers decide.lua and refund.lua share, sent in front of each of them (DecideScript
 and LuaScript prepend this file when they load a script), so that both read and write a
-bucket's state with one piece of code: integer division, TTLs, fingerprints, and the token
-bucket's and GCRA's stored state in every format this and earlier versions wrote.
+bucket's state with one piece of code: integer division, TTLs, fingerprints, the token
+bucket's and GCRA's stored state in every format this and earlier versions wrote, the clock
+and the limits' arguments.
 --]]
 
 -- floor(a / b) for integers, exact even where the double quotient rounds
@@ -123,4 +124,36 @@ local function write_state(key, time, debt, a, ttl_us)
   local ms = cdiv(ttl_us, 1000)
   if ms < 1 then ms = 1 end
   redis.call('SET', key, value, 'PX', int(ms))
+end
+
+-- The time in microseconds: ARGV[1] if a test set it, else the Redis server's clock (TIME);
+-- production always sends '', so application clocks never reach a script
+local function clock()
+  if ARGV[1] ~= '' then return tonumber(ARGV[1]) end
+  local time = redis.call('TIME')
+  return tonumber(time[1]) * 1000000 + tonumber(time[2])
+end
+
+-- A limit's seven values from ARGV[base ..], in DecideScript.encode's order: algorithm id
+-- (1 token-bucket, 2 gcra, 3 sliding-window, 4 fixed-window, 5 sliding-log), count, window,
+-- perToken, perMicro, capacity, cost; with a bucket's burst (its units are in its state) or the
+-- fingerprint a window's or log's state carries
+local function read_limit(base)
+  local l = {
+    algorithm = tonumber(ARGV[base]),
+    count = tonumber(ARGV[base + 1]),
+    window = tonumber(ARGV[base + 2]),
+    per_token = tonumber(ARGV[base + 3]),
+    per_micro = tonumber(ARGV[base + 4]),
+    capacity = tonumber(ARGV[base + 5]),
+    cost = tonumber(ARGV[base + 6]),
+  }
+  if l.algorithm == 1 or l.algorithm == 2 then
+    l.burst = idiv(l.capacity, l.per_token)
+  elseif l.algorithm == 5 then
+    l.fp = int(l.window)
+  else
+    l.fp = int(l.count) .. ',' .. int(l.window)
+  end
+  return l
 end
