@@ -1,0 +1,74 @@
+package dev.sluice.internal;
+
+import org.junit.jupiter.api.Test;
+
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The limiter's default completion threads: reused, never held up by a blocked task, gone when idle or shut down. */
+class CompletionsTest {
+
+    private static final String NAME = "sluice-completions";
+
+    @Test
+    void aBlockedTaskHoldsUpNoOtherAndThreadsAreReused() throws Exception {
+        CountDownLatch release = new CountDownLatch(1);
+        CompletableFuture<Void> blocked = CompletableFuture.runAsync(() -> {
+            try {
+                release.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }, Completions.EXECUTOR);
+        try {
+            // Runs while the first task still blocks: a one-thread pool would hold it back.
+            CompletableFuture<String> other = CompletableFuture.supplyAsync(() -> Thread.currentThread().getName(),
+                    Completions.EXECUTOR);
+            assertThat(other.get(5, TimeUnit.SECONDS)).isEqualTo(NAME);
+        } finally {
+            release.countDown();
+        }
+        blocked.get(5, TimeUnit.SECONDS);
+
+        // Done one after another, tasks reuse idle threads instead of starting one each (a task
+        // may still find none idle while the last one's thread is on its way back to the pool).
+        Set<Thread> ran = ConcurrentHashMap.newKeySet();
+        for (int i = 0; i < 200; i++) {
+            CompletableFuture.runAsync(() -> ran.add(Thread.currentThread()), Completions.EXECUTOR).get(5, TimeUnit.SECONDS);
+        }
+        assertThat(ran).as("threads that ran 200 tasks in turn").hasSizeLessThan(100);
+        assertThat(threads().stream().map(Thread::getContextClassLoader).toList())
+                .as("the threads keep no application's loader").containsOnlyNulls();
+    }
+
+    @Test
+    void threadsEndOnShutdownAndComeBackWhenNeeded() throws Exception {
+        CompletableFuture.runAsync(() -> { }, Completions.EXECUTOR).get(5, TimeUnit.SECONDS);
+        Completions.shutdown();
+        awaitNoThread();
+
+        CompletableFuture<String> again = CompletableFuture.supplyAsync(() -> Thread.currentThread().getName(),
+                Completions.EXECUTOR);
+        assertThat(again.get(5, TimeUnit.SECONDS)).isEqualTo(NAME);
+        // No shutdown this time: the threads end by themselves once idle.
+        awaitNoThread();
+    }
+
+    private static List<Thread> threads() {
+        return Thread.getAllStackTraces().keySet().stream().filter(t -> t.getName().equals(NAME) && t.isAlive()).toList();
+    }
+
+    private static void awaitNoThread() throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(Completions.IDLE_SECONDS + 10);
+        while (System.nanoTime() < deadline && !threads().isEmpty()) {
+            Thread.sleep(50);
+        }
+        assertThat(threads()).isEmpty();
+    }
+}
