@@ -21,46 +21,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  */
 class AfterResponseGuardTest {
 
-    /** One request from {@code 192.0.2.1}, with its own attributes. */
-    private static final class Request implements RequestView {
-        private final Map<String, Object> attributes = new HashMap<>();
-
-        @Override
-        public String header(String name) {
-            return null;
-        }
-
-        @Override
-        public List<String> headers(String name) {
-            return List.of();
-        }
-
-        @Override
-        public String principal() {
-            return null;
-        }
-
-        @Override
-        public String param(String name) {
-            return null;
-        }
-
-        @Override
-        public String remoteAddr() {
-            return "192.0.2.1";
-        }
-
-        @Override
-        public Object attribute(String name) {
-            return attributes.get(name);
-        }
-
-        @Override
-        public void setAttribute(String name, Object value) {
-            attributes.put(name, value);
-        }
-    }
-
     private static RouteSpec parse(String... pairs) {
         Map<String, String> values = new HashMap<>();
         for (int i = 0; i < pairs.length; i += 2) {
@@ -130,16 +90,16 @@ class AfterResponseGuardTest {
     void chargeAfterRefundsWhatTheStatusDoesNotCount() {
         Guard guard = guard(parse("limit", "2/1h", "charge", "after", "charge-when", "401"));
         for (int i = 0; i < 10; i++) {
-            HttpAnswer ok = guard.check(new Request());
+            HttpAnswer ok = guard.check(new TestRequest());
             assertThat(ok.proceeds()).as("success %d", i).isTrue();
             assertThat(ok.headers()).contains(new HttpAnswer.Header("RateLimit-Remaining", "1"));
             ok.completion().complete(200);
         }
-        guard.check(new Request()).completion().complete(401);
-        HttpAnswer second = guard.check(new Request());
+        guard.check(new TestRequest()).completion().complete(401);
+        HttpAnswer second = guard.check(new TestRequest());
         second.completion().complete(401);
         second.completion().complete(200); // once: the first report counts
-        HttpAnswer refused = guard.check(new Request());
+        HttpAnswer refused = guard.check(new TestRequest());
         assertThat(refused.status()).isEqualTo(429);
         assertThat(refused.completion()).isSameAs(Completion.NONE);
     }
@@ -147,34 +107,34 @@ class AfterResponseGuardTest {
     @Test
     void aConcurrencyRouteHoldsALeaseUntilTheCompletionAndPublishesNoHeaders() {
         Guard guard = guard(parse("limit", "2", "algorithm", "concurrency"));
-        HttpAnswer first = guard.check(new Request());
-        HttpAnswer second = guard.check(new Request());
+        HttpAnswer first = guard.check(new TestRequest());
+        HttpAnswer second = guard.check(new TestRequest());
         assertThat(first.proceeds()).isTrue();
         assertThat(first.headers()).isEmpty();
         assertThat(second.proceeds()).isTrue();
-        HttpAnswer third = guard.check(new Request());
+        HttpAnswer third = guard.check(new TestRequest());
         assertThat(third.status()).isEqualTo(429);
         assertThat(third.headers()).containsExactly(new HttpAnswer.Header("Retry-After", "1"));
         assertThat(third.body()).contains("Too many requests in flight for policy 'p'");
         first.completion().complete(500);
-        assertThat(guard.check(new Request()).proceeds()).as("the returned place").isTrue();
+        assertThat(guard.check(new TestRequest()).proceeds()).as("the returned place").isTrue();
     }
 
     @Test
     void aRequestRefusedItsLeaseIsNotChargedByTheRateLimitsAndOneTheyRefuseTakesNoLease() {
         Guard guard = guard(parse("policy", "rate", "limit", "3/1h"),
                 parse("policy", "cap", "limit", "1", "algorithm", "concurrency"));
-        HttpAnswer holding = guard.check(new Request());
+        HttpAnswer holding = guard.check(new TestRequest());
         assertThat(holding.headers()).contains(new HttpAnswer.Header("RateLimit-Remaining", "2"));
         for (int i = 0; i < 5; i++) {
-            assertThat(guard.check(new Request()).body()).contains("in flight"); // refunded each time
+            assertThat(guard.check(new TestRequest()).body()).contains("in flight"); // refunded each time
         }
         holding.completion().complete(200);
-        HttpAnswer next = guard.check(new Request());
+        HttpAnswer next = guard.check(new TestRequest());
         assertThat(next.headers()).as("only two charged").contains(new HttpAnswer.Header("RateLimit-Remaining", "1"));
         next.completion().complete(200);
-        guard.check(new Request()).completion().complete(200);
-        HttpAnswer spent = guard.check(new Request());
+        guard.check(new TestRequest()).completion().complete(200);
+        HttpAnswer spent = guard.check(new TestRequest());
         assertThat(spent.body()).contains("Rate limit exceeded for policy 'rate'");
         // the rate limit refused it: it took no lease, so the cap of one still admits
         assertThat(guard.concurrencyLimiter().acquire("192.0.2.1").held()).isTrue();

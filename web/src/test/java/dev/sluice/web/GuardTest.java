@@ -5,7 +5,6 @@ import dev.sluice.FailureMode;
 import dev.sluice.memory.MemoryStore;
 import org.junit.jupiter.api.Test;
 
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -14,46 +13,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** A guard turns a request into the answer both adapters write; over HTTP, see the adapters' tests. */
 class GuardTest {
-
-    /** One request from {@code 192.0.2.1}, with its own attributes. */
-    private static final class Request implements RequestView {
-        private final Map<String, Object> attributes = new HashMap<>();
-
-        @Override
-        public String header(String name) {
-            return null;
-        }
-
-        @Override
-        public List<String> headers(String name) {
-            return List.of();
-        }
-
-        @Override
-        public String principal() {
-            return null;
-        }
-
-        @Override
-        public String param(String name) {
-            return null;
-        }
-
-        @Override
-        public String remoteAddr() {
-            return "192.0.2.1";
-        }
-
-        @Override
-        public Object attribute(String name) {
-            return attributes.get(name);
-        }
-
-        @Override
-        public void setAttribute(String name, Object value) {
-            attributes.put(name, value);
-        }
-    }
 
     private static RouteSpec route(String policy, String limit, String key) {
         return RouteSpec.of(policy, Algorithm.TOKEN_BUCKET, limit, 0, 1, key, FailureMode.OPEN);
@@ -66,13 +25,13 @@ class GuardTest {
     @Test
     void anAllowedRequestProceedsWithHeadersAndARejectedOneIsAnswered429() {
         Guard guard = guard(WebSettings.DEFAULTS, route("g", "1/1m", "ip"));
-        HttpAnswer allowed = guard.check(new Request());
+        HttpAnswer allowed = guard.check(new TestRequest());
         assertThat(allowed.proceeds()).isTrue();
         assertThat(allowed.body()).isNull();
         assertThat(allowed.headers()).containsExactly(new HttpAnswer.Header("RateLimit-Limit", "1"),
                 new HttpAnswer.Header("RateLimit-Remaining", "0"), new HttpAnswer.Header("RateLimit-Reset", "60"));
 
-        HttpAnswer rejected = guard.check(new Request());
+        HttpAnswer rejected = guard.check(new TestRequest());
         assertThat(rejected.status()).isEqualTo(429);
         assertThat(rejected.headers()).first().isEqualTo(new HttpAnswer.Header("Retry-After", "60"));
         assertThat(rejected.headers()).contains(new HttpAnswer.Header("RateLimit-Remaining", "0"));
@@ -82,7 +41,7 @@ class GuardTest {
     @Test
     void twoGuardsOfOneRequestReportEachOthersLimits() {
         WebSettings draft = WebSettings.DEFAULTS.withHeaders(HeaderStyle.DRAFT);
-        Request request = new Request();
+        TestRequest request = new TestRequest();
         guard(draft, route("outer", "100/1m", "ip")).check(request);
         Guard innerGuard = guard(draft, route("inner", "10/1m", "ip"));
         HttpAnswer inner = innerGuard.check(request);
@@ -98,8 +57,8 @@ class GuardTest {
     @Test
     void shadowModeProceedsWithTheHeadersOfTheRejection() {
         Guard guard = guard(WebSettings.parse(Map.of("mode", "shadow")::get), route("s", "1/1m", "ip"));
-        guard.check(new Request());
-        HttpAnswer shadowed = guard.check(new Request());
+        guard.check(new TestRequest());
+        HttpAnswer shadowed = guard.check(new TestRequest());
         assertThat(shadowed.proceeds()).isTrue();
         assertThat(shadowed.headers()).contains(new HttpAnswer.Header("RateLimit-Remaining", "0"));
     }

@@ -45,47 +45,6 @@ class LocalModeSettingsTest {
         }
     }
 
-    /** One request from 192.0.2.1 with its own attributes. */
-    private static RequestView request() {
-        Map<String, Object> attributes = new HashMap<>();
-        return new RequestView() {
-            @Override
-            public String header(String name) {
-                return null;
-            }
-
-            @Override
-            public List<String> headers(String name) {
-                return List.of();
-            }
-
-            @Override
-            public String principal() {
-                return null;
-            }
-
-            @Override
-            public String param(String name) {
-                return null;
-            }
-
-            @Override
-            public String remoteAddr() {
-                return "192.0.2.1";
-            }
-
-            @Override
-            public Object attribute(String name) {
-                return attributes.get(name);
-            }
-
-            @Override
-            public void setAttribute(String name, Object value) {
-                attributes.put(name, value);
-            }
-        };
-    }
-
     @Test
     void failureModeLocalAndLocalShareParse() {
         Map<String, String> values = values("limit", "10/1m", "failure-mode", "LOCAL", "local-share", "0.33");
@@ -129,13 +88,13 @@ class LocalModeSettingsTest {
         WebSettings web = WebSettings.parse(values("local-share", "0.33", "headers", "both")::get);
         Guard guard = Guard.of(List.of(route), web, new Down(), "filter 'local-route'");
         for (int i = 0; i < 3; i++) {
-            HttpAnswer answer = guard.check(request());
+            HttpAnswer answer = guard.check(new TestRequest());
             assertThat(answer.status()).as("local request %d", i + 1).isEqualTo(HttpAnswer.PROCEED);
             assertThat(header(answer, "RateLimit-Limit")).isEqualTo("3");
             assertThat(header(answer, "RateLimit-Remaining")).isEqualTo(Integer.toString(2 - i));
             assertThat(header(answer, "RateLimit-Policy")).isEqualTo("\"local-route\";q=3;w=3600");
         }
-        HttpAnswer refused = guard.check(request());
+        HttpAnswer refused = guard.check(new TestRequest());
         assertThat(refused.status()).isEqualTo(429);
         assertThat(Long.parseLong(header(refused, "Retry-After"))).isBetween(1L, 3600L);
         assertThat(header(refused, "RateLimit-Remaining")).isEqualTo("0");
