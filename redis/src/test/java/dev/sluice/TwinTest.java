@@ -179,9 +179,11 @@ class TwinTest {
                 phase++;
             }
             Limit cap = caps.get(phase);
-            int gap = random.nextInt(10);
-            if (gap >= 6) {
-                long bound = gap == 9 ? cap.periodMicros() * 2 : gap >= 8 ? cap.periodMicros() / 2 : cap.periodMicros() / 20;
+            // time moves slowly against the lease, so that callers fill their caps and hold leases
+            // across a change: mostly no time or a little, sometimes a third of a lease, rarely two
+            int gap = random.nextInt(40);
+            if (gap >= 24) {
+                long bound = gap == 39 ? cap.periodMicros() * 2 : gap >= 36 ? cap.periodMicros() / 3 : cap.periodMicros() / 50;
                 clock.set(clock.nowMicros() + 1 + random.nextLong(bound));
             }
             int who = random.nextInt(2);
