@@ -311,6 +311,53 @@ public abstract class RateLimitStoreContract {
                 ok(year, 4, reset), ok(year, 3, algorithm.hasBurst() ? 40 : 100)));
     }
 
+    /**
+     * A store's clock that goes back (a failover to a Redis whose clock is slower) finds state
+     * written in its future: it grants nothing extra and answers a refusal, never a failure. (Its
+     * times may then exceed the full restore by the step back: the state restores on the store's
+     * clock.)
+     */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("everyAlgorithm")
+    void aClockGoingBackwardsGrantsNothingExtraAndAnswersWithinTheLimit(Algorithm algorithm) {
+        ManualClock clock = new ManualClock();
+        Limit limit = FIVE.withAlgorithm(algorithm);
+        RateLimiter limiter = limiter(newStore(clock), limit);
+        String caller = "backwards-" + UUID.randomUUID();
+        clock.advance(Duration.ofSeconds(30));
+        for (int i = 0; i < 5; i++) {
+            assertThat(limiter.decide(caller).allowed()).isTrue();
+        }
+        for (long back : new long[] {1, 30, 3_600, 86_400}) {
+            clock.advance(Duration.ofSeconds(-back));
+            String where = algorithm + " on " + storeName() + ", the clock " + back + " s back";
+            Decision d = limiter.decide(caller);
+            assertThat(d.storeFailed()).as(where + ": store failed").isFalse();
+            assertThat(d.allowed()).as(where + ": allowed").isFalse();
+            assertThat(d.remaining()).as(where + ": remaining").isZero();
+            Decision.Quota q = d.binding();
+            assertThat(List.of(q.reset(), q.retryAfter(), q.nextUnit(), d.retryAfter())).as(where + ": times")
+                    .allSatisfy(time -> assertThat(time).isPositive());
+            clock.advance(Duration.ofSeconds(back));
+        }
+    }
+
+    @org.junit.jupiter.api.Test
+    void aClockGoingBackwardsHoldsLeasesNoLongerThanTheLease() {
+        ManualClock clock = new ManualClock();
+        ConcurrencyLimiter limiter = concurrency(newStore(clock));
+        String caller = "lease-backwards-" + UUID.randomUUID();
+        for (int i = 0; i < 3; i++) {
+            assertThat(limiter.acquire(caller).held()).isTrue();
+        }
+        clock.advance(Duration.ofSeconds(-3_600));
+        Lease refused = limiter.acquire(caller);
+        assertLease(refused, false, 0, 100, 1, "an hour back: the leases expire one lease from now at the latest");
+        assertWithinTheLimit(refused.decision(), THREE_IN_FLIGHT, "an hour back");
+        clock.advance(Duration.ofSeconds(100));
+        assertLease(limiter.acquire(caller), true, 2, 100, 0, "one lease later on the slower clock");
+    }
+
     @ParameterizedTest(name = "{0}")
     @MethodSource("everyAlgorithm")
     void severalLimitsAreAllOrNothing(Algorithm algorithm) {
