@@ -257,7 +257,7 @@ final class DecideScript {
                 for (int i = 0; i < n; i++) {
                     int base = 1 + BATCH_PER_LIMIT * i;
                     long remaining = number(reply, base) - m * limits.get(i).cost();
-                    quotas.add(new Decision.Quota(limits.get(i), true, remaining, micros(after(reply, base + 1, m)),
+                    quotas.add(quota(limits.get(i), true, remaining, micros(after(reply, base + 1, m)),
                             Duration.ZERO, micros(after(reply, base + 6, m))));
                 }
                 return new Decision(Decision.Outcome.ALLOWED, quotas, Duration.ZERO);
@@ -266,7 +266,7 @@ final class DecideScript {
             for (int i = 0; i < n; i++) {
                 int base = 1 + BATCH_PER_LIMIT * n + VALUES_PER_LIMIT * i;
                 Duration limitRetry = micros(number(reply, base + 3));
-                quotas.add(new Decision.Quota(limits.get(i), number(reply, base) == 1, number(reply, base + 1),
+                quotas.add(quota(limits.get(i), number(reply, base) == 1, number(reply, base + 1),
                         micros(number(reply, base + 2)), limitRetry, micros(number(reply, base + 4))));
                 if (limitRetry.compareTo(retry) > 0) {
                     retry = limitRetry;
@@ -288,8 +288,23 @@ final class DecideScript {
         return ((Number) reply.get(index)).longValue();
     }
 
+    /**
+     * A time of a script's reply; one in the past is read as none. The scripts answer no negative
+     * time; see {@link #quota} for why a reply that does is read rather than failed.
+     */
     static Duration micros(long micros) {
-        return micros == 0 ? Duration.ZERO : Duration.of(micros, ChronoUnit.MICROS);
+        return micros <= 0 ? Duration.ZERO : Duration.of(micros, ChronoUnit.MICROS);
+    }
+
+    /**
+     * A limit's quota from a script's reply, with {@code remaining} read within what the limit can
+     * grant: from 0 to its capacity. The scripts keep to that range (a lowered limit or cap is
+     * clamped there, in Lua, as in the Java twins); a reply beyond it (a bug, or state another
+     * version wrote) is still an answer of a live store about one caller, and failing it instead
+     * would count toward the circuit breaker that every caller of the limiter shares.
+     */
+    static Decision.Quota quota(Limit limit, boolean allowed, long remaining, Duration reset, Duration retry, Duration next) {
+        return new Decision.Quota(limit, allowed, Math.max(0, Math.min(remaining, limit.capacity())), reset, retry, next);
     }
 
     static Throwable unwrap(Throwable failure) {

@@ -71,11 +71,11 @@ final class LeaseScripts {
     }
 
     /** {@code lease.lua}'s reply: allowed, remaining, reset_us, retry_us, next_us. */
-    private static Decision decision(List<Object> reply, Limit limit) {
+    static Decision decision(List<Object> reply, Limit limit) {
         try {
             boolean allowed = DecideScript.number(reply, 0) == 1;
             Duration retry = DecideScript.micros(DecideScript.number(reply, 3));
-            Decision.Quota quota = new Decision.Quota(limit, allowed, DecideScript.number(reply, 1),
+            Decision.Quota quota = DecideScript.quota(limit, allowed, DecideScript.number(reply, 1),
                     DecideScript.micros(DecideScript.number(reply, 2)), retry,
                     DecideScript.micros(DecideScript.number(reply, 4)));
             return new Decision(allowed ? Decision.Outcome.ALLOWED : Decision.Outcome.REJECTED, List.of(quota), retry);
