@@ -1,6 +1,7 @@
 package dev.sluice;
 
 import dev.sluice.internal.Durations;
+import dev.sluice.internal.UnreadableStateException;
 
 import java.security.SecureRandom;
 import java.time.Duration;
@@ -123,7 +124,11 @@ public final class ConcurrencyLimiter {
             Thread.currentThread().interrupt();
             failure = e;
         }
-        breaker.onFailure(started);
+        if (failure instanceof UnreadableStateException) {
+            breaker.onSuccess(); // the store answered, about this caller alone: no reason to stop asking it for others
+        } else {
+            breaker.onFailure(started);
+        }
         failures.increment();
         log.warn("Rate-limit store failed or exceeded {} ms; failing {} for concurrency policy {} ({} failures so far): {}",
                 timeout.toMillis(), failureMode.configName(), limit.policy(), failures.sum(), String.valueOf(failure));

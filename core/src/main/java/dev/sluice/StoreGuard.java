@@ -2,6 +2,7 @@ package dev.sluice;
 
 import dev.sluice.internal.Durations;
 import dev.sluice.internal.Timeouts;
+import dev.sluice.internal.UnreadableStateException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -148,7 +149,9 @@ final class StoreGuard {
 
     /**
      * Turns the store's answer, or its failure, into a decision: the one place both paths meet.
-     * A store that completes without a decision has failed too.
+     * A store that completes without a decision has failed too. A store that could not read one
+     * caller's state ({@link UnreadableStateException}) fails that request, but it did answer: the
+     * breaker hears a success.
      */
     Decision settle(String caller, List<Limit> request, long started, Decision answer, Throwable failure) {
         if (failure == null && answer != null) {
@@ -159,7 +162,11 @@ final class StoreGuard {
             return answer;
         }
         Throwable cause = failure == null ? new NullPointerException("the store answered no decision") : unwrap(failure);
-        breaker.onFailure(started);
+        if (cause instanceof UnreadableStateException) {
+            breaker.onSuccess(); // the store answered, about this caller alone: no reason to stop asking it for others
+        } else {
+            breaker.onFailure(started);
+        }
         failures.increment();
         if (failureLog.due()) {
             LOG.warn("Rate-limit store failed or exceeded {} ms; failing {} for policies {} ({} failures so far): {}",

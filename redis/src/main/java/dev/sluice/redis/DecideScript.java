@@ -7,6 +7,7 @@ import dev.sluice.Decision;
 import dev.sluice.Limit;
 import dev.sluice.TimeSource;
 import dev.sluice.internal.Keys;
+import dev.sluice.internal.UnreadableStateException;
 import dev.sluice.internal.store.CompiledLimit;
 import org.redisson.api.RScript;
 import org.redisson.api.RScriptAsync;
@@ -118,7 +119,7 @@ final class DecideScript {
                 CompletableFuture<IntFunction<Decision>> answer = answers.get(g);
                 try {
                     if (failure != null) {
-                        answer.completeExceptionally(unwrap(failure));
+                        answer.completeExceptionally(failure(failure));
                         continue;
                     }
                     at = settle(reply, at, batches.get(g), answer);
@@ -201,7 +202,7 @@ final class DecideScript {
     static int settle(List<Object> reply, int at, Coalescer.Batch batch, CompletableFuture<IntFunction<Decision>> answer) {
         long admitted = number(reply, at);
         if (admitted == FAILED) {
-            answer.completeExceptionally(new RedisException("decide.lua: " + reply.get(at + 1)));
+            answer.completeExceptionally(failure(new RedisException("decide.lua: " + reply.get(at + 1))));
             return at + 2;
         }
         List<Limit> limits = batch.key().limits;
@@ -309,6 +310,21 @@ final class DecideScript {
 
     static Throwable unwrap(Throwable failure) {
         return failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
+    }
+
+    /**
+     * A failed script call or group as the limiter is to take it: Redis refusing a command on a key
+     * that holds another type ({@code WRONGTYPE}, also inside a script's error) could not read this
+     * caller's state, and says nothing of the store (an {@link UnreadableStateException}); any
+     * other failure stands.
+     */
+    static Throwable failure(Throwable failure) {
+        Throwable cause = unwrap(failure);
+        String message = cause.getMessage();
+        if (cause instanceof RedisException && message != null && message.contains("WRONGTYPE")) {
+            return new UnreadableStateException("a key of this caller holds another type: " + message, cause);
+        }
+        return cause;
     }
 
     static String sha1(String text) {

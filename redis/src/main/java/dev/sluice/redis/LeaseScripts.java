@@ -12,6 +12,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 
 /**
  * The Java side of {@code refund.lua} and {@code lease.lua}, and the only Java knowing their
@@ -57,7 +58,12 @@ final class LeaseScripts {
     CompletableFuture<Decision> acquire(String tag, Limit limit, String id) {
         List<Object> keys = List.of(key(tag, limit));
         return lease.<List<Object>>eval(RScript.ReturnType.LIST, keys, now(), Long.toString(limit.count()),
-                Long.toString(limit.periodMicros()), id).thenApply(reply -> decision(reply, limit));
+                Long.toString(limit.periodMicros()), id).handle((reply, failure) -> {
+                    if (failure != null) {
+                        throw new CompletionException(DecideScript.failure(failure));
+                    }
+                    return decision(reply, limit);
+                });
     }
 
     /** Returns lease {@code id}: one {@code ZREM}, which does nothing to an expired or returned lease. */
