@@ -40,15 +40,16 @@ local lease = tonumber(ARGV[3])
 
 redis.call('ZREMRANGEBYSCORE', key, '-inf', string.format('%d', now))
 local latest = now + lease
-local bounded = false
 local last = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')[2]
-if last and tonumber(last) > latest then
+if last then last = tonumber(last) end
+local bounded = last ~= nil and last > latest
+if bounded then
   -- taken under a longer lease: bounded by this one
   local over = redis.call('ZRANGEBYSCORE', key, '(' .. string.format('%d', latest), '+inf')
   for i = 1, #over do
     redis.call('ZADD', key, string.format('%d', latest), over[i])
   end
-  bounded = true
+  last = latest
 end
 local held = redis.call('ZCARD', key)
 local fits = held < count
@@ -63,7 +64,8 @@ if held > 0 then
   local first = 0
   if held > count then first = held - count end
   nxt = tonumber(redis.call('ZRANGE', key, first, first, 'WITHSCORES')[2]) - now
-  reset = tonumber(redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')[2]) - now
+  -- the last lease: the one just taken, which expires last, or the last one held
+  if fits then reset = lease else reset = last - now end
   if fits or bounded then
     local ms = math.ceil(reset / 1000)
     if ms < 1 then ms = 1 end
