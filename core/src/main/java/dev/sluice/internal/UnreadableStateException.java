@@ -11,7 +11,10 @@ public final class UnreadableStateException extends RuntimeException {
 
     private static final long serialVersionUID = 1L;
 
-    /** @param cause the store's error, whose message names what it could not read */
+    /**
+     * @param message what could not be read, with the store's own message
+     * @param cause   the store's error
+     */
     public UnreadableStateException(String message, Throwable cause) {
         super(message, cause);
     }
