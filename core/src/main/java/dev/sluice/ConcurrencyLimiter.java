@@ -1,7 +1,6 @@
 package dev.sluice;
 
 import dev.sluice.internal.Durations;
-import dev.sluice.internal.UnreadableStateException;
 
 import java.security.SecureRandom;
 import java.time.Duration;
@@ -124,11 +123,7 @@ public final class ConcurrencyLimiter {
             Thread.currentThread().interrupt();
             failure = e;
         }
-        if (failure instanceof UnreadableStateException) {
-            breaker.onSuccess(); // the store answered, about this caller alone: no reason to stop asking it for others
-        } else {
-            breaker.onFailure(started);
-        }
+        breaker.onFailure(started, failure);
         failures.increment();
         log.warn("Rate-limit store failed or exceeded {} ms; failing {} for concurrency policy {} ({} failures so far): {}",
                 timeout.toMillis(), failureMode.configName(), limit.policy(), failures.sum(), String.valueOf(failure));

@@ -2,7 +2,6 @@ package dev.sluice;
 
 import dev.sluice.internal.Durations;
 import dev.sluice.internal.Timeouts;
-import dev.sluice.internal.UnreadableStateException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -149,9 +148,8 @@ final class StoreGuard {
 
     /**
      * Turns the store's answer, or its failure, into a decision: the one place both paths meet.
-     * A store that completes without a decision has failed too. A store that could not read one
-     * caller's state ({@link UnreadableStateException}) fails that request, but it did answer: the
-     * breaker hears a success.
+     * A store that completes without a decision has failed too; one that could not read this
+     * caller's state fails this request alone (see {@link CircuitBreaker#onFailure(long, Throwable)}).
      */
     Decision settle(String caller, List<Limit> request, long started, Decision answer, Throwable failure) {
         if (failure == null && answer != null) {
@@ -162,11 +160,7 @@ final class StoreGuard {
             return answer;
         }
         Throwable cause = failure == null ? new NullPointerException("the store answered no decision") : unwrap(failure);
-        if (cause instanceof UnreadableStateException) {
-            breaker.onSuccess(); // the store answered, about this caller alone: no reason to stop asking it for others
-        } else {
-            breaker.onFailure(started);
-        }
+        breaker.onFailure(started, cause);
         failures.increment();
         if (failureLog.due()) {
             LOG.warn("Rate-limit store failed or exceeded {} ms; failing {} for policies {} ({} failures so far): {}",
