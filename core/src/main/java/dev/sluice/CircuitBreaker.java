@@ -1,5 +1,6 @@
 package dev.sluice;
 
+import dev.sluice.internal.UnreadableStateException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -64,6 +65,20 @@ final class CircuitBreaker {
             }
         } else if (failures.get() != 0) {
             failures.set(0);
+        }
+    }
+
+    /**
+     * A request sent at {@code sentAtNanos} failed with {@code failure}: counted, unless the store
+     * answered that it could not read that one caller's state ({@link UnreadableStateException}).
+     * The store is up then, so it is an answer: opening the circuit for it would fail every other
+     * caller without asking the store.
+     */
+    void onFailure(long sentAtNanos, Throwable failure) {
+        if (failure instanceof UnreadableStateException) {
+            onSuccess();
+        } else {
+            onFailure(sentAtNanos);
         }
     }
 

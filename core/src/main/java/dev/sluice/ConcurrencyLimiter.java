@@ -123,7 +123,7 @@ public final class ConcurrencyLimiter {
             Thread.currentThread().interrupt();
             failure = e;
         }
-        breaker.onFailure(started);
+        breaker.onFailure(started, failure);
         failures.increment();
         log.warn("Rate-limit store failed or exceeded {} ms; failing {} for concurrency policy {} ({} failures so far): {}",
                 timeout.toMillis(), failureMode.configName(), limit.policy(), failures.sum(), String.valueOf(failure));

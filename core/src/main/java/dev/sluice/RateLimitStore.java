@@ -85,6 +85,11 @@ public interface RateLimitStore extends AutoCloseable {
      * leases left; a refusal's retry-after is the time until the oldest lease expires, at most
      * one second (leases are usually returned long before they expire). The default refuses.
      *
+     * <p>A changed cap reads the leases held as they are: with more held than a lowered count,
+     * the caller is refused with 0 left (never a negative number, never a failure) until enough
+     * are returned or expire; its next place comes when the leases held fall below the count. No
+     * lease held lives longer than the current {@link Limit#period()} from now.
+     *
      * @param leaseId unique among every instance sharing the store
      * @return a stage completed with an {@link Decision.Outcome#ALLOWED} or
      *         {@link Decision.Outcome#REJECTED} decision

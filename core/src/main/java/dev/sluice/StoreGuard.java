@@ -148,7 +148,8 @@ final class StoreGuard {
 
     /**
      * Turns the store's answer, or its failure, into a decision: the one place both paths meet.
-     * A store that completes without a decision has failed too.
+     * A store that completes without a decision has failed too; one that could not read this
+     * caller's state fails this request alone (see {@link CircuitBreaker#onFailure(long, Throwable)}).
      */
     Decision settle(String caller, List<Limit> request, long started, Decision answer, Throwable failure) {
         if (failure == null && answer != null) {
@@ -159,7 +160,7 @@ final class StoreGuard {
             return answer;
         }
         Throwable cause = failure == null ? new NullPointerException("the store answered no decision") : unwrap(failure);
-        breaker.onFailure(started);
+        breaker.onFailure(started, cause);
         failures.increment();
         if (failureLog.due()) {
             LOG.warn("Rate-limit store failed or exceeded {} ms; failing {} for policies {} ({} failures so far): {}",

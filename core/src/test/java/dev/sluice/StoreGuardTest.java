@@ -1,5 +1,6 @@
 package dev.sluice;
 
+import dev.sluice.internal.UnreadableStateException;
 import dev.sluice.memory.MemoryStore;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -59,7 +60,9 @@ class StoreGuardTest {
         FAILS_LATER(() -> CompletableFuture.supplyAsync(() -> {
             throw new IllegalStateException("LOADING");
         }, CompletableFuture.delayedExecutor(5, TimeUnit.MILLISECONDS))),
-        NEVER_ANSWERS(CompletableFuture::new);
+        NEVER_ANSWERS(CompletableFuture::new),
+        UNREADABLE_STATE(() -> CompletableFuture.failedFuture(
+                new UnreadableStateException("a key of this caller holds another type", new IllegalStateException("WRONGTYPE"))));
 
         final Supplier<CompletableFuture<Decision>> answer;
 
@@ -139,6 +142,18 @@ class StoreGuardTest {
             // within the breaker's first 250 ms pause no probe may pass (a stalled test machine may see one)
             assertThat(store.handedOut).as("an open circuit does not ask the store").hasSize(CircuitBreaker.THRESHOLD);
         }
+    }
+
+    /** A store that answers it cannot read one caller's state fails that request alone: the circuit stays closed. */
+    @Test
+    void aCallersUnreadableStateFailsItsRequestButNeverOpensTheCircuit() {
+        StoreGuard guard = new StoreGuard(new Faulty(Fault.UNREADABLE_STATE.answer), FailureMode.CLOSED, TIMEOUT, "[guarded]");
+        for (int i = 0; i < 2 * CircuitBreaker.THRESHOLD; i++) {
+            Decision decision = i % 2 == 0 ? guard.await("c", LIMITS, System.nanoTime()) : async(guard);
+            assertThat(decision.outcome()).isEqualTo(Decision.Outcome.FAILED_CLOSED);
+        }
+        assertThat(guard.failures()).isEqualTo(2 * CircuitBreaker.THRESHOLD);
+        assertThat(guard.circuitOpen()).isFalse();
     }
 
     @Test

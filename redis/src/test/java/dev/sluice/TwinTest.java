@@ -138,6 +138,76 @@ class TwinTest {
         }
     }
 
+    /**
+     * Concurrency leases: random traces of leases taken, returned and left to expire must get the
+     * same decisions from lease.lua as from its Java twin (LeaseTable). Twice in each trace the cap
+     * changes (a random count from 1 to 6 and lease), with leases held, lowered as often as raised.
+     */
+    @org.junit.jupiter.api.Test
+    void leaseScriptAndJavaTwinDecideAlikeAcrossCapChanges() {
+        for (int trace = 0; trace < TRACES; trace++) {
+            long seed = 90_000L + trace;
+            SplittableRandom random = new SplittableRandom(seed);
+            List<Limit> caps = new ArrayList<>();
+            for (int phase = 0; phase <= CHANGES.length; phase++) {
+                caps.add(Limit.concurrency("twin-cap", 1 + random.nextInt(6),
+                        Duration.ofSeconds(PERIOD_SECONDS[random.nextInt(PERIOD_SECONDS.length)])));
+            }
+            List<Decision> memory = playLeases(Stores.MEMORY::create, caps, seed);
+            List<Decision> redis = playLeases(Stores.REDIS::create, caps, seed);
+            for (int i = 0; i < memory.size(); i++) {
+                assertThat(redis.get(i)).as("seed %d step %d, caps %s", seed, i, caps).isEqualTo(memory.get(i));
+            }
+        }
+    }
+
+    /**
+     * Plays one trace of leases on the store: at each step a caller takes a lease or returns one it
+     * holds; the cap changes at each of {@link #CHANGES}. Every decision must be one its cap could
+     * give, and none a failure.
+     */
+    private static List<Decision> playLeases(Function<TimeSource, RateLimitStore> store, List<Limit> caps, long seed) {
+        SplittableRandom random = new SplittableRandom(seed * 31 + 7);
+        ManualClock clock = new ManualClock(ManualClock.ALIGNED_START + random.nextLong(1_000_000_000L));
+        RateLimitStore shared = store.apply(clock);
+        String run = UUID.randomUUID().toString();
+        List<List<String>> held = List.of(new ArrayList<>(), new ArrayList<>());
+        List<Decision> decisions = new ArrayList<>();
+        int phase = 0;
+        for (int step = 0; step < STEPS; step++) {
+            if (phase < CHANGES.length && step == CHANGES[phase]) {
+                phase++;
+            }
+            Limit cap = caps.get(phase);
+            // time moves slowly against the lease, so that callers fill their caps and hold leases
+            // across a change: mostly no time or a little, sometimes a third of a lease, rarely two
+            int gap = random.nextInt(40);
+            if (gap >= 24) {
+                long bound = gap == 39 ? cap.periodMicros() * 2 : gap >= 36 ? cap.periodMicros() / 3 : cap.periodMicros() / 50;
+                clock.set(clock.nowMicros() + 1 + random.nextLong(bound));
+            }
+            int who = random.nextInt(2);
+            String caller = run + "-" + who;
+            List<String> leases = held.get(who);
+            if (!leases.isEmpty() && random.nextInt(3) == 0) {
+                // returning a lease already expired does nothing, in both stores
+                shared.releaseLease(caller, cap, leases.remove(random.nextInt(leases.size()))).toCompletableFuture().join();
+                continue;
+            }
+            String id = "lease-" + step;
+            Decision decision = shared.acquireLease(caller, cap, id).toCompletableFuture().join();
+            RateLimitStoreContract.assertWithinTheLimit(decision, cap, "seed " + seed + " step " + step + " " + cap);
+            if (decision.outcome() == Decision.Outcome.ALLOWED) {
+                leases.add(id);
+            } else {
+                assertThat(decision.outcome()).as("seed %d step %d", seed, step).isEqualTo(Decision.Outcome.REJECTED);
+                assertThat(decision.binding().nextUnit()).as("seed %d step %d: a refusal's next place", seed, step).isPositive();
+            }
+            decisions.add(decision);
+        }
+        return decisions;
+    }
+
     /** The limits of each phase: the same policies each time, with new random parameters. */
     private static List<List<Limit>> randomChanges(SplittableRandom random, Algorithm algorithm) {
         int n = random.nextInt(3) == 0 ? 2 : 1;

@@ -19,6 +19,10 @@ import java.util.Map;
  * atomic {@code compute}; an entry lives until its last lease expires, and at most
  * {@code maximumCallers} entries are kept (an evicted caller's leases are forgotten: it may start
  * more requests, never fewer). Thread-safe.
+ *
+ * <p>A changed cap reads the leases held as they are: under a lowered count a caller is refused
+ * (remaining 0) until its leases fall below the new count; a shortened lease bounds the leases
+ * held to one lease from now; a lengthened one extends none.
  */
 final class LeaseTable {
 
@@ -39,12 +43,13 @@ final class LeaseTable {
             expiries.values().removeIf(expiry -> expiry <= now);
         }
 
-        long oldest() {
-            return expiries.values().stream().mapToLong(Long::longValue).min().orElse(0);
-        }
-
         long newest() {
             return expiries.values().stream().mapToLong(Long::longValue).max().orElse(0);
+        }
+
+        /** The expiry of the lease that leaves {@code index} (from 0) in expiry order. */
+        long expiring(int index) {
+            return expiries.values().stream().mapToLong(Long::longValue).sorted().skip(index).findFirst().orElse(0);
         }
     }
 
@@ -84,10 +89,12 @@ final class LeaseTable {
             long now = time.nowMicros();
             Leases held = leases != null ? leases : new Leases();
             held.trim(now);
+            long latest = now + limit.periodMicros();
+            // taken under a longer lease: bounded by this one
+            held.expiries.replaceAll((lease, expiry) -> Math.min(expiry, latest));
             boolean fits = held.expiries.size() < limit.count();
             if (fits) {
-                long expiry = now + limit.periodMicros();
-                held.expiries.put(id, expiry);
+                held.expiries.put(id, latest);
             }
             decided[0] = decision(limit, fits, held, now);
             return held.expiries.isEmpty() ? null : held;
@@ -104,13 +111,15 @@ final class LeaseTable {
     }
 
     /**
-     * The decision {@code lease.lua} answers: the leases left; until the oldest lease expires
-     * (the next place, at the latest) and the last one (every place); a refusal's retry at most
-     * {@link #MAX_RETRY_MICROS}.
+     * The decision {@code lease.lua} answers: the leases left, never negative; until the next place
+     * is back at the latest (the oldest lease expires, or, over a lowered count, the one that
+     * brings the leases held below it) and until the last lease expires (every place); a refusal's
+     * retry at most {@link #MAX_RETRY_MICROS}.
      */
     private static Decision decision(Limit limit, boolean fits, Leases held, long now) {
-        long remaining = limit.count() - held.expiries.size();
-        long next = remaining == limit.count() ? 0 : held.oldest() - now;
+        int size = held.expiries.size();
+        long remaining = Math.max(0, limit.count() - size);
+        long next = size == 0 ? 0 : held.expiring((int) Math.max(0, size - limit.count())) - now;
         long reset = held.expiries.isEmpty() ? 0 : held.newest() - now;
         long retry = fits ? 0 : Math.min(next, MAX_RETRY_MICROS);
         Decision.Quota quota = new Decision.Quota(limit, fits, remaining, MemoryStore.micros(reset),

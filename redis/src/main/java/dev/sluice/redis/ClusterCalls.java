@@ -51,7 +51,7 @@ final class ClusterCalls {
                     .whenComplete((reply, failure) -> {
                         try {
                             if (failure != null) {
-                                answer.completeExceptionally(DecideScript.unwrap(failure));
+                                answer.completeExceptionally(DecideScript.failure(failure));
                             } else {
                                 DecideScript.settle(reply, 0, batch, answer);
                             }

@@ -7,6 +7,7 @@ import dev.sluice.Decision;
 import dev.sluice.Limit;
 import dev.sluice.TimeSource;
 import dev.sluice.internal.Keys;
+import dev.sluice.internal.UnreadableStateException;
 import dev.sluice.internal.store.CompiledLimit;
 import org.redisson.api.RScript;
 import org.redisson.api.RScriptAsync;
@@ -118,7 +119,7 @@ final class DecideScript {
                 CompletableFuture<IntFunction<Decision>> answer = answers.get(g);
                 try {
                     if (failure != null) {
-                        answer.completeExceptionally(unwrap(failure));
+                        answer.completeExceptionally(failure(failure));
                         continue;
                     }
                     at = settle(reply, at, batches.get(g), answer);
@@ -201,7 +202,7 @@ final class DecideScript {
     static int settle(List<Object> reply, int at, Coalescer.Batch batch, CompletableFuture<IntFunction<Decision>> answer) {
         long admitted = number(reply, at);
         if (admitted == FAILED) {
-            answer.completeExceptionally(new RedisException("decide.lua: " + reply.get(at + 1)));
+            answer.completeExceptionally(failure(new RedisException("decide.lua: " + reply.get(at + 1))));
             return at + 2;
         }
         List<Limit> limits = batch.key().limits;
@@ -257,7 +258,7 @@ final class DecideScript {
                 for (int i = 0; i < n; i++) {
                     int base = 1 + BATCH_PER_LIMIT * i;
                     long remaining = number(reply, base) - m * limits.get(i).cost();
-                    quotas.add(new Decision.Quota(limits.get(i), true, remaining, micros(after(reply, base + 1, m)),
+                    quotas.add(quota(limits.get(i), true, remaining, micros(after(reply, base + 1, m)),
                             Duration.ZERO, micros(after(reply, base + 6, m))));
                 }
                 return new Decision(Decision.Outcome.ALLOWED, quotas, Duration.ZERO);
@@ -266,7 +267,7 @@ final class DecideScript {
             for (int i = 0; i < n; i++) {
                 int base = 1 + BATCH_PER_LIMIT * n + VALUES_PER_LIMIT * i;
                 Duration limitRetry = micros(number(reply, base + 3));
-                quotas.add(new Decision.Quota(limits.get(i), number(reply, base) == 1, number(reply, base + 1),
+                quotas.add(quota(limits.get(i), number(reply, base) == 1, number(reply, base + 1),
                         micros(number(reply, base + 2)), limitRetry, micros(number(reply, base + 4))));
                 if (limitRetry.compareTo(retry) > 0) {
                     retry = limitRetry;
@@ -288,12 +289,42 @@ final class DecideScript {
         return ((Number) reply.get(index)).longValue();
     }
 
+    /**
+     * A time of a script's reply; one in the past is read as none. The scripts answer no negative
+     * time; see {@link #quota} for why a reply that does is read rather than failed.
+     */
     static Duration micros(long micros) {
-        return micros == 0 ? Duration.ZERO : Duration.of(micros, ChronoUnit.MICROS);
+        return micros <= 0 ? Duration.ZERO : Duration.of(micros, ChronoUnit.MICROS);
+    }
+
+    /**
+     * A limit's quota from a script's reply, with {@code remaining} read within what the limit can
+     * grant: from 0 to its capacity. The scripts keep to that range (a lowered limit or cap is
+     * clamped there, in Lua, as in the Java twins); a reply beyond it (a bug, or state another
+     * version wrote) is still an answer of a live store about one caller, and failing it instead
+     * would count toward the circuit breaker that every caller of the limiter shares.
+     */
+    static Decision.Quota quota(Limit limit, boolean allowed, long remaining, Duration reset, Duration retry, Duration next) {
+        return new Decision.Quota(limit, allowed, Math.max(0, Math.min(remaining, limit.capacity())), reset, retry, next);
     }
 
     static Throwable unwrap(Throwable failure) {
         return failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
+    }
+
+    /**
+     * A failed script call or group as the limiter is to take it: Redis refusing a command on a key
+     * that holds another type ({@code WRONGTYPE}, also inside a script's error) could not read this
+     * caller's state, and says nothing of the store (an {@link UnreadableStateException}); any
+     * other failure stands.
+     */
+    static Throwable failure(Throwable failure) {
+        Throwable cause = unwrap(failure);
+        String message = cause.getMessage();
+        if (cause instanceof RedisException && message != null && message.contains("WRONGTYPE")) {
+            return new UnreadableStateException("a key of this caller holds another type: " + message, cause);
+        }
+        return cause;
     }
 
     static String sha1(String text) {

@@ -12,6 +12,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 
 /**
  * The Java side of {@code refund.lua} and {@code lease.lua}, and the only Java knowing their
@@ -57,7 +58,12 @@ final class LeaseScripts {
     CompletableFuture<Decision> acquire(String tag, Limit limit, String id) {
         List<Object> keys = List.of(key(tag, limit));
         return lease.<List<Object>>eval(RScript.ReturnType.LIST, keys, now(), Long.toString(limit.count()),
-                Long.toString(limit.periodMicros()), id).thenApply(reply -> decision(reply, limit));
+                Long.toString(limit.periodMicros()), id).handle((reply, failure) -> {
+                    if (failure != null) {
+                        throw new CompletionException(DecideScript.failure(failure));
+                    }
+                    return decision(reply, limit);
+                });
     }
 
     /** Returns lease {@code id}: one {@code ZREM}, which does nothing to an expired or returned lease. */
@@ -71,11 +77,11 @@ final class LeaseScripts {
     }
 
     /** {@code lease.lua}'s reply: allowed, remaining, reset_us, retry_us, next_us. */
-    private static Decision decision(List<Object> reply, Limit limit) {
+    static Decision decision(List<Object> reply, Limit limit) {
         try {
             boolean allowed = DecideScript.number(reply, 0) == 1;
             Duration retry = DecideScript.micros(DecideScript.number(reply, 3));
-            Decision.Quota quota = new Decision.Quota(limit, allowed, DecideScript.number(reply, 1),
+            Decision.Quota quota = DecideScript.quota(limit, allowed, DecideScript.number(reply, 1),
                     DecideScript.micros(DecideScript.number(reply, 2)), retry,
                     DecideScript.micros(DecideScript.number(reply, 4)));
             return new Decision(allowed ? Decision.Outcome.ALLOWED : Decision.Outcome.REJECTED, List.of(quota), retry);

@@ -109,6 +109,45 @@ class DecideScriptTest {
         }
     }
 
+    /**
+     * A reply outside what the limit could answer (remaining below zero or above the capacity, a
+     * time in the past) is read as the nearest answer it could give, not as a failure: a failure
+     * would fail the caller and count toward the circuit every caller shares.
+     */
+    @Test
+    void aReplyBeyondTheLimitIsReadAsTheNearestAnswerItCouldGive() {
+        Limit limit = Limit.of("beyond", 10, Duration.ofSeconds(100));
+        List<Limit> limits = List.of(limit);
+        // refused: fits, remaining, reset_us, retry_us, next_us after the eleven values of the admitted
+        List<Object> refused = new java.util.ArrayList<>(java.util.Collections.nCopies(12, (Object) 1L));
+        refused.set(0, 0L);
+        refused.addAll(List.of(0L, -2L, -5_000_000L, -1L, -1L));
+        Decision no = DecideScript.decision(refused, 0, limits);
+        assertThat(no.outcome()).isEqualTo(Decision.Outcome.REJECTED);
+        assertThat(no.remaining()).isZero();
+        assertThat(no.reset()).isZero();
+        assertThat(no.retryAfter()).isZero();
+        assertThat(no.binding().nextUnit()).isZero();
+        // admitted: remaining 20 before, reset a + ceil((b + m c) / (d + m e)) = -5 s, next 3 s
+        List<Object> admitted = List.of(1L, 20L, -5_000_000L, 0L, 0L, 1L, 0L, 3_000_000L, 0L, 0L, 1L, 0L);
+        Decision yes = DecideScript.decision(admitted, 0, limits);
+        assertThat(yes.outcome()).isEqualTo(Decision.Outcome.ALLOWED);
+        assertThat(yes.remaining()).as("capped at the capacity").isEqualTo(10);
+        assertThat(yes.reset()).isZero();
+        assertThat(yes.binding().nextUnit()).isEqualTo(Duration.ofSeconds(3));
+    }
+
+    @Test
+    void aLeaseReplyBeyondTheCapIsReadAsTheNearestAnswerItCouldGive() {
+        Limit cap = Limit.concurrency("beyond-cap", 2, Duration.ofSeconds(100));
+        Decision over = LeaseScripts.decision(List.of(0L, -3L, 50_000_000L, -1L, 2_000_000L), cap);
+        assertThat(over.outcome()).isEqualTo(Decision.Outcome.REJECTED);
+        assertThat(over.remaining()).isZero();
+        assertThat(over.retryAfter()).isZero();
+        assertThat(over.binding().nextUnit()).isEqualTo(Duration.ofSeconds(2));
+        assertThat(LeaseScripts.decision(List.of(1L, 7L, 1L, 0L, 1L), cap).remaining()).as("capped at the cap").isEqualTo(2);
+    }
+
     @Test
     void anUnreadableReplyNamesTheScript() {
         List<Limit> limits = List.of(Limit.of("short", 1, Duration.ofSeconds(1)));

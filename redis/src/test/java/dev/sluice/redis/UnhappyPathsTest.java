@@ -1,6 +1,7 @@
 package dev.sluice.redis;
 
 import dev.sluice.Algorithm;
+import dev.sluice.ConcurrencyLimiter;
 import dev.sluice.Decision;
 import dev.sluice.FailureMode;
 import dev.sluice.Limit;
@@ -248,6 +249,43 @@ class UnhappyPathsTest {
         }
         assertThat(store.requestsInFlight()).as("batches still registered").isZero();
         assertThat(after.storeFailures()).isZero();
+    }
+
+    /**
+     * A key of one caller holding another type (written by something else in the namespace) made
+     * every decision of that caller a store failure, counted toward the circuit breaker: five of
+     * them opened the circuit, and every other caller of the limiter was then failed too, without
+     * the store being asked. The caller whose state is unreadable follows the failure mode alone.
+     */
+    @Test
+    void aCallerWhoseKeyHoldsAnotherTypeFailsAloneAndNeverOpensTheCircuit() {
+        RedissonClient redis = Stores.client();
+        Limit limit = Limit.of("wrong-type", "5/1m");
+        RateLimiter limiter = RateLimiter.builder().limit(limit).store(RedisStore.builder().client(redis).localRejections(0).build())
+                .failureMode(FailureMode.CLOSED).timeout(Stores.PATIENT).build();
+        String bad = "wrong-type-" + UUID.randomUUID();
+        String badKey = dev.sluice.internal.Keys.key(dev.sluice.internal.Keys.tag(bad), limit.policy(), "tb");
+        redis.getList(badKey, org.redisson.client.codec.StringCodec.INSTANCE).add("not a bucket");
+        redis.getKeys().expire(badKey, 60, TimeUnit.SECONDS);
+        for (int i = 0; i < 2 * 5; i++) {
+            assertThat(limiter.decide(bad).outcome()).as("the unreadable caller, %d", i).isEqualTo(Decision.Outcome.FAILED_CLOSED);
+        }
+        assertThat(limiter.storeFailures()).isEqualTo(10);
+        assertThat(limiter.storeCircuitOpen()).as("the circuit every caller shares").isFalse();
+        assertThat(limiter.decide("wrong-type-other-" + UUID.randomUUID()).outcome()).isEqualTo(Decision.Outcome.ALLOWED);
+
+        Limit cap = Limit.concurrency("wrong-type-cap", 2, Duration.ofSeconds(30));
+        ConcurrencyLimiter capped = ConcurrencyLimiter.builder().limit(cap).store(RedisStore.of(redis))
+                .failureMode(FailureMode.CLOSED).timeout(Stores.PATIENT).build();
+        String capKey = dev.sluice.internal.Keys.key(dev.sluice.internal.Keys.tag(bad), cap.policy(), "cc");
+        redis.getBucket(capKey, org.redisson.client.codec.StringCodec.INSTANCE).set("not a set of leases", Duration.ofSeconds(60));
+        for (int i = 0; i < 2 * 5; i++) {
+            assertThat(capped.acquire(bad).decision().outcome()).as("the unreadable caller's lease, %d", i)
+                    .isEqualTo(Decision.Outcome.FAILED_CLOSED);
+        }
+        assertThat(capped.storeFailures()).isEqualTo(10);
+        assertThat(capped.acquire("wrong-type-other-" + UUID.randomUUID()).decision().outcome())
+                .as("another caller: the circuit is closed").isEqualTo(Decision.Outcome.ALLOWED);
     }
 
     /**

@@ -132,6 +132,25 @@ class RejectionCacheTest {
     }
 
     /** A real store that counts the decisions reaching it. */
+    /** A store's rejection with a time in the past: passed on, not copied, never a failure. */
+    @Test
+    void aRejectionWhoseRetryIsPastIsPassedOnAndNotCopied() {
+        Limit limit = limits.get(0);
+        Decision past = new Decision(Decision.Outcome.REJECTED, List.of(new Decision.Quota(limit, false, 0,
+                Duration.ofSeconds(-2), Duration.ofSeconds(-1), Duration.ofSeconds(-1))), Duration.ofSeconds(-1));
+        for (boolean done : new boolean[] {true, false}) {
+            CompletableFuture<Decision> answer = done ? CompletableFuture.completedFuture(past) : new CompletableFuture<>();
+            RejectionCache cache = new RejectionCache(new Holding(answer), 100, Duration.ofSeconds(1), clock);
+            CompletableFuture<Decision> first = cache.decide("past", limits, System.nanoTime() + FOREVER / 2, false)
+                    .toCompletableFuture();
+            answer.complete(past);
+            assertThat(first.join()).as(done ? "answered at once" : "answered later").isSameAs(past);
+            CompletableFuture<Decision> again = cache.decide("past", limits, System.nanoTime() + FOREVER / 2, false)
+                    .toCompletableFuture();
+            assertThat(again.join()).as("the store is asked again").isSameAs(past);
+        }
+    }
+
     private static final class Counting implements RateLimitStore {
         final RateLimitStore store;
         final AtomicInteger calls = new AtomicInteger();
