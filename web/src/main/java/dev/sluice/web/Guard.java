@@ -77,15 +77,15 @@ public final class Guard {
      */
     public Guard(RateLimiter limiter, List<KeySource> key, WebSettings web, String where) {
         this(LimitChoice.fixed(limiter, sameSettingsAs(limiter), web.headers(), where), null, Charging.BEFORE, key, web,
-                CallerRules.NONE, Set.of());
+                CallerRules.NONE, Set.of(), where);
     }
 
     private Guard(LimitChoice choice, ConcurrencyLimiter concurrency, Charging charging, List<KeySource> key,
-                  WebSettings web, CallerRules rules, Set<String> methods) {
+                  WebSettings web, CallerRules rules, Set<String> methods, String where) {
         this.choice = choice;
         this.concurrency = concurrency;
         this.charging = charging;
-        this.resolver = new CallerResolver(key, web);
+        this.resolver = new CallerResolver(key, web, where);
         this.headers = web.headers();
         this.partitionKey = web.partitionKey() && web.headers().draft();
         this.methods = Set.copyOf(methods);
@@ -188,7 +188,7 @@ public final class Guard {
                 .failureMode(mode == FailureMode.CLOSED ? FailureMode.CLOSED : FailureMode.OPEN).timeout(web.timeout())
                 .shadowMode(web.shadow()).listener(OptionalMetrics.listener(web.metrics(), cap.policy())).build();
         return new Guard(choice, concurrency, charging == null ? Charging.BEFORE : charging, first.key(), web, rules,
-                first.methods());
+                first.methods(), where);
     }
 
     /** Builds limiters of other limits with the store, failure mode, timeout and shadow mode of {@code limiter}. */
