@@ -23,7 +23,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * loopback or private address ({@code 127/8}, {@code 10/8}, {@code 172.16/12}, {@code 192.168/16},
  * {@code 169.254/16}, {@code ::1}, {@code fc00::/7}, {@code fe80::/10}), it is most likely a load
  * balancer that {@code trusted-proxies} forgot, whose clients then share one budget: the first
- * such request is logged, once per resolver (per route), and nothing else changes.
+ * such request is logged, once per route (a servlet filter; a JAX-RS feature shares one warning
+ * among its resource methods), and nothing else changes.
  *
  * <p>A hop may carry a port ({@code 192.0.2.1:4711}, {@code [2001:db8::1]:443}); it is dropped. A
  * hop that names no address ({@code unknown}, an obfuscated {@code _hidden}, a {@code Forwarded}
@@ -63,8 +64,11 @@ final class CallerResolver {
     private final int ipv6Prefix;
     private final String ipv6Suffix;
     private final String where;
-    /** Whether an untrusted private peer's forwarding header was logged; after that, one volatile read per request. */
-    private final AtomicBoolean warnedUntrusted = new AtomicBoolean();
+    /**
+     * Whether an untrusted private peer's forwarding header was logged; after that, one volatile
+     * read per request. Shared by the resolvers of one JAX-RS feature ({@link #sharingWarningWith}).
+     */
+    private final AtomicBoolean warnedUntrusted;
 
     /**
      * A resolver.
@@ -78,11 +82,27 @@ final class CallerResolver {
     CallerResolver(List<KeySource> sources, List<String> trustedProxies, ForwardedHeader forwardedHeader,
                           int ipv6Prefix, String where) {
         this.where = Objects.requireNonNull(where, "where");
+        this.warnedUntrusted = new AtomicBoolean();
         this.sources = sources.toArray(new KeySource[0]);
         this.trusted = trustedProxies.stream().map(CallerResolver::cidr).toArray(Cidr[]::new);
         this.forwardedHeader = Objects.requireNonNull(forwardedHeader, "forwardedHeader");
         this.ipv6Prefix = WebSettings.checkIpv6Prefix(ipv6Prefix);
         this.ipv6Suffix = "/" + ipv6Prefix;
+    }
+
+    private CallerResolver(CallerResolver from, AtomicBoolean warned) {
+        this.sources = from.sources;
+        this.trusted = from.trusted;
+        this.forwardedHeader = from.forwardedHeader;
+        this.ipv6Prefix = from.ipv6Prefix;
+        this.ipv6Suffix = from.ipv6Suffix;
+        this.where = from.where;
+        this.warnedUntrusted = warned;
+    }
+
+    /** This resolver logging its once-only warning at most once together with {@code other}. */
+    CallerResolver sharingWarningWith(CallerResolver other) {
+        return new CallerResolver(this, other.warnedUntrusted);
     }
 
     /** A resolver whose warning names no route. */

@@ -92,11 +92,11 @@ public final class Guard {
         this.exempt = rules.exemptNetworks();
     }
 
-    private Guard(Guard from, LimitChoice choice) {
+    private Guard(Guard from, LimitChoice choice, CallerResolver resolver) {
         this.choice = choice;
         this.concurrency = from.concurrency;
         this.charging = from.charging;
-        this.resolver = from.resolver;
+        this.resolver = resolver;
         this.headers = from.headers;
         this.partitionKey = from.partitionKey;
         this.methods = from.methods;
@@ -112,7 +112,16 @@ public final class Guard {
         if (choice == null) {
             throw new IllegalStateException("a route with only a concurrency limit has no rate limits to resolve");
         }
-        return new Guard(this, choice.withResolver(Objects.requireNonNull(limitResolver, "limitResolver")));
+        return new Guard(this, choice.withResolver(Objects.requireNonNull(limitResolver, "limitResolver")), resolver);
+    }
+
+    /**
+     * This guard logging its once-only warnings about requests (a forwarding header from a
+     * loopback or private peer that is not in {@code trusted-proxies}) at most once together with
+     * {@code other}: the guards of one JAX-RS feature, one per resource method, warn once for all.
+     */
+    public Guard sharingWarningsWith(Guard other) {
+        return new Guard(this, choice, resolver.sharingWarningWith(other.resolver));
     }
 
     /**
