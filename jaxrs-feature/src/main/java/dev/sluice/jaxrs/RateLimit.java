@@ -145,8 +145,9 @@ public @interface RateLimit {
      * Named tiers, each {@code name:<count>/<period>} or {@code name:unlimited}, such as
      * {@code {"premium:1000/1h", "internal:unlimited"}} (the {@code tier-limits} parameter); the
      * property {@code sluice.tier} picks a request's tier. Each tier counts under its own policy,
-     * {@code <policy>/<tier>} (a name no configured policy can hold), with the algorithm and cost of this annotation and a burst of its
-     * count; an unlimited tier never asks the store and gets no rate-limit headers. Default: none.
+     * {@code <policy>/<tier>} (a name no configured policy can hold), with the algorithm and cost
+     * of this annotation and a burst of its count; an unlimited tier never asks the store and gets
+     * no rate-limit headers. Default: none.
      */
     String[] tiers() default {};
 
