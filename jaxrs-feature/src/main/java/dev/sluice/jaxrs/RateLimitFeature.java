@@ -120,6 +120,7 @@ public final class RateLimitFeature implements DynamicFeature {
     private final RateLimitStore givenStore;
     private Settings settings; // parsed on the first annotated method, guarded by this
     private String acquiredStore; // the sluice.store value this feature holds in the StoreRegistry, guarded by this
+    private Guard firstGuard; // the others share its once-only warnings, so the feature warns once; guarded by this
 
     /** The application-wide settings, from the {@code sluice.*} properties, and the store they name. */
     private record Settings(WebSettings web, CallerRules rules, RateLimitStore store) {
@@ -150,7 +151,7 @@ public final class RateLimitFeature implements DynamicFeature {
             String where = Routes.where(resourceClass, resourceInfo.getResourceMethod());
             Guard guard;
             try {
-                guard = Guard.of(plan.routes(), app.web(), app.rules(), app.store(), where);
+                guard = shareWarnings(Guard.of(plan.routes(), app.web(), app.rules(), app.store(), where));
             } catch (IllegalArgumentException e) {
                 throw new IllegalArgumentException(where + ": " + e.getMessage(), e);
             }
@@ -206,6 +207,15 @@ public final class RateLimitFeature implements DynamicFeature {
         return settings;
     }
 
+    /** The guard, sharing the once-only warnings of this feature's first. */
+    private synchronized Guard shareWarnings(Guard guard) {
+        if (firstGuard == null) {
+            firstGuard = guard;
+            return guard;
+        }
+        return guard.sharingWarningsWith(firstGuard);
+    }
+
     private static boolean isApplicationParameter(String name) {
         return Parameter.of(Parameter.Scope.APPLICATION).stream().anyMatch(p -> p.configName().equals(name));
     }
@@ -213,6 +223,7 @@ public final class RateLimitFeature implements DynamicFeature {
     /** Closes the stores this feature opened from {@code sluice.store}; called by the runtime at application shutdown. */
     @PreDestroy
     synchronized void close() {
+        firstGuard = null;
         if (acquiredStore != null) {
             StoreRegistry.application().release(acquiredStore);
             acquiredStore = null;

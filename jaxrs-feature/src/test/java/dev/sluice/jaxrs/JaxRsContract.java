@@ -164,6 +164,18 @@ abstract class JaxRsContract {
         assertThat(get("/api/c/b", "X-Client", me).statusCode()).isEqualTo(429);
     }
 
+    /** The runtime answers HEAD with the @GET method, so methods = "GET" limits HEAD in the same budget. */
+    @Test
+    void methodsNamingGetLimitHeadToo() {
+        String me = client();
+        assertThat(get("/api/m/reads", "X-Client", me).statusCode()).isEqualTo(200);
+        HttpResponse<String> head = HttpCalls.send("HEAD", base.resolve("/api/m/reads"), "X-Client", me);
+        assertThat(head.statusCode()).isEqualTo(200);
+        assertThat(header(head, "RateLimit-Remaining")).isEqualTo("0");
+        assertThat(HttpCalls.send("HEAD", base.resolve("/api/m/reads"), "X-Client", me).statusCode()).isEqualTo(429);
+        assertThat(get("/api/m/reads", "X-Client", me).statusCode()).isEqualTo(429);
+    }
+
     @Test
     void principalKeySeesTheUserTheRuntimesSecurityContextReports() {
         String alice = "alice-" + client();

@@ -53,6 +53,14 @@ final class Resources {
             return "hourly";
         }
 
+        /** Limits GET only; every runtime answers HEAD with this method too. */
+        @GET
+        @Path("reads")
+        @RateLimit(limit = "2/1m", key = "header:X-Client", methods = "GET")
+        public String reads() {
+            return "reads";
+        }
+
         @GET
         @Path("user")
         @RateLimit(limit = "2/1m", key = "principal")

@@ -1,5 +1,6 @@
 package dev.sluice.redis;
 
+import dev.sluice.internal.Secrets;
 import org.redisson.Redisson;
 import org.redisson.api.RedissonClient;
 import org.redisson.config.Config;
@@ -11,6 +12,8 @@ import java.io.IOException;
 import java.net.URI;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * A store's Redisson client: made from a {@code store} value (and then owned, connected off the
@@ -23,6 +26,7 @@ final class RedisConnection {
     private static final Logger LOG = LoggerFactory.getLogger(RedisStore.class);
     /** The highest database index of a Redis server with its default {@code databases 16}. */
     private static final int MAX_DATABASE = 15;
+    private static final Pattern YAML_PLACE = Pattern.compile("line (\\d+), column (\\d+)");
 
     private final RedissonClient client;
     private final boolean owned;
@@ -54,33 +58,41 @@ final class RedisConnection {
     /** The Redisson configuration for a {@code store} value; see {@link RedisStore#connect}. */
     static Config config(String store) {
         Config config;
+        // Messages show the value redacted (Secrets), and carry no cause whose text could quote it.
+        String shown = Secrets.redact(store);
         if (store.startsWith("redisson:")) {
             File file = new File(store.substring("redisson:".length()));
             try {
                 config = Config.fromYAML(file);
-            } catch (IOException | RuntimeException e) {
+            } catch (IOException e) {
+                // The JDK's text: the path and why it cannot be opened.
                 throw new IllegalArgumentException("'store' names a Redisson YAML file that cannot be read ("
-                        + e.getMessage() + "), got '" + store + "'", e);
+                        + e.getMessage() + "), got '" + shown + "'");
+            } catch (RuntimeException e) {
+                // The YAML parser's text quotes the file's lines, which may hold the password: only where it failed.
+                throw new IllegalArgumentException("'store' names a file that is not a Redisson YAML configuration ("
+                        + e.getClass().getSimpleName() + yamlPlace(e) + "; the file's text is not repeated here, as it "
+                        + "may hold a password), got '" + shown + "'");
             }
         } else {
             URI uri;
             try {
                 uri = URI.create(store);
             } catch (IllegalArgumentException e) {
-                throw new IllegalArgumentException("'store' must be redis://host:port[/db], got '" + store + "'", e);
+                throw new IllegalArgumentException("'store' must be redis://host:port[/db], got '" + shown + "'");
             }
             if (!("redis".equals(uri.getScheme()) || "rediss".equals(uri.getScheme())) || uri.getHost() == null) {
                 throw new IllegalArgumentException("'store' must be redis://host:port[/db] or rediss://host:port[/db], got '"
-                        + store + "'");
+                        + shown + "'");
             }
             int port = uri.getPort() < 0 ? 6379 : uri.getPort();
             if (port < 1 || port > 65_535) {
-                throw new IllegalArgumentException("'store' has port " + port + ", outside 1 to 65535, got '" + store + "'");
+                throw new IllegalArgumentException("'store' has port " + port + ", outside 1 to 65535, got '" + shown + "'");
             }
             config = new Config();
             var single = config.useSingleServer()
                     .setAddress(uri.getScheme() + "://" + uri.getHost() + ":" + port)
-                    .setDatabase(database(uri, store))
+                    .setDatabase(database(uri, shown))
                     .setConnectTimeout(2_000)
                     .setTimeout(1_000)
                     .setRetryAttempts(0)
@@ -97,8 +109,14 @@ final class RedisConnection {
         return config;
     }
 
+    /** Where a YAML parser's message says it failed, {@code " at line 3, column 5"}, or nothing. */
+    private static String yamlPlace(RuntimeException e) {
+        Matcher place = YAML_PLACE.matcher(String.valueOf(e.getMessage()));
+        return place.find() ? " at line " + place.group(1) + ", column " + place.group(2) : "";
+    }
+
     /** The database of a {@code redis://} URI's path: none, {@code /} or {@code /0} to {@code /15}. */
-    private static int database(URI uri, String store) {
+    private static int database(URI uri, String shown) {
         String path = uri.getPath() == null ? "" : uri.getPath();
         if (path.isEmpty() || path.equals("/")) {
             return 0;
@@ -106,7 +124,7 @@ final class RedisConnection {
         String digits = path.substring(1);
         if (!digits.matches("[0-9]{1,2}") || Integer.parseInt(digits) > MAX_DATABASE) {
             throw new IllegalArgumentException("'store' names database '" + digits + "'; Redis numbers them 0 to "
-                    + MAX_DATABASE + " (use a redisson: YAML file for a server configured with more), got '" + store + "'");
+                    + MAX_DATABASE + " (use a redisson: YAML file for a server configured with more), got '" + shown + "'");
         }
         return Integer.parseInt(digits);
     }
