@@ -26,13 +26,19 @@ import java.util.concurrent.atomic.LongAdder;
 final class SteadyLoad {
 
     /**
-     * Two windows' mean may exceed the two before by this fraction and still count as "stopped
-     * climbing", and the last two measured iterations may differ by this fraction and still count
-     * as steady. 20 %: on the 2-core machine of docs/benchmarks.md neighbouring one-second
-     * iterations of one trial moved by up to about 15 % once warm; the issue's still-climbing
-     * floor moved by 78 %.
+     * The last {@link #SPAN} of warm-up may exceed the span before by this fraction and still
+     * count as "stopped climbing", and the last two measured iterations may differ by this
+     * fraction and still count as steady. 20 %: on the 2-core machine of docs/benchmarks.md
+     * neighbouring one-second iterations of one trial moved by up to about 15 % once warm; the
+     * issue's still-climbing floor moved by 78 %.
      */
     static final double TOLERANCE = 0.20;
+
+    /**
+     * The warm-up compares the mean of its last 2 s with the mean of the 2 s before: shorter
+     * spans stopped on a neighbour's passing burst while throughput was still climbing.
+     */
+    static final Duration SPAN = Duration.ofSeconds(2);
 
     /** One step of one thread: makes some decisions starting at key index {@code next}, returns how many. */
     @FunctionalInterface
@@ -74,25 +80,31 @@ final class SteadyLoad {
      */
     static Result warm(int threads, Duration window, Duration max, Step step) {
         long windows = Math.max(1, max.toNanos() / window.toNanos());
-        return run(threads, window, (int) windows, true, step);
+        int span = (int) Math.max(1, SPAN.toNanos() / window.toNanos());
+        return run(threads, window, (int) windows, span, step);
     }
 
     /** Runs {@code step} from {@code threads} threads for {@code count} windows of {@code window}. */
     static Result measure(int threads, Duration window, int count, Step step) {
-        return run(threads, window, count, false, step);
+        return run(threads, window, count, 0, step);
     }
 
     /**
-     * Whether the last two windows' mean is at most {@link #TOLERANCE} above the two before's:
-     * throughput has stopped rising. Needs four windows; falling counts as stopped.
+     * Whether the mean of the last {@code span} windows is at most {@link #TOLERANCE} above the
+     * mean of the {@code span} before: throughput has stopped rising. Needs {@code 2 * span}
+     * windows; falling counts as stopped.
      */
-    static boolean stoppedClimbing(List<Double> windows) {
+    static boolean stoppedClimbing(List<Double> windows, int span) {
         int n = windows.size();
-        if (n < 4) {
+        if (n < 2 * span) {
             return false;
         }
-        double before = (windows.get(n - 4) + windows.get(n - 3)) / 2;
-        double last = (windows.get(n - 2) + windows.get(n - 1)) / 2;
+        double before = 0;
+        double last = 0;
+        for (int i = 0; i < span; i++) {
+            before += windows.get(n - 2 * span + i);
+            last += windows.get(n - span + i);
+        }
         return last <= before * (1 + TOLERANCE);
     }
 
@@ -122,7 +134,8 @@ final class SteadyLoad {
         return n % 2 == 1 ? sorted.get(n / 2) : (sorted.get(n / 2 - 1) + sorted.get(n / 2)) / 2;
     }
 
-    private static Result run(int threads, Duration window, int maxWindows, boolean untilSteady, Step step) {
+    /** {@code span} 0: run all {@code maxWindows}; otherwise stop once {@link #stoppedClimbing} over {@code span}. */
+    private static Result run(int threads, Duration window, int maxWindows, int span, Step step) {
         LongAdder done = new LongAdder();
         AtomicBoolean stop = new AtomicBoolean();
         AtomicReference<Throwable> failure = new AtomicReference<>();
@@ -160,7 +173,7 @@ final class SteadyLoad {
                 windows.add((count - last) * 1e9 / (now - lastAt));
                 last = count;
                 lastAt = now;
-                if (untilSteady && stoppedClimbing(windows)) {
+                if (span > 0 && stoppedClimbing(windows, span)) {
                     steady = true;
                     break;
                 }
@@ -180,7 +193,7 @@ final class SteadyLoad {
         if (failure.get() != null) {
             throw new IllegalStateException("a decision failed while loading from " + threads + " threads", failure.get());
         }
-        return new Result(List.copyOf(windows), untilSteady ? steady : !(spread(windows) > TOLERANCE), done.sum(),
+        return new Result(List.copyOf(windows), span > 0 ? steady : !(spread(windows) > TOLERANCE), done.sum(),
                 Duration.ofNanos(System.nanoTime() - start));
     }
 }
