@@ -140,33 +140,22 @@ public final class BenchRedis {
     /**
      * A new Redisson client with the settings Sluice's own {@code RedisStore.connect} uses
      * (no retries, Redisson's default pool of 64 connections), so every contender runs on the
-     * same client configuration, with two changes for all alike:
+     * same client configuration; the response timeout is 5 s instead of 1 s and the connect
+     * timeout 10 s, because on a loaded 2-core machine even a loopback PING sometimes took longer
+     * than a second, and a benchmark should measure slow answers, not fail on them. The caller
+     * shuts it down.
      *
-     * <ul>
-     *   <li>the response timeout is 5 s instead of 1 s and the connect timeout 10 s, because on a
-     *       loaded 2-core machine even a loopback PING sometimes took longer than a second, and a
-     *       benchmark should measure slow answers, not fail on them;</li>
-     *   <li>{@value #NETTY_THREADS_PER_CPU} Netty event-loop threads per CPU (Netty's own default)
-     *       instead of Redisson's fixed 32 (issue 26): a contender with one connection per waiting
-     *       thread (the floor, Bucket4j, Redisson's limiter: 16 connections at 16 threads) had
-     *       each connection on an event loop of its own, so every answer woke a thread of its own
-     *       before waking the caller; on 2 cores a plain {@code evalSha} loop from 16 threads ran
-     *       about twice as fast with 4 event loops. Sluice sends on one connection and is not
-     *       affected either way.</li>
-     * </ul>
-     *
-     * The caller shuts it down.
+     * <p>Redisson's 32 Netty event loops are kept (what a user gets): with 4 (Netty's own default
+     * on 2 cores) a plain 16-thread {@code evalSha} loop ran about twice as fast on a loaded
+     * 2-core machine, but the floor's async decisions (256 in flight over a pool of 64) ran 5 to
+     * 10 times slower, so no one setting favours every contender (issue 26, docs/benchmarks.md).
      */
     public RedissonClient newClient() {
         Config config = RedisStore.config(url);
         config.setCodec(StringCodec.INSTANCE);
-        config.setNettyThreads(NETTY_THREADS_PER_CPU * Runtime.getRuntime().availableProcessors());
         config.useSingleServer().setTimeout(5_000).setConnectTimeout(10_000);
         return Redisson.create(config);
     }
-
-    /** Netty event-loop threads per CPU of every benchmark client (see {@link #newClient}). */
-    static final int NETTY_THREADS_PER_CPU = 2;
 
     /**
      * Sends one command on a fresh plain socket and returns the raw reply. Used outside the

@@ -73,12 +73,6 @@ class SteadyTest {
     }
 
     @Test
-    void everyBenchmarkClientRunsNettysEventLoopCountNotRedissonsFixed32() {
-        // With 32 event loops each of 16 connections woke a thread of its own per answer.
-        assertThat(client.getConfig().getNettyThreads()).isEqualTo(2 * Runtime.getRuntime().availableProcessors());
-    }
-
-    @Test
     void theSanityVerdictNamesItsFactor() {
         assertThat(SanityCheck.verdict(4_378, 51_053)).startsWith("NOT trustworthy").contains("11.7");
         assertThat(SanityCheck.verdict(22_234, 51_053)).startsWith("trustworthy").contains("2.3");
