@@ -387,7 +387,7 @@ final class Report {
     private void steadiness(StringBuilder md, List<String> flags) {
         md.append(String.format(Locale.ROOT, "### Steady state: warm-up and measured iterations per trial%n%n"
                 + "Before JMH's warm-up, each trial ran its contender from as many threads until throughput stopped "
-                + "climbing (two 0.5 s windows' mean at most %.0f %% above the two before). A trial whose last two measured "
+                + "climbing (the mean of its last 2 s at most %.0f %% above the 2 s before; at most `--steady-max` seconds, 20 by default). A trial whose last two measured "
                 + "iterations differ by more than %.0f %% is flagged NOT steady: read its figures with care.%n%n",
                 100 * SteadyLoad.TOLERANCE, 100 * SteadyLoad.TOLERANCE));
         md.append("| contender | api | keys | threads | steady warm-up | measured iterations (decisions/s) | last two apart | steady |\n");
