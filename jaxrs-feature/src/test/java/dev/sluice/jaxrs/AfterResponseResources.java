@@ -43,7 +43,7 @@ final class AfterResponseResources {
      * larger than any buffer, so the status is on the wire first, and a client that hung up makes
      * the next write throw.
      */
-    private static Response page(int status) {
+    static Response page(int status) {
         StreamingOutput pieces = out -> {
             for (int i = 0; i < 8 * 1024; i++) {
                 out.write(PIECE);
