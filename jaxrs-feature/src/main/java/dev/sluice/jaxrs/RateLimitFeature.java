@@ -80,11 +80,12 @@ import java.util.function.Function;
  * status in its {@code ContainerResponseFilter}: after the resource returned, an asynchronous
  * resource resumed, or an {@code ExceptionMapper} (or a {@code WebApplicationException}'s own
  * response) turned an exception into a response; before the entity is written, so a lease does
- * not cover the streaming of a long entity. Jersey runs the response filter for an exception no
+ * not cover the streaming of a long entity, and a write that fails later (a client that read the
+ * status line of a 401 and reset the connection) changes nothing: the status sent decides. Jersey runs the response filter for an exception no
  * mapper maps too (as 500); a runtime that hands such an exception to the container without
  * running response filters leaves the request charged (as a 500 would be) and its lease held
  * until it expires. Register an {@code ExceptionMapper<Throwable>}, or put the servlet filter in
- * front (which sees the end of every response, exceptions as 500), where that matters.
+ * front (which sees the end of every response, exceptions before commit as 500), where that matters.
  *
  * <p>The key source {@code ip} is the socket peer, or, when the peer is in
  * {@code sluice.trusted-proxies}, the client named by the one header of

@@ -126,9 +126,12 @@ import java.util.Objects;
  * {@code charge-when}: a login filter with {@code charge-when=401,403} counts failed attempts only.
  * With {@code algorithm=concurrency} the request holds a lease until its response is complete;
  * over the limit it is answered {@code 429} with {@code Retry-After} (and no rate-limit headers of
- * its own). The end of the response is when the chain returns (an exception counts as 500), or,
- * if the application started async mode, the {@code onComplete} (or {@code onError}, as 500) of
- * its {@code AsyncContext}, so map such filters with {@code <async-supported>true}.
+ * its own). The end of the response is when the chain returns, or, if the application started
+ * async mode, its {@code complete()} or the {@code onComplete}, {@code onError} or
+ * {@code onTimeout} of its {@code AsyncContext}, through every async cycle of the request, so map
+ * such filters with {@code <async-supported>true}. The status the client received decides: once
+ * the response is committed, its status, whatever fails afterwards (a client that read the status
+ * line of a 401 and reset the connection is charged); a failure before that counts as 500.
  *
  * <p>A request is charged once per filter, however many times it passes the filter (a filter
  * mapped for {@code REQUEST}, {@code FORWARD}, {@code INCLUDE}, {@code ERROR} and {@code ASYNC}
