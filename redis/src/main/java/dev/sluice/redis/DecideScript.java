@@ -92,6 +92,21 @@ final class DecideScript {
         script.scriptLoad(SCRIPT);
     }
 
+    /** Loads the script into the script cache of every master (and replica). */
+    CompletableFuture<Void> loadEverywhere() {
+        return script.scriptLoadAsync(SCRIPT).toCompletableFuture().thenRun(() -> { });
+    }
+
+    /**
+     * A call deciding nothing (no batch), on the node of {@code route}'s slot: a round trip on the
+     * decisions' own path (EVALSHA, the script, its reply), charging no one.
+     */
+    CompletableFuture<List<Object>> nothing(String route) {
+        Call call = new Call(route, List.of(), new Object[] {"", "0"});
+        return evalSha(script, call).handle((reply, failure) -> failure == null ? CompletableFuture.completedFuture(reply)
+                : resend(call, failure)).thenCompose(stage -> stage);
+    }
+
     /**
      * Decides {@code requests} identical requests of the caller with hash tag {@code tag}, one after
      * another, in one call. The reply's function gives request {@code i}'s decision and throws an
