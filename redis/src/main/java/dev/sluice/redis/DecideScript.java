@@ -52,9 +52,9 @@ final class DecideScript {
     private static final int BATCH_PER_LIMIT = 11;
     /** Values decide.lua returns per limit for the refused requests: fits, remaining, reset_us, retry_us, next_us. */
     private static final int VALUES_PER_LIMIT = 5;
-    /** The most times a call answered TRYAGAIN is sent again; see {@link #resend}. */
+    /** The most times a call answered TRYAGAIN (or sent to a slot of no known master) is sent again; see {@link #resend}. */
     static final int TRY_AGAIN_SENDS = 5;
-    /** The pause before a call answered TRYAGAIN is first sent again, doubling after each. */
+    /** The pause before such a call is first sent again, doubling after each. */
     static final long TRY_AGAIN_PAUSE_MILLIS = 5;
     /** What decide.lua answers in place of {@code admitted} for a batch that failed, before its error's message. */
     private static final long FAILED = -1;
@@ -209,9 +209,10 @@ final class DecideScript {
     /**
      * After a failed send: on {@code NOSCRIPT} the script did not run, so sending it in full (which
      * caches it again) charges once. When its slot was moving ({@link #moving}) it did not run
-     * either, and is sent again alone, by SHA-1: once after {@code MOVED} or {@code ASK} (Redisson
-     * follows both for a call of its own, and routes by the slots it has learnt meanwhile); after
-     * {@code TRYAGAIN}, which lasts while a caller's keys are split between two masters, up to
+     * either, and is sent again alone, by SHA-1: at once after {@code MOVED} or {@code ASK}
+     * (Redisson follows both for a call of its own, and routes by the slots it has learnt
+     * meanwhile); after {@code TRYAGAIN}, which lasts while a caller's keys are split between two
+     * masters, or a slot Redisson has no master for (for a moment while it updates its map), up to
      * {@value #TRY_AGAIN_SENDS} times, {@value #TRY_AGAIN_PAUSE_MILLIS} ms apart and then twice as
      * long each time. Any other failure stands: a call that timed out may have run.
      */
@@ -228,8 +229,8 @@ final class DecideScript {
 
     /** Sends a call that did not run ({@code cause}, {@code sent} times already) again, after a pause if TRYAGAIN. */
     private CompletableFuture<List<Object>> again(Call call, Throwable cause, int sent) {
-        CompletableFuture<Void> turn = cause instanceof RedisTryAgainException
-                ? pause(TRY_AGAIN_PAUSE_MILLIS << sent) : CompletableFuture.completedFuture(null);
+        CompletableFuture<Void> turn = cause instanceof RedisRedirectException
+                ? CompletableFuture.completedFuture(null) : pause(TRY_AGAIN_PAUSE_MILLIS << sent);
         return turn.thenCompose(go -> evalSha(script, call)).handle((reply, failure) -> {
             if (failure == null) {
                 return CompletableFuture.completedFuture(reply);
@@ -238,7 +239,7 @@ final class DecideScript {
             if (next instanceof RedisNoScriptException) {
                 return inFull(call);
             }
-            if (next instanceof RedisTryAgainException && sent + 1 < TRY_AGAIN_SENDS) {
+            if (moving(next) && !(next instanceof RedisRedirectException) && sent + 1 < TRY_AGAIN_SENDS) {
                 return again(call, next, sent + 1);
             }
             return CompletableFuture.<List<Object>>failedFuture(next);

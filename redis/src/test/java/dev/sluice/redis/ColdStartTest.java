@@ -40,10 +40,10 @@ class ColdStartTest {
     /**
      * Redis's distance and the timeout, at the ratio of the deploys that showed the problem (60 ms
      * and 100 ms: a call fits in the timeout, two one after another do not), scaled so that a busy
-     * 2-core machine's pauses fit in the 130 ms left.
+     * 2-core machine's pauses fit in the 260 ms left.
      */
-    private static final int AWAY_MILLIS = 200;
-    private static final Duration TIMEOUT = Duration.ofMillis(330);
+    private static final int AWAY_MILLIS = 400;
+    private static final Duration TIMEOUT = Duration.ofMillis(660);
     /**
      * The timeout of a burst on loopback: no decision should come near it (on a quiet machine they
      * all take a few ms), but a busy 2-core machine can hold a thread back for 100 ms.
