@@ -258,7 +258,8 @@ class ClusterReshardingTest {
             for (String line : ((String) Resp.call(port, "CLUSTER", "NODES")).split("\n")) {
                 String[] fields = line.trim().split(" ");
                 dump.append("\n  ").append(fields[1]).append(' ').append(fields[2]).append(" epoch ").append(fields[6])
-                        .append(holds(fields, slot) ? " HOLDS" : "").append(line.contains("[" + slot + "-") ? " MIGRATING/IMPORTING" : "");
+                        .append(holds(fields, slot) ? " holds it" : "")
+                        .append(line.contains("[" + slot + "-") ? " (migrating or importing)" : "");
             }
         }
         throw new IllegalStateException("the masters do not agree on the owner of slot " + slot + dump);
