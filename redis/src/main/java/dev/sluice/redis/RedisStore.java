@@ -38,9 +38,8 @@ import java.util.concurrent.TimeUnit;
  * <p>A store made by {@link #connect} owns its client and shuts it down on {@link #close()}; one
  * made by {@link #of} leaves the client to its owner. Building a store warms it up, on a thread of
  * its own, so that its first decisions are made as later ones are: the scripts are loaded on every
- * master (a cluster's slots are learnt on the way), 16 connections are
- * opened to each node and round trips are measured, which tell a burst's requests whether they
- * can wait for each other. Building waits for that at most {@link Builder#startupWait} (2 s by
+ * master (a cluster's slots are learnt on the way), 16 connections are opened to each node and
+ * round trips are measured, which tell a burst's requests whether they can wait for each other. Building waits for that at most {@link Builder#startupWait} (2 s by
  * default, counted from {@link Builder#connect}): an application whose Redis is down still starts
  * within it, and the decisions of a store made by {@link #connect} follow the failure mode, at
  * once, until Redis answers. Thread-safe.
