@@ -10,7 +10,6 @@ import org.slf4j.LoggerFactory;
 import java.io.File;
 import java.io.IOException;
 import java.net.URI;
-import java.time.Duration;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -30,29 +29,31 @@ final class RedisConnection {
 
     private final RedissonClient client;
     private final boolean owned;
-    private final Runnable load;
+    private final Runnable warmUp;
     private final AtomicBoolean connecting = new AtomicBoolean();
     private volatile boolean ready;
+    private volatile boolean warm;
     private volatile boolean closed;
 
     /**
-     * @param load        run to connect (it loads the script); throws while Redis is unreachable
-     * @param startupWait how long to wait for an owned client to connect
+     * @param warmUp   run to get ready (it loads the scripts, opens connections, measures round
+     *                 trips); throws while Redis is unreachable
+     * @param deadline when (in {@link System#nanoTime()}) to stop waiting for the warm-up
      */
-    RedisConnection(RedissonClient client, boolean owned, Runnable load, Duration startupWait) {
+    RedisConnection(RedissonClient client, boolean owned, Runnable warmUp, long deadline) {
         this.client = client;
         this.owned = owned;
-        this.load = load;
-        if (owned) {
-            // Our client connects lazily, and Redisson makes the first connection on the calling
-            // thread: a request must never pay for that (or wait out a connect timeout). Connect and
-            // preload the script on a thread of our own; wait for it briefly, so that a store whose
-            // Redis is up is ready at once; until it is, decisions fail fast (the failure mode).
-            connectInBackground();
-            awaitReady(startupWait);
-        } else {
-            ready = true; // the application's client: connected (or connecting) as it chose
-        }
+        this.warmUp = warmUp;
+        // Warm up on a thread of our own and wait for it until the deadline, so that a store whose
+        // Redis is up decides its first requests as it decides later ones. Our client connects
+        // lazily, and Redisson makes the first connection on the calling thread: a request must
+        // never pay for that (or wait out a connect timeout). Until our client has warmed up,
+        // decisions fail fast (the failure mode) and it keeps trying in the background. The
+        // application's client is connected (or connecting) as it chose: its store decides at once
+        // whatever the warm-up's outcome, which is tried once.
+        this.ready = !owned;
+        connectInBackground();
+        awaitWarm(deadline);
     }
 
     /** The Redisson configuration for a {@code store} value; see {@link RedisStore#connect}. */
@@ -186,18 +187,26 @@ final class RedisConnection {
         return ready;
     }
 
-    /** Starts connecting (and loading the script) on a daemon thread, unless already ready or trying. */
+    /**
+     * Starts the warm-up on a daemon thread, unless it has succeeded or is under way; our client's
+     * is tried every 500 ms until it succeeds, the application's once.
+     */
     private void connectInBackground() {
-        if (ready || closed || !connecting.compareAndSet(false, true)) {
+        if (warm || closed || !connecting.compareAndSet(false, true)) {
             return;
         }
         Thread connector = new Thread(() -> {
             try {
-                while (!ready && !closed) {
+                while (!warm && !closed) {
                     try {
-                        load.run();
+                        warmUp.run();
+                        warm = true;
                         ready = true;
                     } catch (RuntimeException e) {
+                        if (!owned) {
+                            LOG.debug("Redis is not reachable yet; its first decisions may be slow: {}", e.toString());
+                            return;
+                        }
                         LOG.debug("Redis is not reachable yet; retrying in 500 ms: {}", e.toString());
                         Thread.sleep(500);
                     }
@@ -212,11 +221,10 @@ final class RedisConnection {
         connector.start();
     }
 
-    private void awaitReady(Duration wait) {
-        long deadline = System.nanoTime() + wait.toNanos();
-        while (!ready && System.nanoTime() < deadline) {
+    private void awaitWarm(long deadline) {
+        while (!warm && connecting.get() && deadline - System.nanoTime() > 0) {
             try {
-                Thread.sleep(10);
+                Thread.sleep(5);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 return;
