@@ -5,6 +5,8 @@ import dev.sluice.RateLimiter;
 import dev.sluice.internal.Classes;
 import dev.sluice.web.CallerRules;
 import dev.sluice.web.Guard;
+import dev.sluice.web.KeyResolver;
+import dev.sluice.web.LimitResolver;
 import dev.sluice.web.Parameter;
 import dev.sluice.web.ParameterException;
 import dev.sluice.web.StoreRegistry;
@@ -118,6 +120,10 @@ public final class RateLimitFeature implements DynamicFeature {
             RateLimitFeature.class.getClassLoader());
 
     private final RateLimitStore givenStore;
+    /** The application's own caller resolution, or {@code null}. */
+    private final KeyResolver keyResolver;
+    /** The application's own choice of limits, or {@code null}. */
+    private final LimitResolver limitResolver;
     private Settings settings; // parsed on the first annotated method, guarded by this
     private String acquiredStore; // the sluice.store value this feature holds in the StoreRegistry, guarded by this
 
@@ -127,7 +133,7 @@ public final class RateLimitFeature implements DynamicFeature {
 
     /** A feature taking {@code sluice.store} (default {@code memory}) and the other settings from the application's properties. */
     public RateLimitFeature() {
-        this.givenStore = null;
+        this(null, null, null);
     }
 
     /**
@@ -135,7 +141,34 @@ public final class RateLimitFeature implements DynamicFeature {
      * ignored, the other {@code sluice.*} properties apply.
      */
     public RateLimitFeature(RateLimitStore store) {
-        this.givenStore = Objects.requireNonNull(store, "store");
+        this(Objects.requireNonNull(store, "store"), null, null);
+    }
+
+    private RateLimitFeature(RateLimitStore store, KeyResolver keyResolver, LimitResolver limitResolver) {
+        this.givenStore = store;
+        this.keyResolver = keyResolver;
+        this.limitResolver = limitResolver;
+    }
+
+    /**
+     * A copy asking {@code resolver} for each request's caller first, on every rate-limited method
+     * (an identity the application derives itself); where it names none, the method's {@code key}
+     * decides. For a request property holding the identity as it is, {@code key = "attribute:NAME"}
+     * needs no code. Register the copy as an instance.
+     */
+    public RateLimitFeature withKeyResolver(KeyResolver resolver) {
+        return new RateLimitFeature(givenStore, Objects.requireNonNull(resolver, "resolver"), limitResolver);
+    }
+
+    /**
+     * A copy choosing each request's limits with {@code resolver} on every rate-limited method
+     * (plans that {@code tiers} cannot express); a method's own limits apply where it returns
+     * {@code null}. The lists it returns are one budget whichever method a request calls: the
+     * policy names the stored state. Limiters built for them share the method's store, failure
+     * mode, timeout, shadow mode and metrics. Register the copy as an instance.
+     */
+    public RateLimitFeature withLimitResolver(LimitResolver resolver) {
+        return new RateLimitFeature(givenStore, keyResolver, Objects.requireNonNull(resolver, "resolver"));
     }
 
     @Override
@@ -151,6 +184,9 @@ public final class RateLimitFeature implements DynamicFeature {
             Guard guard;
             try {
                 guard = Guard.of(plan.routes(), app.web(), app.rules(), app.store(), where);
+                // A method with only a concurrency limit has no rate limits to choose.
+                guard = limitResolver == null || guard.limiter() == null ? guard : guard.withLimitResolver(limitResolver);
+                guard = keyResolver == null ? guard : guard.withKeyResolver(keyResolver);
             } catch (IllegalArgumentException e) {
                 throw new IllegalArgumentException(where + ": " + e.getMessage(), e);
             }

@@ -7,6 +7,7 @@ import dev.sluice.web.Completion;
 import dev.sluice.web.Guard;
 import dev.sluice.web.HeaderStyle;
 import dev.sluice.web.HttpAnswer;
+import dev.sluice.web.KeyResolver;
 import dev.sluice.web.KeySource;
 import dev.sluice.web.LimitResolver;
 import dev.sluice.web.Parameter;
@@ -148,6 +149,8 @@ public final class RateLimitFilter implements Filter {
     private final List<KeySource> givenKey;
     /** The resolver given in Java, or {@code null}. */
     private final LimitResolver givenResolver;
+    /** The caller resolver given in Java, or {@code null}. */
+    private final KeyResolver givenKeyResolver;
     /** The HTTP settings given in Java; of them, only headers, partition key and client address apply. */
     private final WebSettings givenWeb;
 
@@ -163,7 +166,7 @@ public final class RateLimitFilter implements Filter {
      * container calls for a {@code <filter-class>}.
      */
     public RateLimitFilter() {
-        this(null, KeySource.IP, WebSettings.DEFAULTS, null);
+        this(null, KeySource.IP, WebSettings.DEFAULTS, null, null);
     }
 
     /**
@@ -174,14 +177,16 @@ public final class RateLimitFilter implements Filter {
      * @param limiter the limiter; its limits, store, failure mode and timeout apply
      */
     public RateLimitFilter(RateLimiter limiter) {
-        this(Objects.requireNonNull(limiter, "limiter"), KeySource.IP, WebSettings.DEFAULTS, null);
+        this(Objects.requireNonNull(limiter, "limiter"), KeySource.IP, WebSettings.DEFAULTS, null, null);
     }
 
-    private RateLimitFilter(RateLimiter limiter, List<KeySource> key, WebSettings web, LimitResolver resolver) {
+    private RateLimitFilter(RateLimiter limiter, List<KeySource> key, WebSettings web, LimitResolver resolver,
+                            KeyResolver keyResolver) {
         this.givenLimiter = limiter;
         this.givenKey = key;
         this.givenWeb = web;
         this.givenResolver = resolver;
+        this.givenKeyResolver = keyResolver;
     }
 
     /**
@@ -192,7 +197,19 @@ public final class RateLimitFilter implements Filter {
      */
     public RateLimitFilter withLimitResolver(LimitResolver resolver) {
         requireGiven("withLimitResolver");
-        return new RateLimitFilter(givenLimiter, givenKey, givenWeb, Objects.requireNonNull(resolver, "resolver"));
+        return new RateLimitFilter(givenLimiter, givenKey, givenWeb, Objects.requireNonNull(resolver, "resolver"),
+                givenKeyResolver);
+    }
+
+    /**
+     * A copy asking {@code resolver} for each request's caller first (an identity the application
+     * derives itself); where it names none, the key sources of {@link #withKey} decide. For a
+     * request attribute holding the identity as it is, {@code withKey("attribute:NAME")} needs no code.
+     */
+    public RateLimitFilter withKeyResolver(KeyResolver resolver) {
+        requireGiven("withKeyResolver");
+        return new RateLimitFilter(givenLimiter, givenKey, givenWeb, givenResolver,
+                Objects.requireNonNull(resolver, "resolver"));
     }
 
     /**
@@ -205,20 +222,21 @@ public final class RateLimitFilter implements Filter {
     public RateLimitFilter withKey(String sources) {
         requireGiven("withKey");
         return new RateLimitFilter(givenLimiter, KeySource.parseList(Objects.requireNonNull(sources, "sources")), givenWeb,
-                givenResolver);
+                givenResolver, givenKeyResolver);
     }
 
     /** A copy sending the given rate-limit headers, as the {@code headers} init-param. */
     public RateLimitFilter withHeaders(HeaderStyle headers) {
         requireGiven("withHeaders");
         return new RateLimitFilter(givenLimiter, givenKey, givenWeb.withHeaders(Objects.requireNonNull(headers, "headers")),
-                givenResolver);
+                givenResolver, givenKeyResolver);
     }
 
     /** A copy sending, with draft headers, the keyed hash {@code pk} of the caller, as {@code partition-key}. */
     public RateLimitFilter withPartitionKey(boolean partitionKey) {
         requireGiven("withPartitionKey");
-        return new RateLimitFilter(givenLimiter, givenKey, givenWeb.withPartitionKey(partitionKey), givenResolver);
+        return new RateLimitFilter(givenLimiter, givenKey, givenWeb.withPartitionKey(partitionKey), givenResolver,
+                givenKeyResolver);
     }
 
     /**
@@ -229,7 +247,8 @@ public final class RateLimitFilter implements Filter {
      */
     public RateLimitFilter withTrustedProxies(String cidrs) {
         requireGiven("withTrustedProxies");
-        return new RateLimitFilter(givenLimiter, givenKey, givenWeb.withTrustedProxies(cidrs), givenResolver);
+        return new RateLimitFilter(givenLimiter, givenKey, givenWeb.withTrustedProxies(cidrs), givenResolver,
+                givenKeyResolver);
     }
 
     /**
@@ -241,7 +260,8 @@ public final class RateLimitFilter implements Filter {
      */
     public RateLimitFilter withForwardedHeader(String header) {
         requireGiven("withForwardedHeader");
-        return new RateLimitFilter(givenLimiter, givenKey, givenWeb.withForwardedHeader(header), givenResolver);
+        return new RateLimitFilter(givenLimiter, givenKey, givenWeb.withForwardedHeader(header), givenResolver,
+                givenKeyResolver);
     }
 
     /**
@@ -252,7 +272,8 @@ public final class RateLimitFilter implements Filter {
      */
     public RateLimitFilter withIpv6Prefix(int prefix) {
         requireGiven("withIpv6Prefix");
-        return new RateLimitFilter(givenLimiter, givenKey, givenWeb.withIpv6Prefix(prefix), givenResolver);
+        return new RateLimitFilter(givenLimiter, givenKey, givenWeb.withIpv6Prefix(prefix), givenResolver,
+                givenKeyResolver);
     }
 
     private void requireGiven(String method) {
@@ -282,7 +303,8 @@ public final class RateLimitFilter implements Filter {
                         + config.getInitParameter(params.get(0)) + "'");
             }
             Guard guard = new Guard(givenLimiter, givenKey, givenWeb, where);
-            active = new Active(givenResolver == null ? guard : guard.withLimitResolver(givenResolver), charged, null);
+            guard = givenResolver == null ? guard : guard.withLimitResolver(givenResolver);
+            active = new Active(givenKeyResolver == null ? guard : guard.withKeyResolver(givenKeyResolver), charged, null);
             LOG.info("Sluice filter '{}': {}, key {}", name, givenLimiter, givenKey);
             return;
         }

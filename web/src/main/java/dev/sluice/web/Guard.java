@@ -60,6 +60,8 @@ public final class Guard {
     private final ConcurrencyLimiter concurrency;
     private final Charging charging;
     private final CallerResolver resolver;
+    /** The application's own caller resolution, tried before the key sources; {@code null}: none. */
+    private final KeyResolver keyResolver;
     private final HeaderStyle headers;
     private final boolean partitionKey;
     private final Set<String> methods;
@@ -86,17 +88,19 @@ public final class Guard {
         this.concurrency = concurrency;
         this.charging = charging;
         this.resolver = new CallerResolver(key, web);
+        this.keyResolver = null;
         this.headers = web.headers();
         this.partitionKey = web.partitionKey() && web.headers().draft();
         this.methods = Set.copyOf(methods);
         this.exempt = rules.exemptNetworks();
     }
 
-    private Guard(Guard from, LimitChoice choice) {
+    private Guard(Guard from, LimitChoice choice, KeyResolver keyResolver) {
         this.choice = choice;
         this.concurrency = from.concurrency;
         this.charging = from.charging;
         this.resolver = from.resolver;
+        this.keyResolver = keyResolver;
         this.headers = from.headers;
         this.partitionKey = from.partitionKey;
         this.methods = from.methods;
@@ -112,7 +116,16 @@ public final class Guard {
         if (choice == null) {
             throw new IllegalStateException("a route with only a concurrency limit has no rate limits to resolve");
         }
-        return new Guard(this, choice.withResolver(Objects.requireNonNull(limitResolver, "limitResolver")));
+        return new Guard(this, choice.withResolver(Objects.requireNonNull(limitResolver, "limitResolver")), keyResolver);
+    }
+
+    /**
+     * This guard asking {@code keyResolver} for each request's caller first; where it names none,
+     * the {@code key} sources decide. Its callers are identities of their own ({@code app~...}),
+     * apart from those of the key sources.
+     */
+    public Guard withKeyResolver(KeyResolver keyResolver) {
+        return new Guard(this, choice, Objects.requireNonNull(keyResolver, "keyResolver"));
     }
 
     /**
@@ -191,10 +204,9 @@ public final class Guard {
                 first.methods());
     }
 
-    /** Builds limiters of other limits with the store, failure mode, timeout and shadow mode of {@code limiter}. */
+    /** Builds limiters of other limits with every setting of {@code limiter}, its listener and executor included. */
     private static Function<List<Limit>, RateLimiter> sameSettingsAs(RateLimiter limiter) {
-        return limits -> RateLimiter.builder().limits(limits).store(limiter.store()).failureMode(limiter.failureMode())
-                .timeout(limiter.timeout()).shadowMode(limiter.shadowMode()).localShare(limiter.localShare()).build();
+        return limiter::withLimits;
     }
 
     /** Decides one request; see the class description. */
@@ -207,7 +219,7 @@ public final class Guard {
         if (limiter == null && concurrency == null) {
             return PASS;
         }
-        String caller = resolver.resolve(request);
+        String caller = caller(request);
         Decision decision = limiter == null ? null : limiter.decide(caller);
         if (decision != null && !decision.allowed()) {
             return refusal(request, decision, caller, branch);
@@ -233,6 +245,17 @@ public final class Guard {
                     : new HttpAnswer(HttpAnswer.PROCEED, List.of(), null, completion);
         }
         return new HttpAnswer(HttpAnswer.PROCEED, layerHeaders(request, decision, caller, branch), null, completion);
+    }
+
+    /** The caller: the application's {@link KeyResolver} if it names one, else the key sources'. */
+    private String caller(RequestView request) {
+        if (keyResolver != null) {
+            String own = keyResolver.caller(request);
+            if (own != null && !own.isBlank()) {
+                return "app~" + own;
+            }
+        }
+        return resolver.resolve(request);
     }
 
     /** The answer to a request its rate limits refused, or whose store failed on a closed route. */
