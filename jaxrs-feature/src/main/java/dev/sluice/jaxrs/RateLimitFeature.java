@@ -9,6 +9,7 @@ import dev.sluice.web.KeyResolver;
 import dev.sluice.web.LimitResolver;
 import dev.sluice.web.Parameter;
 import dev.sluice.web.ParameterException;
+import dev.sluice.web.Rejection;
 import dev.sluice.web.StoreRegistry;
 import dev.sluice.web.WebSettings;
 import jakarta.annotation.PreDestroy;
@@ -128,7 +129,7 @@ public final class RateLimitFeature implements DynamicFeature {
     private String acquiredStore; // the sluice.store value this feature holds in the StoreRegistry, guarded by this
 
     /** The application-wide settings, from the {@code sluice.*} properties, and the store they name. */
-    private record Settings(WebSettings web, CallerRules rules, RateLimitStore store) {
+    private record Settings(WebSettings web, CallerRules rules, Rejection reject, RateLimitStore store) {
     }
 
     /** A feature taking {@code sluice.store} (default {@code memory}) and the other settings from the application's properties. */
@@ -190,7 +191,7 @@ public final class RateLimitFeature implements DynamicFeature {
             } catch (IllegalArgumentException e) {
                 throw new IllegalArgumentException(where + ": " + e.getMessage(), e);
             }
-            context.register(new LimitFilter(guard),
+            context.register(new LimitFilter(guard, app.reject()),
                     Map.of(ContainerRequestFilter.class, PRIORITY, ContainerResponseFilter.class, PRIORITY));
             if (SERVLET_API) {
                 ServletAddressRegistration.register(context, PRIORITY - 1);
@@ -207,7 +208,12 @@ public final class RateLimitFeature implements DynamicFeature {
     private synchronized Settings settings(Configuration configuration) {
         if (settings == null) {
             for (String name : configuration.getPropertyNames()) {
-                if (name.startsWith(PREFIX) && !isApplicationParameter(name.substring(PREFIX.length()))) {
+                if (name.startsWith(PREFIX) && isRouteParameter(name.substring(PREFIX.length()))) {
+                    // Such as a web.xml context-param, every servlet filter's default, which Jersey's
+                    // servlet hands to the application as a property too.
+                    LOG.info("JAX-RS property '{}' is a default of servlet filters; a @RateLimit says its own",
+                            name);
+                } else if (name.startsWith(PREFIX) && !isApplicationParameter(name.substring(PREFIX.length()))) {
                     throw new IllegalArgumentException("JAX-RS property '" + name + "' is not a Sluice application "
                             + "property; known: " + String.join(", ", Parameter.of(Parameter.Scope.APPLICATION).stream()
                             .map(p -> PREFIX + p.configName()).toList()) + " (the others are @RateLimit attributes)");
@@ -221,9 +227,11 @@ public final class RateLimitFeature implements DynamicFeature {
             };
             WebSettings web;
             CallerRules rules;
+            Rejection reject;
             try {
                 web = WebSettings.parse(property);
                 rules = CallerRules.parse(property);
+                reject = Rejection.parse(property, "the JAX-RS feature", Rejection.PROBLEM, Rejection.EXCEPTION);
             } catch (ParameterException e) {
                 throw new IllegalArgumentException("JAX-RS property '" + PREFIX + e.parameter().configName() + "': "
                         + e.getMessage(), e);
@@ -237,9 +245,13 @@ public final class RateLimitFeature implements DynamicFeature {
                 }
                 acquiredStore = web.store();
             }
-            settings = new Settings(web, rules, store);
+            settings = new Settings(web, rules, reject, store);
         }
         return settings;
+    }
+
+    private static boolean isRouteParameter(String name) {
+        return Parameter.of(Parameter.Scope.ROUTE).stream().anyMatch(p -> p.configName().equals(name));
     }
 
     private static boolean isApplicationParameter(String name) {

@@ -12,6 +12,7 @@ import dev.sluice.web.KeySource;
 import dev.sluice.web.LimitResolver;
 import dev.sluice.web.Parameter;
 import dev.sluice.web.PolicyNames;
+import dev.sluice.web.Rejection;
 import dev.sluice.web.RouteSpec;
 import dev.sluice.web.StoreRegistry;
 import dev.sluice.web.WebSettings;
@@ -158,7 +159,7 @@ public final class RateLimitFilter implements Filter {
     private volatile Active active;
 
     /** What an initialised filter decides with; immutable. {@code store} is {@code null} for a given limiter. */
-    private record Active(Guard guard, String chargedAttribute, String store) {
+    private record Active(Guard guard, String chargedAttribute, String store, Rejection reject) {
     }
 
     /**
@@ -304,39 +305,48 @@ public final class RateLimitFilter implements Filter {
             }
             Guard guard = new Guard(givenLimiter, givenKey, givenWeb, where);
             guard = givenResolver == null ? guard : guard.withLimitResolver(givenResolver);
-            active = new Active(givenKeyResolver == null ? guard : guard.withKeyResolver(givenKeyResolver), charged, null);
+            active = new Active(givenKeyResolver == null ? guard : guard.withKeyResolver(givenKeyResolver), charged, null,
+                    Rejection.PROBLEM);
             LOG.info("Sluice filter '{}': {}, key {}", name, givenLimiter, givenKey);
             return;
         }
         RouteSpec route;
         WebSettings web;
         CallerRules rules;
+        Rejection reject;
+        FilterParameters lookup;
+        try {
+            lookup = new FilterParameters(config);
+        } catch (IllegalArgumentException e) {
+            throw new ServletException(where + ": " + e.getMessage(), e);
+        }
         try {
             params.forEach(Parameter::named);
-            route = RouteSpec.parse(config::getInitParameter, PolicyNames.forFilter(name));
-            web = WebSettings.parse(config::getInitParameter);
-            rules = CallerRules.parse(config::getInitParameter);
+            route = RouteSpec.parse(lookup, PolicyNames.forFilter(name));
+            web = WebSettings.parse(lookup);
+            rules = CallerRules.parse(lookup);
+            reject = Rejection.parse(lookup, "a servlet filter", Rejection.PROBLEM, Rejection.SEND_ERROR);
         } catch (IllegalArgumentException e) {
             // Messages start with the quoted parameter name: "'limit' must look like ...".
-            throw new ServletException(where + ": init-param " + e.getMessage(), e);
+            throw new ServletException(where + ": " + lookup.describe(e), e);
         }
         RateLimitStore store;
         try {
             store = StoreRegistry.application().acquire(web.store());
         } catch (IllegalArgumentException e) {
-            throw new ServletException(where + ": init-param " + e.getMessage(), e);
+            throw new ServletException(where + ": " + lookup.describe(e), e);
         } catch (RuntimeException e) {
-            throw new ServletException(where + ": init-param 'store' cannot be used (" + e + "), got '" + web.store()
-                    + "'", e);
+            throw new ServletException(where + ": " + lookup.describe(new IllegalArgumentException("'store' cannot be used ("
+                    + e + "), got '" + web.store() + "'")), e);
         }
         Guard guard;
         try {
             guard = Guard.of(List.of(route), web, rules, store, where);
         } catch (IllegalArgumentException e) {
             StoreRegistry.application().release(web.store());
-            throw new ServletException(where + ": init-param " + e.getMessage(), e);
+            throw new ServletException(where + ": " + lookup.describe(e), e);
         }
-        active = new Active(guard, charged, web.store());
+        active = new Active(guard, charged, web.store(), reject);
         LOG.info("Sluice filter '{}': {}, key {}, store {}, headers {}, trusted proxies {} ({}), ipv6 prefix /{}", name,
                 guard, route.key(), web.store(), web.headers().configName(), web.trustedProxies(),
                 web.forwardedHeader().configName(), web.ipv6Prefix());
@@ -371,6 +381,11 @@ public final class RateLimitFilter implements Filter {
             } else {
                 ResponseEnd.proceed(request, response, chain, answer.completion());
             }
+            return;
+        }
+        if (a.reject == Rejection.SEND_ERROR) {
+            // The headers are set: the application's error page writes the body.
+            response.sendError(answer.status());
             return;
         }
         byte[] body = answer.body().getBytes(StandardCharsets.UTF_8);

@@ -9,10 +9,18 @@ import dev.sluice.RateLimitStore;
 import dev.sluice.RateLimiter;
 import dev.sluice.metrics.OptionalMetrics;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
+import java.util.Locale;
 import java.util.Objects;
 import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Function;
 import java.util.stream.Collectors;
 
@@ -53,6 +61,12 @@ public final class Guard {
 
     /** Proceed untouched: exempt, a method not limited, or an unlimited tier without a cap. */
     private static final HttpAnswer PASS = new HttpAnswer(HttpAnswer.PROCEED, List.of(), null);
+    /** The outcomes as {@link RequestAttributes#OUTCOME} (and the metrics) name them. */
+    private static final String[] OUTCOMES = Arrays.stream(Decision.Outcome.values())
+            .map(o -> o.name().toLowerCase(Locale.ROOT)).toArray(String[]::new);
+    /** Shadow mode logs a would-be rejection at most this often per route. */
+    private static final long SHADOW_LOG_NANOS = TimeUnit.SECONDS.toNanos(10);
+    private static final Logger LOG = LoggerFactory.getLogger(Guard.class);
 
     /** The route's rate limits per tier, or {@code null} when it has only a concurrency limit. */
     private final LimitChoice choice;
@@ -66,6 +80,10 @@ public final class Guard {
     private final boolean partitionKey;
     private final Set<String> methods;
     private final Cidr[] exempt;
+    /** The route, for log lines, such as {@code filter 'search'}. */
+    private final String where;
+    private final LongAdder shadowRejections = new LongAdder();
+    private final AtomicLong shadowLogged = new AtomicLong(System.nanoTime() - SHADOW_LOG_NANOS);
 
     /**
      * A guard deciding with a limiter built elsewhere, whose store, timeout, failure mode and
@@ -79,11 +97,11 @@ public final class Guard {
      */
     public Guard(RateLimiter limiter, List<KeySource> key, WebSettings web, String where) {
         this(LimitChoice.fixed(limiter, sameSettingsAs(limiter), web.headers(), where), null, Charging.BEFORE, key, web,
-                CallerRules.NONE, Set.of());
+                CallerRules.NONE, Set.of(), where);
     }
 
     private Guard(LimitChoice choice, ConcurrencyLimiter concurrency, Charging charging, List<KeySource> key,
-                  WebSettings web, CallerRules rules, Set<String> methods) {
+                  WebSettings web, CallerRules rules, Set<String> methods, String where) {
         this.choice = choice;
         this.concurrency = concurrency;
         this.charging = charging;
@@ -93,6 +111,7 @@ public final class Guard {
         this.partitionKey = web.partitionKey() && web.headers().draft();
         this.methods = Set.copyOf(methods);
         this.exempt = rules.exemptNetworks();
+        this.where = where;
     }
 
     private Guard(Guard from, LimitChoice choice, KeyResolver keyResolver) {
@@ -105,6 +124,7 @@ public final class Guard {
         this.partitionKey = from.partitionKey;
         this.methods = from.methods;
         this.exempt = from.exempt;
+        this.where = from.where;
     }
 
     /**
@@ -201,7 +221,7 @@ public final class Guard {
                 .failureMode(mode == FailureMode.CLOSED ? FailureMode.CLOSED : FailureMode.OPEN).timeout(web.timeout())
                 .shadowMode(web.shadow()).listener(OptionalMetrics.listener(web.metrics(), cap.policy())).build();
         return new Guard(choice, concurrency, charging == null ? Charging.BEFORE : charging, first.key(), web, rules,
-                first.methods());
+                first.methods(), where);
     }
 
     /** Builds limiters of other limits with every setting of {@code limiter}, its listener and executor included. */
@@ -220,9 +240,11 @@ public final class Guard {
             return PASS;
         }
         String caller = caller(request);
+        String partition = PartitionKeys.of(caller); // hashed once: the attribute, the log and the draft's pk
         Decision decision = limiter == null ? null : limiter.decide(caller);
         if (decision != null && !decision.allowed()) {
-            return refusal(request, decision, caller, branch);
+            note(request, decision, limiter.name(), partition);
+            return refusal(request, decision, partition, branch);
         }
         Lease lease = concurrency == null ? null : concurrency.acquire(caller);
         if (lease != null && !lease.decision().allowed()) {
@@ -231,20 +253,26 @@ public final class Guard {
                 limiter.refund(caller);
             }
             Decision refused = lease.decision();
+            note(request, refused, concurrency.limit().policy(), partition);
             if (refused.outcome() == Decision.Outcome.FAILED_CLOSED) {
-                return refusal(request, refused, caller, branch);
+                return refusal(request, refused, partition, branch);
             }
             List<HttpAnswer.Header> out = new ArrayList<>(6);
             out.add(retryAfter(refused));
             out.addAll(headers(request));
-            return new HttpAnswer(429, out, Problems.tooManyInFlight(refused));
+            return HttpAnswer.refusal(429, out, Problems.tooManyInFlight(refused), refused);
+        }
+        if (decision != null) {
+            note(request, decision, limiter.name(), partition);
+        } else {
+            note(request, lease.decision(), concurrency.limit().policy(), partition);
         }
         Completion completion = completion(limiter, caller, decision, lease);
         if (decision == null || decision.outcome() == Decision.Outcome.FAILED_OPEN) {
             return completion == Completion.NONE ? HttpAnswer.FAILED_OPEN
                     : new HttpAnswer(HttpAnswer.PROCEED, List.of(), null, completion);
         }
-        return new HttpAnswer(HttpAnswer.PROCEED, layerHeaders(request, decision, caller, branch), null, completion);
+        return new HttpAnswer(HttpAnswer.PROCEED, layerHeaders(request, decision, partition, branch), null, completion);
     }
 
     /** The caller: the application's {@link KeyResolver} if it names one, else the key sources'. */
@@ -259,14 +287,38 @@ public final class Guard {
     }
 
     /** The answer to a request its rate limits refused, or whose store failed on a closed route. */
-    private HttpAnswer refusal(RequestView request, Decision decision, String caller, LimitChoice.Branch branch) {
+    private HttpAnswer refusal(RequestView request, Decision decision, String partition, LimitChoice.Branch branch) {
         if (decision.outcome() == Decision.Outcome.FAILED_CLOSED) {
-            return new HttpAnswer(503, List.of(retryAfter(decision)), Problems.SERVICE_UNAVAILABLE);
+            return HttpAnswer.refusal(503, List.of(retryAfter(decision)), Problems.SERVICE_UNAVAILABLE, decision);
         }
         List<HttpAnswer.Header> out = new ArrayList<>(6);
         out.add(retryAfter(decision));
-        out.addAll(layerHeaders(request, decision, caller, branch));
-        return new HttpAnswer(429, out, Problems.tooManyRequests(decision, headers));
+        out.addAll(layerHeaders(request, decision, partition, branch));
+        return HttpAnswer.refusal(429, out, Problems.tooManyRequests(decision, headers), decision);
+    }
+
+    /**
+     * Puts what was decided on the request ({@link RequestAttributes}) and logs a rejection shadow
+     * mode let through, naming the route, the policy and the caller by its partition key.
+     *
+     * @param policies the policies decided, for a decision the store could not make
+     */
+    private void note(RequestView request, Decision decision, String policies, String partition) {
+        Decision.Quota binding = decision.binding();
+        String policy = binding == null ? policies : binding.limit().policy();
+        request.setAttribute(RequestAttributes.OUTCOME, OUTCOMES[decision.outcome().ordinal()]);
+        request.setAttribute(RequestAttributes.POLICY, policy);
+        request.setAttribute(RequestAttributes.REMAINING, binding == null ? null : binding.remaining());
+        request.setAttribute(RequestAttributes.PARTITION, partition);
+        if (decision.outcome() == Decision.Outcome.SHADOW_REJECTED) {
+            shadowRejections.increment();
+            long now = System.nanoTime();
+            long last = shadowLogged.get();
+            if (now - last >= SHADOW_LOG_NANOS && shadowLogged.compareAndSet(last, now)) {
+                LOG.info("{}: shadow mode let through a request policy '{}' would have rejected, of caller {} ({} "
+                        + "so far on this route)", where, policy, partition, shadowRejections.sum());
+            }
+        }
     }
 
     /**
@@ -329,9 +381,9 @@ public final class Guard {
     }
 
     /** Adds this guard's decision to the request's layers and returns the headers of them all. */
-    private List<HttpAnswer.Header> layerHeaders(RequestView request, Decision decision, String caller,
+    private List<HttpAnswer.Header> layerHeaders(RequestView request, Decision decision, String partition,
                                                  LimitChoice.Branch branch) {
-        Layers.Layer layer = new Layers.Layer(decision, partitionKey ? PartitionKeys.of(caller) : null,
+        Layers.Layer layer = new Layers.Layer(decision, partitionKey ? partition : null,
                 branch.windows(decision));
         return write(Layers.of(request).add(layer, headers));
     }
