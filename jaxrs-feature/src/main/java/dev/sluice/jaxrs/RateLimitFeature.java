@@ -46,7 +46,9 @@ import java.util.function.Function;
  *         .property("sluice.metrics", "true")                        // default: true (Micrometer)
  *         .property("sluice.local-share", "1")                       // default: 1 (failureMode LOCAL only)
  *         .property("sluice.tier", "role")                           // default: none (@RateLimit tiers)
- *         .property("sluice.exempt", "10.1.2.0/24");                 // default: none
+ *         .property("sluice.exempt", "10.1.2.0/24")                  // default: none
+ *         .property("sluice.reject", "exception");                   // default: problem
+ * // exception: 429s are thrown as RateLimitExceededException for the application's ExceptionMapper
  * // or, with a store you own (the feature never closes it):
  * app.register(new RateLimitFeature(RedisStore.of(redisson)));
  * }</pre>
@@ -76,6 +78,15 @@ import java.util.function.Function;
  *       limiter in this JVM with the method's limits scaled by {@code sluice.local-share}, answered as
  *       allowed or rejected above, with the headers of the local decision.
  * </ul>
+ *
+ * <p>With {@code sluice.reject=exception} a refusal is thrown instead: a
+ * {@link RateLimitExceededException} (429, carrying the decision) or a
+ * {@code ServiceUnavailableException} (503), without an entity, for the application's
+ * {@code ExceptionMapper}; the rate-limit headers and {@code Retry-After} are added to the
+ * mapper's response unless it sets them itself. Every request the feature decides carries the
+ * properties (on a servlet container, request attributes) of
+ * {@link dev.sluice.web.RequestAttributes}. {@link #withKeyResolver} and
+ * {@link #withLimitResolver} give the application's own callers and limits.
  *
  * <p>With {@code charge = "after"} the request is decided as it arrives and refunded once its
  * response status is known unless that status is in {@code chargeWhen}; with

@@ -75,9 +75,14 @@ import java.util.Objects;
  * limit under the policy {@code <policy>.<tier>}; a request of no named tier gets {@code limit}),
  * {@code exempt} (client networks never limited, never counted, sent no rate-limit headers) and
  * {@code methods} (such as {@code POST,PUT}: the methods limited; the others pass untouched;
- * default all). {@code key} also takes parts joined by {@code +}, all required
- * ({@code ip+param:username}), and {@code global} (one budget for every caller). They are
- * parsed once, in {@link #init}. An unknown init-param or a bad
+ * default all), and {@code reject} ({@code problem}, the default: Sluice writes the problem body;
+ * {@code send-error}: Sluice sets the headers, then calls {@code sendError(status)} so that the
+ * application's {@code <error-page>} writes the body). {@code key} also takes parts joined by
+ * {@code +}, all required ({@code ip+param:username}), {@code attribute:NAME} (a request attribute
+ * the application's authentication set) and {@code global} (one budget for every caller). A
+ * context-param {@code sluice.<name>} (any but {@code policy}) is the default of every filter of
+ * the application, which an init-param overrides. They are
+ * parsed once, in {@link #init}. An unknown init-param (or {@code sluice.*} context-param) or a bad
  * value makes {@code init} throw a {@link ServletException} naming the filter, the init-param
  * and the value, such as
  * {@code filter 'search': init-param 'limit' must look like <count>/<period> (e.g. 100/1m), got '100/minutes'},
@@ -137,6 +142,11 @@ import java.util.Objects;
  * charges its own policy and adds its decision to a request attribute; each rewrites the
  * rate-limit headers from all of them, so the draft lists carry one member per policy of every
  * layer and the legacy headers describe the binding limit of all layers.
+ *
+ * <p>Every request it decides carries the request attributes of
+ * {@link dev.sluice.web.RequestAttributes} ({@code dev.sluice.outcome}, {@code dev.sluice.policy},
+ * {@code dev.sluice.remaining}, {@code dev.sluice.partition}), for an access log, an error page or
+ * the application.
  *
  * <p>Instances are thread-safe and their configuration immutable.
  */
