@@ -126,6 +126,12 @@ public final class RateLimitFeature implements DynamicFeature {
     /** The priority of the rate-limit filter: after authentication, before authorization. */
     public static final int PRIORITY = Priorities.AUTHENTICATION + 500;
 
+    /**
+     * The application property where the application gives its Micrometer {@code MeterRegistry}
+     * (an instance) for {@code sluice.metrics=true}, {@value}; absent: Micrometer's global registry.
+     */
+    public static final String METER_REGISTRY = dev.sluice.metrics.OptionalMetrics.REGISTRY;
+
     private static final Logger LOG = LoggerFactory.getLogger(RateLimitFeature.class);
     private static final String PREFIX = "sluice.";
     private static final boolean SERVLET_API = Classes.present("jakarta.servlet.http.HttpServletRequest",
@@ -140,7 +146,8 @@ public final class RateLimitFeature implements DynamicFeature {
     private String acquiredStore; // the sluice.store value this feature holds in the StoreRegistry, guarded by this
 
     /** The application-wide settings, from the {@code sluice.*} properties, and the store they name. */
-    private record Settings(WebSettings web, CallerRules rules, Rejection reject, RateLimitStore store) {
+    private record Settings(WebSettings web, CallerRules rules, Rejection reject, RateLimitStore store,
+                            Object meterRegistry) {
     }
 
     /** A feature taking {@code sluice.store} (default {@code memory}) and the other settings from the application's properties. */
@@ -195,7 +202,7 @@ public final class RateLimitFeature implements DynamicFeature {
             String where = Routes.where(resourceClass, resourceInfo.getResourceMethod());
             Guard guard;
             try {
-                guard = Guard.of(plan.routes(), app.web(), app.rules(), app.store(), where);
+                guard = Guard.of(plan.routes(), app.web(), app.rules(), app.store(), where, app.meterRegistry());
                 // A method with only a concurrency limit has no rate limits to choose.
                 guard = limitResolver == null || guard.limiter() == null ? guard : guard.withLimitResolver(limitResolver);
                 guard = keyResolver == null ? guard : guard.withKeyResolver(keyResolver);
@@ -256,7 +263,7 @@ public final class RateLimitFeature implements DynamicFeature {
                 }
                 acquiredStore = web.store();
             }
-            settings = new Settings(web, rules, reject, store);
+            settings = new Settings(web, rules, reject, store, configuration.getProperty(METER_REGISTRY));
         }
         return settings;
     }

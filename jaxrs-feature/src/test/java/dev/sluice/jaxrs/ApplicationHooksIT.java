@@ -2,6 +2,8 @@ package dev.sluice.jaxrs;
 
 import dev.sluice.Limit;
 import dev.sluice.memory.MemoryStore;
+import io.micrometer.core.instrument.Metrics;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import jakarta.ws.rs.GET;
 import jakarta.ws.rs.Path;
 import jakarta.ws.rs.Produces;
@@ -50,5 +52,31 @@ class ApplicationHooksIT {
             }
             assertThat(app.get("/hooks", "X-Account", "carol", "X-Plan", "gold").statusCode()).isEqualTo(429);
         }
+    }
+
+    @Path("/metered")
+    public static class Metered {
+        @GET
+        @Produces(MediaType.TEXT_PLAIN)
+        @RateLimit(policy = "own-registry", limit = "1/1m")
+        public String get() {
+            return "ok";
+        }
+    }
+
+    @Test
+    void metricsGoToTheRegistryTheApplicationGivesNotTheGlobalOne() throws Exception {
+        SimpleMeterRegistry own = new SimpleMeterRegistry();
+        ResourceConfig config = new ResourceConfig(Metered.class).register(RateLimitFeature.class)
+                .property(RateLimitFeature.METER_REGISTRY, own);
+        try (JerseyApp app = JerseyApp.start(config)) {
+            assertThat(app.get("/metered").statusCode()).isEqualTo(200);
+            assertThat(app.get("/metered").statusCode()).isEqualTo(429);
+        }
+        assertThat(own.get("sluice.decisions").tag("policy", "own-registry").tag("outcome", "allowed").counter().count())
+                .isEqualTo(1);
+        assertThat(own.get("sluice.decisions").tag("policy", "own-registry").tag("outcome", "rejected").counter().count())
+                .isEqualTo(1);
+        assertThat(Metrics.globalRegistry.find("sluice.decisions").tag("policy", "own-registry").meters()).isEmpty();
     }
 }

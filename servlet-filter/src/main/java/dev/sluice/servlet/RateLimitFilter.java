@@ -152,6 +152,12 @@ import java.util.Objects;
  */
 public final class RateLimitFilter implements Filter {
 
+    /**
+     * The {@code ServletContext} attribute where the application gives its Micrometer
+     * {@code MeterRegistry} for {@code metrics=true}, {@value}; absent: Micrometer's global registry.
+     */
+    public static final String METER_REGISTRY = dev.sluice.metrics.OptionalMetrics.REGISTRY;
+
     private static final Logger LOG = LoggerFactory.getLogger(RateLimitFilter.class);
     private static final String CHARGED_PREFIX = RateLimitFilter.class.getName() + ".charged:";
 
@@ -351,7 +357,9 @@ public final class RateLimitFilter implements Filter {
         }
         Guard guard;
         try {
-            guard = Guard.of(List.of(route), web, rules, store, where);
+            // The application's own Micrometer registry, when it gives one; else the global one.
+            guard = Guard.of(List.of(route), web, rules, store, where,
+                    config.getServletContext() == null ? null : config.getServletContext().getAttribute(METER_REGISTRY));
         } catch (IllegalArgumentException e) {
             StoreRegistry.application().release(web.store());
             throw new ServletException(where + ": " + lookup.describe(e), e);

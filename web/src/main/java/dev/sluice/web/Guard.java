@@ -173,6 +173,18 @@ public final class Guard {
      */
     public static Guard of(List<RouteSpec> routes, WebSettings web, CallerRules rules, RateLimitStore store,
                            String where) {
+        return of(routes, web, rules, store, where, null);
+    }
+
+    /**
+     * A guard as {@link #of(List, WebSettings, CallerRules, RateLimitStore, String)}, publishing its
+     * metrics ({@code metrics=true}) to {@code meterRegistry}, the application's Micrometer
+     * {@code MeterRegistry}; {@code null}: Micrometer's global registry.
+     *
+     * @throws IllegalArgumentException also if {@code meterRegistry} is not a {@code MeterRegistry}
+     */
+    public static Guard of(List<RouteSpec> routes, WebSettings web, CallerRules rules, RateLimitStore store,
+                           String where, Object meterRegistry) {
         FailureMode failureMode = FailureMode.OPEN;
         RouteSpec first = routes.get(0);
         List<RouteSpec> rates = new ArrayList<>();
@@ -212,14 +224,14 @@ public final class Guard {
         FailureMode mode = failureMode;
         Function<List<Limit>, RateLimiter> builder = limits -> RateLimiter.builder().limits(limits).store(store)
                 .failureMode(mode).timeout(web.timeout()).shadowMode(web.shadow()).localShare(web.localShare())
-                .listener(OptionalMetrics.listener(web.metrics(),
+                .listener(OptionalMetrics.listener(web.metrics(), meterRegistry,
                         limits.stream().map(Limit::policy).collect(Collectors.joining("+"))))
                 .build();
         LimitChoice choice = rates.isEmpty() ? null : LimitChoice.of(rates, rules.tier(), builder, web.headers(), where);
         // Leases are not kept locally: a cap on a local route fails open while the store fails.
         ConcurrencyLimiter concurrency = cap == null ? null : ConcurrencyLimiter.builder().limit(cap).store(store)
                 .failureMode(mode == FailureMode.CLOSED ? FailureMode.CLOSED : FailureMode.OPEN).timeout(web.timeout())
-                .shadowMode(web.shadow()).listener(OptionalMetrics.listener(web.metrics(), cap.policy())).build();
+                .shadowMode(web.shadow()).listener(OptionalMetrics.listener(web.metrics(), meterRegistry, cap.policy())).build();
         return new Guard(choice, concurrency, charging == null ? Charging.BEFORE : charging, first.key(), web, rules,
                 first.methods(), where);
     }
