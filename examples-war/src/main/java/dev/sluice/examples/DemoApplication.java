@@ -1,5 +1,6 @@
 package dev.sluice.examples;
 
+import dev.sluice.jaxrs.RateLimitFeature;
 import jakarta.servlet.ServletContext;
 import jakarta.ws.rs.core.Context;
 import org.glassfish.jersey.server.ResourceConfig;
@@ -27,6 +28,11 @@ public class DemoApplication extends ResourceConfig {
             if (name.startsWith("sluice.")) {
                 property(name, context.getInitParameter(name));
             }
+        }
+        // The registry MetricsServlet.Registry gives the filters, for the resources' meters too.
+        Object registry = context.getAttribute(RateLimitFeature.METER_REGISTRY);
+        if (registry != null) {
+            property(RateLimitFeature.METER_REGISTRY, registry);
         }
     }
 }

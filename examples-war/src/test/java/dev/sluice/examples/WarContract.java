@@ -95,6 +95,10 @@ abstract class WarContract {
         assertThat(metric("sluice.decisions{outcome=allowed,policy=hello}") - allowed).isEqualTo(5);
         assertThat(metric("sluice.decisions{outcome=rejected,policy=hello}") - rejected).isEqualTo(1);
         assertThat(get(app, "metrics", "reader").body()).contains("sluice.decision.latency{policy=hello}");
+        // The JAX-RS resources publish to the application's registry too.
+        long health = metric("sluice.decisions{outcome=allowed,policy=bucket}");
+        assertThat(get(app, "api/bucket", key).statusCode()).isEqualTo(200);
+        assertThat(metric("sluice.decisions{outcome=allowed,policy=bucket}") - health).isEqualTo(1);
     }
 
     /** A counter's value on the {@code /metrics} page, 0 if it is not there yet. */
