@@ -54,6 +54,10 @@ import java.util.stream.Collectors;
  * status that is not charged. Both happen in the answer's {@link Completion}, which the adapter
  * calls when the response is complete.
  *
+ * <p>Every request it decides carries the request attributes of {@link RequestAttributes}
+ * (outcome, binding policy, remaining, partition key), set before the answer is returned. A
+ * {@link KeyResolver} may name callers before the key sources.
+ *
  * <p>Immutable and thread-safe. Nothing is parsed or built per request but the caller's identity
  * and the answer. The guard never closes its limiter's store.
  */
@@ -255,7 +259,7 @@ public final class Guard {
         String partition = PartitionKeys.of(caller); // hashed once: the attribute, the log and the draft's pk
         Decision decision = limiter == null ? null : limiter.decide(caller);
         if (decision != null && !decision.allowed()) {
-            note(request, decision, limiter.name(), partition);
+            note(request, decision, limiter, partition);
             return refusal(request, decision, partition, branch);
         }
         Lease lease = concurrency == null ? null : concurrency.acquire(caller);
@@ -265,7 +269,7 @@ public final class Guard {
                 limiter.refund(caller);
             }
             Decision refused = lease.decision();
-            note(request, refused, concurrency.limit().policy(), partition);
+            note(request, refused, null, partition);
             if (refused.outcome() == Decision.Outcome.FAILED_CLOSED) {
                 return refusal(request, refused, partition, branch);
             }
@@ -274,11 +278,7 @@ public final class Guard {
             out.addAll(headers(request));
             return HttpAnswer.refusal(429, out, Problems.tooManyInFlight(refused), refused);
         }
-        if (decision != null) {
-            note(request, decision, limiter.name(), partition);
-        } else {
-            note(request, lease.decision(), concurrency.limit().policy(), partition);
-        }
+        note(request, decision != null ? decision : lease.decision(), decision != null ? limiter : null, partition);
         Completion completion = completion(limiter, caller, decision, lease);
         if (decision == null || decision.outcome() == Decision.Outcome.FAILED_OPEN) {
             return completion == Completion.NONE ? HttpAnswer.FAILED_OPEN
@@ -313,11 +313,13 @@ public final class Guard {
      * Puts what was decided on the request ({@link RequestAttributes}) and logs a rejection shadow
      * mode let through, naming the route, the policy and the caller by its partition key.
      *
-     * @param policies the policies decided, for a decision the store could not make
+     * @param limiter the rate limiter that decided; {@code null}: the concurrency limiter
      */
-    private void note(RequestView request, Decision decision, String policies, String partition) {
+    private void note(RequestView request, Decision decision, RateLimiter limiter, String partition) {
         Decision.Quota binding = decision.binding();
-        String policy = binding == null ? policies : binding.limit().policy();
+        // Named (and joined) only when the store could not decide: no string built per request.
+        String policy = binding != null ? binding.limit().policy()
+                : limiter != null ? limiter.name() : concurrency.limit().policy();
         request.setAttribute(RequestAttributes.OUTCOME, OUTCOMES[decision.outcome().ordinal()]);
         request.setAttribute(RequestAttributes.POLICY, policy);
         request.setAttribute(RequestAttributes.REMAINING, binding == null ? null : binding.remaining());
