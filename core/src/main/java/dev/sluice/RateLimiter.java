@@ -57,6 +57,7 @@ public final class RateLimiter {
     private final StoreGuard guard;
     private final Announcer announcer;
     private final Executor executor;
+    private final DecisionListener listener;
     private final List<Limit> localLimits;
     private final double localShare;
     private final Refunds refunds;
@@ -72,6 +73,7 @@ public final class RateLimiter {
         this.localLimits = guard.localLimits(costed.configured()); // built now: a scaled limit that is invalid fails here
         this.announcer = new Announcer(builder.shadow, builder.listener, policies);
         this.executor = builder.executor;
+        this.listener = builder.listener;
         this.refunds = new Refunds(store, builder.timeout, policies);
         this.timed = builder.listener != null;
     }
@@ -244,6 +246,18 @@ public final class RateLimiter {
      */
     public long storeFailures() {
         return guard.failures();
+    }
+
+    /**
+     * A limiter of other limits with every setting of this one: store, failure mode, timeout,
+     * shadow mode, local share, listener and executor. For limits chosen per request among a few
+     * built once (plans, tiers): build the limiter once per list, not per request.
+     *
+     * @throws IllegalArgumentException as {@link Builder#build()} does
+     */
+    public RateLimiter withLimits(List<Limit> limits) {
+        return builder().limits(limits).store(store()).failureMode(failureMode()).timeout(timeout())
+                .shadowMode(shadowMode()).localShare(localShare()).listener(listener).executor(executor).build();
     }
 
     /** The limiter's policy names joined with {@code +}: how metrics and logs name it. */

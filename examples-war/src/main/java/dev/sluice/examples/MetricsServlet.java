@@ -1,8 +1,9 @@
 package dev.sluice.examples;
 
+import dev.sluice.servlet.RateLimitFilter;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Meter;
-import io.micrometer.core.instrument.Metrics;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tag;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -20,9 +21,11 @@ import java.util.stream.Collectors;
 
 /**
  * {@code GET /metrics}: Sluice's Micrometer meters as plain text, one line each, e.g.
- * {@code sluice.decisions{outcome=allowed,policy=hello} 5}. Sluice publishes to Micrometer's
- * global registry whenever Micrometer is on the class path ({@code metrics=true}, the default);
- * the {@link Registry} listener gives that registry somewhere to keep counts in this example.
+ * {@code sluice.decisions{outcome=allowed,policy=hello} 5}. Sluice publishes to Micrometer
+ * whenever it is on the class path ({@code metrics=true}, the default): here to the application's
+ * own registry, which the {@link Registry} listener gives the filters as the {@code ServletContext}
+ * attribute {@code dev.sluice.metrics.registry} (and {@link DemoApplication} to the JAX-RS feature
+ * as the property of that name).
  */
 public class MetricsServlet extends HttpServlet {
 
@@ -32,7 +35,8 @@ public class MetricsServlet extends HttpServlet {
     protected void doGet(HttpServletRequest request, HttpServletResponse response) throws IOException {
         response.setContentType("text/plain;charset=UTF-8");
         PrintWriter out = response.getWriter();
-        List<Meter> meters = Metrics.globalRegistry.getMeters().stream()
+        MeterRegistry registry = (MeterRegistry) getServletContext().getAttribute(RateLimitFilter.METER_REGISTRY);
+        List<Meter> meters = registry.getMeters().stream()
                 .filter(m -> m.getId().getName().startsWith("sluice."))
                 .sorted(Comparator.comparing((Meter m) -> m.getId().getName()).thenComparing(m -> m.getId().getTags().toString()))
                 .toList();
@@ -47,20 +51,20 @@ public class MetricsServlet extends HttpServlet {
     }
 
     /**
-     * Adds a registry that keeps counts to Micrometer's global one for the application's lifetime
-     * (an application would add its Prometheus or other registry here instead).
+     * Gives Sluice the application's registry, one that keeps counts, for the application's
+     * lifetime (an application would give its Prometheus or other registry here instead). A
+     * listener runs before the filters start, so they find it.
      */
     public static class Registry implements ServletContextListener {
         private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
 
         @Override
         public void contextInitialized(ServletContextEvent event) {
-            Metrics.addRegistry(registry);
+            event.getServletContext().setAttribute(RateLimitFilter.METER_REGISTRY, registry);
         }
 
         @Override
         public void contextDestroyed(ServletContextEvent event) {
-            Metrics.removeRegistry(registry);
             registry.close();
         }
     }

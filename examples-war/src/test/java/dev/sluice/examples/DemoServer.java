@@ -7,7 +7,7 @@ import java.util.Map;
  * The demo: deploys the examples WAR file in embedded Jetty 12 EE11 on {@code localhost} and
  * waits until Ctrl-C. Started by {@code ./mvnw -B -q -Pdemo -DskipTests verify} from the
  * repository root; {@code SLUICE_STORE=redis://127.0.0.1:6379} in the environment switches the
- * store to Redis (the WAR reads it, see {@code StoreSetting}).
+ * store to Redis (given to the WAR as the context-param {@code sluice.store}, as a deployer would).
  *
  * <p>It lives with the tests because it deploys the WAR exactly as they do, through
  * {@link JettyWar}, and because Jetty must not end up inside the WAR.
@@ -32,7 +32,8 @@ public final class DemoServer {
         JettyWar jetty;
         try {
             // Loopback only, never a public interface: this is a demo.
-            jetty = JettyWar.deploy(Path.of(args[0]), "127.0.0.1", port, Map.of());
+            jetty = JettyWar.deploy(Path.of(args[0]), "127.0.0.1", port,
+                    store == null || store.isBlank() ? Map.of() : Map.of("sluice.store", store.trim()));
         } catch (Exception e) {
             System.err.println("The demo did not start: " + e);
             System.exit(1);

@@ -146,7 +146,7 @@ class RedeployIT {
                 WebAppContext webapp = new WebAppContext();
                 webapp.setContextPath("/");
                 webapp.setWar(Http.war().toAbsolutePath().toString());
-                webapp.setInitParameter(StoreSetting.CONTEXT_PARAM, store);
+                webapp.setInitParameter("sluice.store", store);
                 webapp.setThrowUnavailableOnStartupException(true);
                 contexts.addHandler(webapp);
                 webapp.start();

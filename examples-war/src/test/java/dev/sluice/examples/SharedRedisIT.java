@@ -28,7 +28,7 @@ class SharedRedisIT {
 
     @BeforeAll
     void deployTwice() throws Exception {
-        Map<String, String> redis = Map.of(StoreSetting.CONTEXT_PARAM, TestRedis.shared().url());
+        Map<String, String> redis = Map.of("sluice.store", TestRedis.shared().url());
         jetty = JettyWar.deploy(Http.war(), "127.0.0.1", 0, redis);
         tomcat = TomcatWar.deploy(Http.war(), redis);
         get(jetty, "hello", "warm-up");

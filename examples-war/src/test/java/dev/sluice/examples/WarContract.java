@@ -95,6 +95,10 @@ abstract class WarContract {
         assertThat(metric("sluice.decisions{outcome=allowed,policy=hello}") - allowed).isEqualTo(5);
         assertThat(metric("sluice.decisions{outcome=rejected,policy=hello}") - rejected).isEqualTo(1);
         assertThat(get(app, "metrics", "reader").body()).contains("sluice.decision.latency{policy=hello}");
+        // The JAX-RS resources publish to the application's registry too.
+        long health = metric("sluice.decisions{outcome=allowed,policy=bucket}");
+        assertThat(get(app, "api/bucket", key).statusCode()).isEqualTo(200);
+        assertThat(metric("sluice.decisions{outcome=allowed,policy=bucket}") - health).isEqualTo(1);
     }
 
     /** A counter's value on the {@code /metrics} page, 0 if it is not there yet. */
@@ -163,7 +167,7 @@ abstract class WarContract {
         // A Redis URL on a port where nothing listens: the application still starts (the store
         // connects lazily) and each route follows its failure mode.
         String deadRedis = "redis://127.0.0.1:" + TestRedis.freePort();
-        try (Deployed down = deploy(Map.of(StoreSetting.CONTEXT_PARAM, deadRedis))) {
+        try (Deployed down = deploy(Map.of("sluice.store", deadRedis))) {
             HttpResponse<String> hello = get(down, "hello", "down");
             assertThat(hello.statusCode()).isEqualTo(200);
             assertThat(header(hello, "RateLimit-Limit")).as("no headers when the store failed").isNull();
@@ -184,7 +188,7 @@ abstract class WarContract {
     void aBadStoreFailsTheDeployment() {
         // Sluice's rule: bad configuration stops start-up rather than running half-limited.
         // (Each container reports it its own way; the message naming the value is in its log.)
-        assertThatThrownBy(() -> deploy(Map.of(StoreSetting.CONTEXT_PARAM, "mongo://x")).close())
+        assertThatThrownBy(() -> deploy(Map.of("sluice.store", "mongo://x")).close())
                 .isInstanceOf(Exception.class);
     }
 

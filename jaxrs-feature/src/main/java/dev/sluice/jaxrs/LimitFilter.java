@@ -3,7 +3,9 @@ package dev.sluice.jaxrs;
 import dev.sluice.web.Completion;
 import dev.sluice.web.Guard;
 import dev.sluice.web.HttpAnswer;
+import dev.sluice.web.Rejection;
 import dev.sluice.web.RequestView;
+import jakarta.ws.rs.ServiceUnavailableException;
 import jakarta.ws.rs.container.ContainerRequestContext;
 import jakarta.ws.rs.container.ContainerRequestFilter;
 import jakarta.ws.rs.container.ContainerResponseContext;
@@ -37,6 +39,11 @@ final class LimitFilter implements ContainerRequestFilter, ContainerResponseFilt
      * or an exception mapper) and before the entity is written.
      */
     static final String COMPLETION = "dev.sluice.jaxrs.completion";
+    /**
+     * The headers of a refusal thrown as an exception ({@code sluice.reject=exception}): the
+     * response filter adds those the mapper's response does not set.
+     */
+    static final String REFUSAL_HEADERS = "dev.sluice.jaxrs.refusal-headers";
     /** Set by {@link ServletClientAddress} on servlet containers: the socket peer's address. */
     static final String REMOTE_ADDR = "dev.sluice.jaxrs.remote-addr";
     /** The client address when the runtime does not tell it (not a servlet container). */
@@ -46,19 +53,30 @@ final class LimitFilter implements ContainerRequestFilter, ContainerResponseFilt
     private static final AtomicBoolean WARNED_UNKNOWN = new AtomicBoolean();
 
     private final Guard guard;
+    private final Rejection reject;
 
-    LimitFilter(Guard guard) {
+    LimitFilter(Guard guard, Rejection reject) {
         this.guard = guard;
+        this.reject = reject;
     }
 
     @Override
     public void filter(ContainerRequestContext request) {
         HttpAnswer answer = guard.check(new View(request));
         if (!answer.proceeds()) {
-            Response.ResponseBuilder response = Response.status(answer.status()).type(HttpAnswer.PROBLEM_JSON)
-                    .entity(answer.body());
-            answer.headers().forEach(header -> response.header(header.name(), header.value()));
-            request.abortWith(response.build());
+            Response.ResponseBuilder builder = Response.status(answer.status());
+            answer.headers().forEach(header -> builder.header(header.name(), header.value()));
+            if (reject != Rejection.EXCEPTION) {
+                request.abortWith(builder.type(HttpAnswer.PROBLEM_JSON).entity(answer.body()).build());
+                return;
+            }
+            // No entity: the runtime would send an exception's entity past the application's mappers.
+            Response response = builder.build();
+            request.setProperty(REFUSAL_HEADERS, answer.headers());
+            if (answer.status() == Response.Status.SERVICE_UNAVAILABLE.getStatusCode()) {
+                throw new ServiceUnavailableException(response);
+            }
+            throw new RateLimitExceededException(answer.decision(), response, answer.body());
         } else {
             if (!answer.headers().isEmpty()) {
                 // Written on the way out, from every layer known by then. None: the store failed open.
@@ -76,6 +94,15 @@ final class LimitFilter implements ContainerRequestFilter, ContainerResponseFilt
         if (request.getProperty(DECISION) != null) {
             MultivaluedMap<String, Object> out = response.getHeaders();
             guard.headers(new View(request)).forEach(header -> out.putSingle(header.name(), header.value()));
+        }
+        if (request.getProperty(REFUSAL_HEADERS) instanceof List<?> headers) {
+            // A mapper's own response keeps what it set; the rest of the refusal's headers are added.
+            request.removeProperty(REFUSAL_HEADERS);
+            MultivaluedMap<String, Object> out = response.getHeaders();
+            for (Object item : headers) {
+                HttpAnswer.Header header = (HttpAnswer.Header) item;
+                out.putIfAbsent(header.name(), List.of(header.value()));
+            }
         }
         if (request.getProperty(COMPLETION) instanceof Completion completion) {
             request.removeProperty(COMPLETION);

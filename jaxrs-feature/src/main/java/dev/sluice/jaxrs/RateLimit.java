@@ -72,7 +72,8 @@ import java.lang.annotation.Target;
  * ({@code sluice.store}, {@code sluice.timeout}, {@code sluice.headers}, {@code sluice.partition-key},
  * {@code sluice.trusted-proxies}, {@code sluice.forwarded-header}, {@code sluice.ipv6-prefix},
  * {@code sluice.mode}, {@code sluice.metrics}, {@code sluice.local-share}, {@code sluice.tier},
- * {@code sluice.exempt}).
+ * {@code sluice.exempt}, {@code sluice.reject}: {@code problem} or {@code exception}, see
+ * {@link RateLimitExceededException}).
  *
  * <p>Tiers: {@link #tiers()} names limits for some callers; the application property
  * {@code sluice.tier} says how a request's tier is found ({@code role}: the first tier named here
@@ -114,7 +115,8 @@ public @interface RateLimit {
 
     /**
      * Where the caller's identity comes from, tried in order, first present wins:
-     * {@code header:NAME}, {@code principal}, {@code param:NAME} (query parameter), {@code ip};
+     * {@code header:NAME}, {@code principal}, {@code param:NAME} (query parameter),
+     * {@code attribute:NAME} (a request property the application's authentication set), {@code ip};
      * default {@code ip}. A header or parameter value is the client's own choice: with
      * {@code header:X-API-Key,ip} every invented key is a fresh budget, so validate keys before
      * this filter runs (an authentication filter that rejects unknown keys, then {@code principal}),

@@ -5,8 +5,11 @@ import dev.sluice.RateLimiter;
 import dev.sluice.internal.Classes;
 import dev.sluice.web.CallerRules;
 import dev.sluice.web.Guard;
+import dev.sluice.web.KeyResolver;
+import dev.sluice.web.LimitResolver;
 import dev.sluice.web.Parameter;
 import dev.sluice.web.ParameterException;
+import dev.sluice.web.Rejection;
 import dev.sluice.web.StoreRegistry;
 import dev.sluice.web.WebSettings;
 import jakarta.annotation.PreDestroy;
@@ -43,7 +46,9 @@ import java.util.function.Function;
  *         .property("sluice.metrics", "true")                        // default: true (Micrometer)
  *         .property("sluice.local-share", "1")                       // default: 1 (failureMode LOCAL only)
  *         .property("sluice.tier", "role")                           // default: none (@RateLimit tiers)
- *         .property("sluice.exempt", "10.1.2.0/24");                 // default: none
+ *         .property("sluice.exempt", "10.1.2.0/24")                  // default: none
+ *         .property("sluice.reject", "exception");                   // default: problem
+ * // exception: 429s are thrown as RateLimitExceededException for the application's ExceptionMapper
  * // or, with a store you own (the feature never closes it):
  * app.register(new RateLimitFeature(RedisStore.of(redisson)));
  * }</pre>
@@ -73,6 +78,15 @@ import java.util.function.Function;
  *       limiter in this JVM with the method's limits scaled by {@code sluice.local-share}, answered as
  *       allowed or rejected above, with the headers of the local decision.
  * </ul>
+ *
+ * <p>With {@code sluice.reject=exception} a refusal is thrown instead: a
+ * {@link RateLimitExceededException} (429, carrying the decision) or a
+ * {@code ServiceUnavailableException} (503), without an entity, for the application's
+ * {@code ExceptionMapper}; the rate-limit headers and {@code Retry-After} are added to the
+ * mapper's response unless it sets them itself. Every request the feature decides carries the
+ * properties (on a servlet container, request attributes) of
+ * {@link dev.sluice.web.RequestAttributes}. {@link #withKeyResolver} and
+ * {@link #withLimitResolver} give the application's own callers and limits.
  *
  * <p>With {@code charge = "after"} the request is decided as it arrives and refunded once its
  * response status is known unless that status is in {@code chargeWhen}; with
@@ -113,23 +127,34 @@ public final class RateLimitFeature implements DynamicFeature {
     /** The priority of the rate-limit filter: after authentication, before authorization. */
     public static final int PRIORITY = Priorities.AUTHENTICATION + 500;
 
+    /**
+     * The application property where the application gives its Micrometer {@code MeterRegistry}
+     * (an instance) for {@code sluice.metrics=true}, {@value}; absent: Micrometer's global registry.
+     */
+    public static final String METER_REGISTRY = dev.sluice.metrics.OptionalMetrics.REGISTRY;
+
     private static final Logger LOG = LoggerFactory.getLogger(RateLimitFeature.class);
     private static final String PREFIX = "sluice.";
     private static final boolean SERVLET_API = Classes.present("jakarta.servlet.http.HttpServletRequest",
             RateLimitFeature.class.getClassLoader());
 
     private final RateLimitStore givenStore;
+    /** The application's own caller resolution, or {@code null}. */
+    private final KeyResolver keyResolver;
+    /** The application's own choice of limits, or {@code null}. */
+    private final LimitResolver limitResolver;
     private Settings settings; // parsed on the first annotated method, guarded by this
     private String acquiredStore; // the sluice.store value this feature holds in the StoreRegistry, guarded by this
     private Guard firstGuard; // the others share its once-only warnings, so the feature warns once; guarded by this
 
     /** The application-wide settings, from the {@code sluice.*} properties, and the store they name. */
-    private record Settings(WebSettings web, CallerRules rules, RateLimitStore store) {
+    private record Settings(WebSettings web, CallerRules rules, Rejection reject, RateLimitStore store,
+                            Object meterRegistry) {
     }
 
     /** A feature taking {@code sluice.store} (default {@code memory}) and the other settings from the application's properties. */
     public RateLimitFeature() {
-        this.givenStore = null;
+        this(null, null, null);
     }
 
     /**
@@ -137,7 +162,34 @@ public final class RateLimitFeature implements DynamicFeature {
      * ignored, the other {@code sluice.*} properties apply.
      */
     public RateLimitFeature(RateLimitStore store) {
-        this.givenStore = Objects.requireNonNull(store, "store");
+        this(Objects.requireNonNull(store, "store"), null, null);
+    }
+
+    private RateLimitFeature(RateLimitStore store, KeyResolver keyResolver, LimitResolver limitResolver) {
+        this.givenStore = store;
+        this.keyResolver = keyResolver;
+        this.limitResolver = limitResolver;
+    }
+
+    /**
+     * A copy asking {@code resolver} for each request's caller first, on every rate-limited method
+     * (an identity the application derives itself); where it names none, the method's {@code key}
+     * decides. For a request property holding the identity as it is, {@code key = "attribute:NAME"}
+     * needs no code. Register the copy as an instance.
+     */
+    public RateLimitFeature withKeyResolver(KeyResolver resolver) {
+        return new RateLimitFeature(givenStore, Objects.requireNonNull(resolver, "resolver"), limitResolver);
+    }
+
+    /**
+     * A copy choosing each request's limits with {@code resolver} on every rate-limited method
+     * (plans that {@code tiers} cannot express); a method's own limits apply where it returns
+     * {@code null}. The lists it returns are one budget whichever method a request calls: the
+     * policy names the stored state. Limiters built for them share the method's store, failure
+     * mode, timeout, shadow mode and metrics. Register the copy as an instance.
+     */
+    public RateLimitFeature withLimitResolver(LimitResolver resolver) {
+        return new RateLimitFeature(givenStore, keyResolver, Objects.requireNonNull(resolver, "resolver"));
     }
 
     @Override
@@ -152,11 +204,15 @@ public final class RateLimitFeature implements DynamicFeature {
             String where = Routes.where(resourceClass, resourceInfo.getResourceMethod());
             Guard guard;
             try {
-                guard = shareWarnings(Guard.of(plan.routes(), app.web(), app.rules(), app.store(), where));
+                guard = Guard.of(plan.routes(), app.web(), app.rules(), app.store(), where, app.meterRegistry());
+                // A method with only a concurrency limit has no rate limits to choose.
+                guard = limitResolver == null || guard.limiter() == null ? guard : guard.withLimitResolver(limitResolver);
+                guard = keyResolver == null ? guard : guard.withKeyResolver(keyResolver);
+                guard = shareWarnings(guard);
             } catch (IllegalArgumentException e) {
                 throw new IllegalArgumentException(where + ": " + e.getMessage(), e);
             }
-            context.register(new LimitFilter(guard),
+            context.register(new LimitFilter(guard, app.reject()),
                     Map.of(ContainerRequestFilter.class, PRIORITY, ContainerResponseFilter.class, PRIORITY));
             if (SERVLET_API) {
                 ServletAddressRegistration.register(context, PRIORITY - 1);
@@ -173,7 +229,12 @@ public final class RateLimitFeature implements DynamicFeature {
     private synchronized Settings settings(Configuration configuration) {
         if (settings == null) {
             for (String name : configuration.getPropertyNames()) {
-                if (name.startsWith(PREFIX) && !isApplicationParameter(name.substring(PREFIX.length()))) {
+                if (name.startsWith(PREFIX) && isRouteParameter(name.substring(PREFIX.length()))) {
+                    // Such as a web.xml context-param, every servlet filter's default, which Jersey's
+                    // servlet hands to the application as a property too.
+                    LOG.info("JAX-RS property '{}' is a default of servlet filters; a @RateLimit says its own",
+                            name);
+                } else if (name.startsWith(PREFIX) && !isApplicationParameter(name.substring(PREFIX.length()))) {
                     throw new IllegalArgumentException("JAX-RS property '" + name + "' is not a Sluice application "
                             + "property; known: " + String.join(", ", Parameter.of(Parameter.Scope.APPLICATION).stream()
                             .map(p -> PREFIX + p.configName()).toList()) + " (the others are @RateLimit attributes)");
@@ -187,9 +248,11 @@ public final class RateLimitFeature implements DynamicFeature {
             };
             WebSettings web;
             CallerRules rules;
+            Rejection reject;
             try {
                 web = WebSettings.parse(property);
                 rules = CallerRules.parse(property);
+                reject = Rejection.parse(property, "the JAX-RS feature", Rejection.PROBLEM, Rejection.EXCEPTION);
             } catch (ParameterException e) {
                 throw new IllegalArgumentException("JAX-RS property '" + PREFIX + e.parameter().configName() + "': "
                         + e.getMessage(), e);
@@ -203,7 +266,7 @@ public final class RateLimitFeature implements DynamicFeature {
                 }
                 acquiredStore = web.store();
             }
-            settings = new Settings(web, rules, store);
+            settings = new Settings(web, rules, reject, store, configuration.getProperty(METER_REGISTRY));
         }
         return settings;
     }
@@ -215,6 +278,10 @@ public final class RateLimitFeature implements DynamicFeature {
             return guard;
         }
         return guard.sharingWarningsWith(firstGuard);
+    }
+
+    private static boolean isRouteParameter(String name) {
+        return Parameter.of(Parameter.Scope.ROUTE).stream().anyMatch(p -> p.configName().equals(name));
     }
 
     private static boolean isApplicationParameter(String name) {

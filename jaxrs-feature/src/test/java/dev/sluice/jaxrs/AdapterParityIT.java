@@ -20,6 +20,7 @@ import java.util.TreeMap;
 import java.util.UUID;
 import java.util.stream.Stream;
 
+import static dev.sluice.jaxrs.ParityApps.ATTRIBUTE;
 import static dev.sluice.jaxrs.ParityApps.BASIC;
 import static dev.sluice.jaxrs.ParityApps.CLOSED;
 import static dev.sluice.jaxrs.ParityApps.COMPOSITE;
@@ -76,6 +77,10 @@ class AdapterParityIT {
             }
         }
         APPS.add(new App("down", "both", down, "200ms"));
+        // The application writes refusals: an error page behind the filters, a mapper behind the feature.
+        APPS.add(new App("application-memory", "both", "memory", "100ms",
+                Map.of("reject", ParityApps.APPLICATION_REJECT)));
+        APPS.add(new App("application-down", "both", down, "200ms", Map.of("reject", ParityApps.APPLICATION_REJECT)));
         // The tests' client (127.0.0.1, or ::1) is exempt: never limited, never counted, no headers.
         APPS.add(new App("exempt-memory", "both", "memory", "100ms", Map.of("exempt", "127.0.0.0/8, ::1")));
         APPS.add(new App("exempt-redis", "both", TestRedis.shared().url(), "2s", Map.of("exempt", "127.0.0.0/8, ::1")));
@@ -123,7 +128,14 @@ class AdapterParityIT {
             table.add(new Scenario(app("both-" + store), GET_ONLY, threeThen429, BOTH));
             table.add(new Scenario(app("exempt-" + store), BASIC, List.of(200, 200, 200, 200, 200), Set.of()));
             table.add(new Scenario(app("exempt-" + store), GET_ONLY, List.of(200, 200, 200, 200, 200), Set.of()));
+            // The caller keyed by a request attribute the application set
+            table.add(new Scenario(app("both-" + store), ATTRIBUTE, threeThen429, BOTH));
+            table.add(new Scenario(app("draft-10-" + store), ATTRIBUTE, threeThen429, DRAFT));
         }
+        // Refusals the application writes, with Sluice's headers
+        table.add(new Scenario(app("application-memory"), BASIC, threeThen429, BOTH));
+        table.add(new Scenario(app("application-memory"), REPEATED, List.of(200, 200), BOTH));
+        table.add(new Scenario(app("application-down"), CLOSED, List.of(503, 503), Set.of()));
         // Nothing listens on the store's port.
         table.add(new Scenario(app("down"), CLOSED, List.of(503, 503), Set.of()));
         table.add(new Scenario(app("down"), OPEN, List.of(200, 200), Set.of()));

@@ -49,6 +49,22 @@ final class ContractApps {
         }
     }
 
+    /**
+     * The application's own identity and format: {@code attribute:tenant} keys, and refusals thrown
+     * ({@code sluice.reject=exception}) for its {@code ExceptionMapper}.
+     */
+    public static class Fit extends Application {
+        @Override
+        public Set<Class<?>> getClasses() {
+            return Set.of(Resources.Fit.class, Resources.TooManyRequests.class, RateLimitFeature.class);
+        }
+
+        @Override
+        public Map<String, Object> getProperties() {
+            return Map.of("sluice.store", store, "sluice.timeout", "2s", "sluice.reject", "exception");
+        }
+    }
+
     /** The failure modes on a Redis URL where nothing listens. */
     public static class StoreDown extends Application {
         @Override
@@ -59,6 +75,19 @@ final class ContractApps {
         @Override
         public Map<String, Object> getProperties() {
             return Map.of("sluice.store", deadStore, "sluice.timeout", "200ms");
+        }
+    }
+
+    /** The application's login as far as the limiter cares: {@code X-Tenant} becomes the request attribute {@code tenant}. */
+    public static class TenantLogin implements Filter {
+        @Override
+        public void doFilter(ServletRequest request, ServletResponse response, FilterChain chain)
+                throws IOException, ServletException {
+            String tenant = ((HttpServletRequest) request).getHeader("X-Tenant");
+            if (tenant != null) {
+                request.setAttribute("tenant", tenant);
+            }
+            chain.doFilter(request, response);
         }
     }
 

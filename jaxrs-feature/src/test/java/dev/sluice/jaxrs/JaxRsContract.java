@@ -63,7 +63,9 @@ abstract class JaxRsContract {
         FilterHolder login = new FilterHolder(ContractApps.HeaderLogin.class);
         login.setAsyncSupported(true);
         context.addFilter(login, "/*", EnumSet.of(DispatcherType.REQUEST));
-        for (var app : new Object[][] {{ContractApps.Limited.class, "/api"}, {ContractApps.StoreDown.class, "/down"}}) {
+        context.addFilter(new FilterHolder(new ContractApps.TenantLogin()), "/*", EnumSet.of(DispatcherType.REQUEST));
+        for (var app : new Object[][] {{ContractApps.Limited.class, "/api"}, {ContractApps.StoreDown.class, "/down"},
+                {ContractApps.Fit.class, "/fit"}}) {
             @SuppressWarnings("unchecked")
             ServletHolder holder = servlet((Class<? extends Application>) app[0], (String) app[1]);
             holder.setInitOrder(0);
@@ -128,6 +130,22 @@ abstract class JaxRsContract {
         HttpResponse<String> free = get("/api/m/free", "X-Client", me);
         assertThat(free.statusCode()).isEqualTo(200);
         assertThat(header(free, "RateLimit-Limit")).isNull();
+    }
+
+    @Test
+    void anAttributeTheApplicationSetKeysTheCallerAndItsMapperWritesThe429WithSluicesHeaders() {
+        String tenant = client();
+        HttpResponse<String> ok = get("/fit/fit/tenant", "X-Tenant", tenant);
+        assertThat(ok.statusCode()).isEqualTo(200);
+        assertThat(ok.body()).matches("ok allowed fit-tenant 0 :[A-Za-z0-9+/]{16}:");
+        HttpResponse<String> refused = get("/fit/fit/tenant", "X-Tenant", tenant);
+        assertThat(refused.statusCode()).isEqualTo(429);
+        assertThat(header(refused, "Content-Type")).startsWith("application/json");
+        assertThat(refused.body()).isEqualTo("{\"error\":\"slow down\",\"policy\":\"fit-tenant\",\"remaining\":0}");
+        assertThat(Long.parseLong(header(refused, "Retry-After"))).isBetween(1L, 60L);
+        assertThat(header(refused, "RateLimit-Limit")).isEqualTo("1");
+        assertThat(header(refused, "RateLimit-Remaining")).isEqualTo("0");
+        assertThat(get("/fit/fit/tenant", "X-Tenant", client()).statusCode()).as("another tenant").isEqualTo(200);
     }
 
     @Test

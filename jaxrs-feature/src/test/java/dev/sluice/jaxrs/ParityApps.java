@@ -3,13 +3,23 @@ package dev.sluice.jaxrs;
 import dev.sluice.FailureMode;
 import dev.sluice.testing.HttpCalls;
 import jakarta.servlet.DispatcherType;
+import jakarta.servlet.Filter;
+import jakarta.servlet.FilterChain;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.ServletRequest;
+import jakarta.servlet.ServletResponse;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import jakarta.ws.rs.GET;
 import jakarta.ws.rs.Path;
 import jakarta.ws.rs.Produces;
+import jakarta.ws.rs.ServiceUnavailableException;
+import jakarta.ws.rs.core.Context;
 import jakarta.ws.rs.core.MediaType;
+import jakarta.ws.rs.core.Response;
+import jakarta.ws.rs.ext.ExceptionMapper;
+import org.eclipse.jetty.ee11.servlet.ErrorPageErrorHandler;
 import org.eclipse.jetty.ee11.servlet.FilterHolder;
 import org.eclipse.jetty.ee11.servlet.ServletContextHandler;
 import org.eclipse.jetty.ee11.servlet.ServletHolder;
@@ -80,7 +90,23 @@ final class ParityApps {
             Map.of("policy", "parity-post", "limit", "3/1m", "key", KEY, "methods", "POST,PUT")));
     static final Route GET_ONLY = new Route("get-only", List.of(
             Map.of("policy", "parity-get", "limit", "3/1m", "key", KEY, "methods", "GET")));
-    static final List<Route> ROUTES = List.of(BASIC, COST, REPEATED, CLOSED, OPEN, COMPOSITE, POST_ONLY, GET_ONLY);
+    /** Keyed by the request attribute {@code tenant}, which {@link ClientTenant} sets in front of both sides. */
+    static final Route ATTRIBUTE = new Route("attribute", List.of(
+            Map.of("policy", "parity-attribute", "limit", "3/1m", "key", "attribute:tenant")));
+    static final List<Route> ROUTES = List.of(BASIC, COST, REPEATED, CLOSED, OPEN, COMPOSITE, POST_ONLY, GET_ONLY,
+            ATTRIBUTE);
+
+    /**
+     * The value of {@code reject} that means "the application writes the refusal": {@code send-error}
+     * and an error page for the filters, {@code exception} and an {@code ExceptionMapper} for the
+     * feature, both writing {@link #applicationRefusal}.
+     */
+    static final String APPLICATION_REJECT = "application";
+
+    /** The application's own refusal body, as its error page and its mapper both write it. */
+    static String applicationRefusal(int status, Object policy) {
+        return "{\"error\":\"slow down\",\"status\":" + status + ",\"policy\":\"" + policy + "\"}";
+    }
 
     @Path("basic")
     public static class Basic {
@@ -153,6 +179,51 @@ final class ParityApps {
         }
     }
 
+    @Path("attribute")
+    public static class Attribute {
+        @GET
+        @Produces(MediaType.TEXT_PLAIN)
+        @RateLimit(policy = "parity-attribute", limit = "3/1m", key = "attribute:tenant")
+        public String get() {
+            return "ok";
+        }
+    }
+
+    /** The feature's side of {@link #APPLICATION_REJECT}. */
+    public static class Refusals implements ExceptionMapper<RateLimitExceededException> {
+        @Override
+        public Response toResponse(RateLimitExceededException e) {
+            return Response.status(e.getResponse().getStatus()).type(MediaType.APPLICATION_JSON)
+                    .entity(applicationRefusal(e.getResponse().getStatus(), e.policy())).build();
+        }
+    }
+
+    /** The feature's side of {@link #APPLICATION_REJECT} for a closed route whose store is down: the policy from the request. */
+    public static class Unavailable implements ExceptionMapper<ServiceUnavailableException> {
+        @Context
+        private HttpServletRequest request;
+
+        @Override
+        public Response toResponse(ServiceUnavailableException e) {
+            return Response.status(e.getResponse().getStatus()).type(MediaType.APPLICATION_JSON)
+                    .entity(applicationRefusal(e.getResponse().getStatus(),
+                            request.getAttribute(dev.sluice.web.RequestAttributes.POLICY))).build();
+        }
+    }
+
+    /** The application's login, as far as the limiter cares: {@code X-Client} becomes the attribute {@code tenant}. */
+    public static final class ClientTenant implements Filter {
+        @Override
+        public void doFilter(ServletRequest request, ServletResponse response, FilterChain chain)
+                throws IOException, ServletException {
+            String client = ((HttpServletRequest) request).getHeader(CLIENT);
+            if (client != null) {
+                request.setAttribute("tenant", client);
+            }
+            chain.doFilter(request, response);
+        }
+    }
+
     @Path("get-only")
     public static class GetOnly {
         @GET
@@ -168,7 +239,14 @@ final class ParityApps {
         private static final long serialVersionUID = 1L;
 
         @Override
-        protected void doGet(HttpServletRequest request, HttpServletResponse response) throws IOException {
+        protected void service(HttpServletRequest request, HttpServletResponse response) throws IOException {
+            if (request.getDispatcherType() == DispatcherType.ERROR) {
+                // The filters' side of APPLICATION_REJECT: the error page.
+                response.setContentType(MediaType.APPLICATION_JSON);
+                response.getWriter().write(applicationRefusal(response.getStatus(),
+                        request.getAttribute(dev.sluice.web.RequestAttributes.POLICY)));
+                return;
+            }
             response.setContentType("text/plain");
             response.getWriter().write("ok");
         }
@@ -178,11 +256,17 @@ final class ParityApps {
     static Side filters(List<App> apps) throws Exception {
         ServletContextHandler context = new ServletContextHandler();
         context.setContextPath("/");
+        context.addFilter(ClientTenant.class, "/*", EnumSet.of(DispatcherType.REQUEST));
+        ErrorPageErrorHandler errors = new ErrorPageErrorHandler();
+        errors.addErrorPage(429, "/error-page");
+        errors.addErrorPage(503, "/error-page");
+        context.setErrorHandler(errors);
         for (App app : apps) {
             for (Route route : ROUTES) {
                 int n = 0;
                 for (Map<String, String> limit : route.limits()) {
                     Map<String, String> params = new LinkedHashMap<>(app.settings());
+                    params.replace("reject", APPLICATION_REJECT, "send-error");
                     params.putAll(limit);
                     FilterHolder filter = new FilterHolder(dev.sluice.servlet.RateLimitFilter.class);
                     filter.setName(app.name() + "-" + route.name() + "-" + ++n);
@@ -200,11 +284,16 @@ final class ParityApps {
     static Side jersey(List<App> apps) throws Exception {
         ServletContextHandler context = new ServletContextHandler();
         context.setContextPath("/");
+        context.addFilter(ClientTenant.class, "/*", EnumSet.of(DispatcherType.REQUEST));
         for (App app : apps) {
             ResourceConfig config = new ResourceConfig(Basic.class, Cost.class, Repeated.class, Closed.class, Open.class,
-                    Composite.class, PostOnly.class, GetOnly.class)
+                    Composite.class, PostOnly.class, GetOnly.class, Attribute.class)
                     .register(RateLimitFeature.class);
-            app.settings().forEach((name, value) -> config.property("sluice." + name, value));
+            app.settings().forEach((name, value) -> config.property("sluice." + name,
+                    name.equals("reject") && value.equals(APPLICATION_REJECT) ? "exception" : value));
+            if (APPLICATION_REJECT.equals(app.settings().get("reject"))) {
+                config.register(Refusals.class).register(Unavailable.class);
+            }
             ServletHolder holder = new ServletHolder(app.name(), new ServletContainer(config));
             holder.setInitOrder(0); // a bad annotation or property fails the start
             holder.setAsyncSupported(true);

@@ -241,4 +241,32 @@ final class Resources {
             });
         }
     }
+
+    /**
+     * Keyed by the request attribute (JAX-RS property) {@code tenant} the application's login set;
+     * answers what Sluice put on the request.
+     */
+    @Path("/fit")
+    public static class Fit {
+        @GET
+        @Path("tenant")
+        @RateLimit(policy = "fit-tenant", limit = "1/1m", key = "attribute:tenant")
+        public String tenant(@jakarta.ws.rs.core.Context jakarta.servlet.http.HttpServletRequest request) {
+            return "ok " + request.getAttribute(dev.sluice.web.RequestAttributes.OUTCOME) + " "
+                    + request.getAttribute(dev.sluice.web.RequestAttributes.POLICY) + " "
+                    + request.getAttribute(dev.sluice.web.RequestAttributes.REMAINING) + " "
+                    + request.getAttribute(dev.sluice.web.RequestAttributes.PARTITION);
+        }
+    }
+
+    /** The application's own 429, built from scratch: Sluice's headers are added on the way out. */
+    @jakarta.ws.rs.ext.Provider
+    public static class TooManyRequests implements jakarta.ws.rs.ext.ExceptionMapper<RateLimitExceededException> {
+        @Override
+        public jakarta.ws.rs.core.Response toResponse(RateLimitExceededException e) {
+            return jakarta.ws.rs.core.Response.status(429).type("application/json")
+                    .entity("{\"error\":\"slow down\",\"policy\":\"" + e.policy() + "\",\"remaining\":"
+                            + e.decision().remaining() + "}").build();
+        }
+    }
 }

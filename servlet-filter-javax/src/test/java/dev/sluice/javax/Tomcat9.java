@@ -36,6 +36,12 @@ final class Tomcat9 {
 
     /** As {@link #deploy(WebApp, Path)}, with a {@code ServletContainerInitializer} run before the filters start. */
     static Running deploy(WebApp app, Path baseDir, ServletContainerInitializer initializer) throws Exception {
+        return deploy(app, baseDir, initializer, context -> { });
+    }
+
+    /** As {@link #deploy(WebApp, Path, ServletContainerInitializer)}, with {@code customiser} given the context first (a valve, say). */
+    static Running deploy(WebApp app, Path baseDir, ServletContainerInitializer initializer,
+                          java.util.function.Consumer<Context> customiser) throws Exception {
         Tomcat tomcat = new Tomcat();
         tomcat.setBaseDir(baseDir.toString());
         Connector connector = new Connector();
@@ -53,6 +59,7 @@ final class Tomcat9 {
         if (initializer != null) {
             context.addServletContainerInitializer(initializer, null);
         }
+        customiser.accept(context);
         // The test JVM runs without the --add-opens these leak checks want; they only log warnings.
         StandardContext standard = (StandardContext) context;
         standard.setClearReferencesObjectStreamClassCaches(false);

@@ -8,10 +8,12 @@ import dev.sluice.web.Completion;
 import dev.sluice.web.Guard;
 import dev.sluice.web.HeaderStyle;
 import dev.sluice.web.HttpAnswer;
+import dev.sluice.web.KeyResolver;
 import dev.sluice.web.KeySource;
 import dev.sluice.web.LimitResolver;
 import dev.sluice.web.Parameter;
 import dev.sluice.web.PolicyNames;
+import dev.sluice.web.Rejection;
 import dev.sluice.web.RouteSpec;
 import dev.sluice.web.StoreRegistry;
 import dev.sluice.web.WebSettings;
@@ -75,9 +77,14 @@ import java.util.Objects;
  * {@code exempt} (client networks never limited, never counted, sent no rate-limit headers) and
  * {@code methods} (such as {@code POST,PUT}: the methods limited, any method tokens; the others
  * pass untouched; naming {@code GET} limits {@code HEAD} too, since {@code doHead} runs
- * {@code doGet}; default all). {@code key} also takes parts joined by {@code +}, all required
- * ({@code ip+param:username}), and {@code global} (one budget for every caller). They are
- * parsed once, in {@link #init}. An unknown init-param or a bad
+ * {@code doGet}; default all), and {@code reject} ({@code problem}, the default: Sluice writes the
+ * problem body; {@code send-error}: Sluice sets the headers, then calls {@code sendError(status)}
+ * so that the application's {@code <error-page>} writes the body). {@code key} also takes parts
+ * joined by {@code +}, all required ({@code ip+param:username}), {@code attribute:NAME} (a request
+ * attribute the application's authentication set) and {@code global} (one budget for every
+ * caller). A context-param {@code sluice.<name>} (any but {@code policy}) is the default of every
+ * filter of the application, which an init-param overrides. They are
+ * parsed once, in {@link #init}. An unknown init-param (or {@code sluice.*} context-param) or a bad
  * value makes {@code init} throw a {@link ServletException} naming the filter, the init-param
  * and the value, such as
  * {@code filter 'search': init-param 'limit' must look like <count>/<period> (e.g. 100/1m), got '100/minutes'},
@@ -141,9 +148,20 @@ import java.util.Objects;
  * rate-limit headers from all of them, so the draft lists carry one member per policy of every
  * layer and the legacy headers describe the binding limit of all layers.
  *
+ * <p>Every request it decides carries the request attributes of
+ * {@link dev.sluice.web.RequestAttributes} ({@code dev.sluice.outcome}, {@code dev.sluice.policy},
+ * {@code dev.sluice.remaining}, {@code dev.sluice.partition}), for an access log, an error page or
+ * the application.
+ *
  * <p>Instances are thread-safe and their configuration immutable.
  */
 public final class RateLimitFilter implements Filter {
+
+    /**
+     * The {@code ServletContext} attribute where the application gives its Micrometer
+     * {@code MeterRegistry} for {@code metrics=true}, {@value}; absent: Micrometer's global registry.
+     */
+    public static final String METER_REGISTRY = dev.sluice.metrics.OptionalMetrics.REGISTRY;
 
     private static final Logger LOG = LoggerFactory.getLogger(RateLimitFilter.class);
     private static final String CHARGED_PREFIX = RateLimitFilter.class.getName() + ".charged:";
@@ -153,6 +171,8 @@ public final class RateLimitFilter implements Filter {
     private final List<KeySource> givenKey;
     /** The resolver given in Java, or {@code null}. */
     private final LimitResolver givenResolver;
+    /** The caller resolver given in Java, or {@code null}. */
+    private final KeyResolver givenKeyResolver;
     /** The HTTP settings given in Java; of them, only headers, partition key and client address apply. */
     private final WebSettings givenWeb;
 
@@ -160,10 +180,10 @@ public final class RateLimitFilter implements Filter {
     private volatile Active active;
 
     /** What an initialised filter decides with; immutable. {@code store} is {@code null} for a given limiter. */
-    private record Active(Guard guard, String chargedAttribute, String store) {
+    private record Active(Guard guard, String chargedAttribute, String store, Rejection reject) {
         @Override
         public String toString() {
-            return "Active[" + guard + ", store " + Secrets.redact(store) + "]";
+            return "Active[" + guard + ", store " + Secrets.redact(store) + ", reject " + reject + "]";
         }
     }
 
@@ -172,7 +192,7 @@ public final class RateLimitFilter implements Filter {
      * container calls for a {@code <filter-class>}.
      */
     public RateLimitFilter() {
-        this(null, KeySource.IP, WebSettings.DEFAULTS, null);
+        this(null, KeySource.IP, WebSettings.DEFAULTS, null, null);
     }
 
     /**
@@ -183,14 +203,16 @@ public final class RateLimitFilter implements Filter {
      * @param limiter the limiter; its limits, store, failure mode and timeout apply
      */
     public RateLimitFilter(RateLimiter limiter) {
-        this(Objects.requireNonNull(limiter, "limiter"), KeySource.IP, WebSettings.DEFAULTS, null);
+        this(Objects.requireNonNull(limiter, "limiter"), KeySource.IP, WebSettings.DEFAULTS, null, null);
     }
 
-    private RateLimitFilter(RateLimiter limiter, List<KeySource> key, WebSettings web, LimitResolver resolver) {
+    private RateLimitFilter(RateLimiter limiter, List<KeySource> key, WebSettings web, LimitResolver resolver,
+                            KeyResolver keyResolver) {
         this.givenLimiter = limiter;
         this.givenKey = key;
         this.givenWeb = web;
         this.givenResolver = resolver;
+        this.givenKeyResolver = keyResolver;
     }
 
     /**
@@ -201,7 +223,19 @@ public final class RateLimitFilter implements Filter {
      */
     public RateLimitFilter withLimitResolver(LimitResolver resolver) {
         requireGiven("withLimitResolver");
-        return new RateLimitFilter(givenLimiter, givenKey, givenWeb, Objects.requireNonNull(resolver, "resolver"));
+        return new RateLimitFilter(givenLimiter, givenKey, givenWeb, Objects.requireNonNull(resolver, "resolver"),
+                givenKeyResolver);
+    }
+
+    /**
+     * A copy asking {@code resolver} for each request's caller first (an identity the application
+     * derives itself); where it names none, the key sources of {@link #withKey} decide. For a
+     * request attribute holding the identity as it is, {@code withKey("attribute:NAME")} needs no code.
+     */
+    public RateLimitFilter withKeyResolver(KeyResolver resolver) {
+        requireGiven("withKeyResolver");
+        return new RateLimitFilter(givenLimiter, givenKey, givenWeb, givenResolver,
+                Objects.requireNonNull(resolver, "resolver"));
     }
 
     /**
@@ -214,20 +248,21 @@ public final class RateLimitFilter implements Filter {
     public RateLimitFilter withKey(String sources) {
         requireGiven("withKey");
         return new RateLimitFilter(givenLimiter, KeySource.parseList(Objects.requireNonNull(sources, "sources")), givenWeb,
-                givenResolver);
+                givenResolver, givenKeyResolver);
     }
 
     /** A copy sending the given rate-limit headers, as the {@code headers} init-param. */
     public RateLimitFilter withHeaders(HeaderStyle headers) {
         requireGiven("withHeaders");
         return new RateLimitFilter(givenLimiter, givenKey, givenWeb.withHeaders(Objects.requireNonNull(headers, "headers")),
-                givenResolver);
+                givenResolver, givenKeyResolver);
     }
 
     /** A copy sending, with draft headers, the keyed hash {@code pk} of the caller, as {@code partition-key}. */
     public RateLimitFilter withPartitionKey(boolean partitionKey) {
         requireGiven("withPartitionKey");
-        return new RateLimitFilter(givenLimiter, givenKey, givenWeb.withPartitionKey(partitionKey), givenResolver);
+        return new RateLimitFilter(givenLimiter, givenKey, givenWeb.withPartitionKey(partitionKey), givenResolver,
+                givenKeyResolver);
     }
 
     /**
@@ -238,7 +273,8 @@ public final class RateLimitFilter implements Filter {
      */
     public RateLimitFilter withTrustedProxies(String cidrs) {
         requireGiven("withTrustedProxies");
-        return new RateLimitFilter(givenLimiter, givenKey, givenWeb.withTrustedProxies(cidrs), givenResolver);
+        return new RateLimitFilter(givenLimiter, givenKey, givenWeb.withTrustedProxies(cidrs), givenResolver,
+                givenKeyResolver);
     }
 
     /**
@@ -250,7 +286,8 @@ public final class RateLimitFilter implements Filter {
      */
     public RateLimitFilter withForwardedHeader(String header) {
         requireGiven("withForwardedHeader");
-        return new RateLimitFilter(givenLimiter, givenKey, givenWeb.withForwardedHeader(header), givenResolver);
+        return new RateLimitFilter(givenLimiter, givenKey, givenWeb.withForwardedHeader(header), givenResolver,
+                givenKeyResolver);
     }
 
     /**
@@ -261,7 +298,8 @@ public final class RateLimitFilter implements Filter {
      */
     public RateLimitFilter withIpv6Prefix(int prefix) {
         requireGiven("withIpv6Prefix");
-        return new RateLimitFilter(givenLimiter, givenKey, givenWeb.withIpv6Prefix(prefix), givenResolver);
+        return new RateLimitFilter(givenLimiter, givenKey, givenWeb.withIpv6Prefix(prefix), givenResolver,
+                givenKeyResolver);
     }
 
     private void requireGiven(String method) {
@@ -291,39 +329,51 @@ public final class RateLimitFilter implements Filter {
                         + config.getInitParameter(params.get(0)) + "'");
             }
             Guard guard = new Guard(givenLimiter, givenKey, givenWeb, where);
-            active = new Active(givenResolver == null ? guard : guard.withLimitResolver(givenResolver), charged, null);
+            guard = givenResolver == null ? guard : guard.withLimitResolver(givenResolver);
+            active = new Active(givenKeyResolver == null ? guard : guard.withKeyResolver(givenKeyResolver), charged, null,
+                    Rejection.PROBLEM);
             LOG.info("Sluice filter '{}': {}, key {}", name, givenLimiter, givenKey);
             return;
         }
         RouteSpec route;
         WebSettings web;
         CallerRules rules;
+        Rejection reject;
+        FilterParameters lookup;
+        try {
+            lookup = new FilterParameters(config);
+        } catch (IllegalArgumentException e) {
+            throw new ServletException(where + ": " + e.getMessage(), e);
+        }
         try {
             params.forEach(Parameter::named);
-            route = RouteSpec.parse(config::getInitParameter, PolicyNames.forFilter(name));
-            web = WebSettings.parse(config::getInitParameter);
-            rules = CallerRules.parse(config::getInitParameter);
+            route = RouteSpec.parse(lookup, PolicyNames.forFilter(name));
+            web = WebSettings.parse(lookup);
+            rules = CallerRules.parse(lookup);
+            reject = Rejection.parse(lookup, "a servlet filter", Rejection.PROBLEM, Rejection.SEND_ERROR);
         } catch (IllegalArgumentException e) {
             // Messages start with the quoted parameter name: "'limit' must look like ...".
-            throw new ServletException(where + ": init-param " + e.getMessage(), e);
+            throw new ServletException(where + ": " + lookup.describe(e), e);
         }
         RateLimitStore store;
         try {
             store = StoreRegistry.application().acquire(web.store());
         } catch (IllegalArgumentException e) {
-            throw new ServletException(where + ": init-param " + e.getMessage(), e);
+            throw new ServletException(where + ": " + lookup.describe(e), e);
         } catch (RuntimeException e) {
-            throw new ServletException(where + ": init-param 'store' cannot be used (" + e + "), got '"
-                    + Secrets.redact(web.store()) + "'", e);
+            throw new ServletException(where + ": " + lookup.describe(new IllegalArgumentException("'store' cannot be used ("
+                    + e + "), got '" + Secrets.redact(web.store()) + "'")), e);
         }
         Guard guard;
         try {
-            guard = Guard.of(List.of(route), web, rules, store, where);
+            // The application's own Micrometer registry, when it gives one; else the global one.
+            guard = Guard.of(List.of(route), web, rules, store, where,
+                    config.getServletContext() == null ? null : config.getServletContext().getAttribute(METER_REGISTRY));
         } catch (IllegalArgumentException e) {
             StoreRegistry.application().release(web.store());
-            throw new ServletException(where + ": init-param " + e.getMessage(), e);
+            throw new ServletException(where + ": " + lookup.describe(e), e);
         }
-        active = new Active(guard, charged, web.store());
+        active = new Active(guard, charged, web.store(), reject);
         LOG.info("Sluice filter '{}': {}, key {}, store {}, headers {}, trusted proxies {} ({}), ipv6 prefix /{}", name,
                 guard, route.key(), Secrets.redact(web.store()), web.headers().configName(), web.trustedProxies(),
                 web.forwardedHeader().configName(), web.ipv6Prefix());
@@ -358,6 +408,11 @@ public final class RateLimitFilter implements Filter {
             } else {
                 ResponseEnd.proceed(request, response, chain, answer.completion());
             }
+            return;
+        }
+        if (a.reject == Rejection.SEND_ERROR) {
+            // The headers are set: the application's error page writes the body.
+            response.sendError(answer.status());
             return;
         }
         byte[] body = answer.body().getBytes(StandardCharsets.UTF_8);

@@ -6,6 +6,7 @@ import org.eclipse.jetty.ee11.servlet.ErrorPageErrorHandler;
 import org.eclipse.jetty.ee11.servlet.FilterHolder;
 import org.eclipse.jetty.ee11.servlet.ServletContextHandler;
 import org.eclipse.jetty.ee11.servlet.ServletHolder;
+import org.eclipse.jetty.server.CustomRequestLog;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
 
@@ -25,6 +26,10 @@ final class Ee11 {
         server.addConnector(connector);
         ServletContextHandler context = new ServletContextHandler();
         context.setContextPath("/");
+        app.contextParams.forEach(context::setInitParameter);
+        if (app.accessLog != null) {
+            server.setRequestLog(new CustomRequestLog(app.accessLog::accept, app.accessLogFormat));
+        }
         for (TestApp.FilterDecl filter : app.filters) {
             if (filter.viaListener()) {
                 context.addEventListener(new ServletContextListener() {
@@ -52,6 +57,7 @@ final class Ee11 {
         context.addServlet(servlet, "/*");
         ErrorPageErrorHandler errors = new ErrorPageErrorHandler();
         errors.addErrorPage(500, "/target");
+        app.errorPages.forEach(errors::addErrorPage);
         context.setErrorHandler(errors);
         server.setHandler(context);
         try {

@@ -23,8 +23,34 @@ final class TestApp {
     }
 
     final List<FilterDecl> filters = new ArrayList<>();
+    /** The {@code <context-param>}s. */
+    final Map<String, String> contextParams = new LinkedHashMap<>();
+    /** {@code <error-page>}s by status, beside 500's {@code /target}. */
+    final Map<Integer, String> errorPages = new LinkedHashMap<>();
+    /** The server's access log: Jetty's {@code CustomRequestLog} format, and where its lines go; none when {@code null}. */
+    String accessLogFormat;
+    java.util.function.Consumer<String> accessLog;
     /** The application behind the filters on {@code /*}; {@link TestServlet} unless {@link #servlet} says otherwise. */
     jakarta.servlet.http.HttpServlet servlet = new TestServlet();
+
+    /** A {@code <context-param>}. */
+    TestApp contextParam(String name, String value) {
+        contextParams.put(name, value);
+        return this;
+    }
+
+    /** An {@code <error-page>} for {@code status} at {@code location}. */
+    TestApp errorPage(int status, String location) {
+        errorPages.put(status, location);
+        return this;
+    }
+
+    /** An access log of {@code format} (Jetty's {@code CustomRequestLog} syntax) whose lines go to {@code lines}. */
+    TestApp accessLog(String format, java.util.function.Consumer<String> lines) {
+        this.accessLogFormat = format;
+        this.accessLog = lines;
+        return this;
+    }
 
     /** Another application behind the filters. */
     TestApp servlet(jakarta.servlet.http.HttpServlet application) {

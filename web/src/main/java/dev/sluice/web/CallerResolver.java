@@ -45,7 +45,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * {@code ipv6-prefix=128} an IPv6 client is keyed by its address, without a {@code /128}.
  *
  * <p>Identities are prefixed by their kind ({@code ip~}, {@code user~}, {@code key~}) so that an
- * API key cannot pose as an address; a composite source's identity is {@code all~} and its parts'
+ * API key cannot pose as an address ({@code attr~} for an attribute the application set); a composite source's identity is {@code all~} and its parts'
  * identities, each prefixed by its length, and {@code global} is the one identity {@code global~}. See {@code dev.sluice.internal.Keys} for how an identity becomes a storage key.
  *
  * <p>Immutable (but for the once-only warning) and thread-safe; built once at start-up, so that
@@ -146,6 +146,7 @@ final class CallerResolver {
         return switch (source.kind()) {
             case HEADER -> prefixed("key~", request.header(source.name()));
             case PARAM -> prefixed("key~", request.param(source.name()));
+            case ATTRIBUTE -> attribute(request.attribute(source.name()));
             case PRINCIPAL -> prefixed("user~", request.principal());
             case IP -> "ip~" + clientAddress(request);
             case GLOBAL -> GLOBAL;
@@ -170,6 +171,11 @@ final class CallerResolver {
             out.append(value.length()).append(':').append(value).append('|');
         }
         return out.toString();
+    }
+
+    /** An attribute's identity, {@code attr~} and its text: set by the application, so its own namespace. */
+    private static String attribute(Object value) {
+        return value == null ? null : prefixed("attr~", value.toString());
     }
 
     private static String prefixed(String prefix, String value) {

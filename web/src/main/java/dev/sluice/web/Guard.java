@@ -9,10 +9,18 @@ import dev.sluice.RateLimitStore;
 import dev.sluice.RateLimiter;
 import dev.sluice.metrics.OptionalMetrics;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
+import java.util.Locale;
 import java.util.Objects;
 import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Function;
 import java.util.stream.Collectors;
 
@@ -46,6 +54,10 @@ import java.util.stream.Collectors;
  * status that is not charged. Both happen in the answer's {@link Completion}, which the adapter
  * calls when the response is complete.
  *
+ * <p>Every request it decides carries the request attributes of {@link RequestAttributes}
+ * (outcome, binding policy, remaining, partition key), set before the answer is returned. A
+ * {@link KeyResolver} may name callers before the key sources.
+ *
  * <p>Immutable and thread-safe. Nothing is parsed or built per request but the caller's identity
  * and the answer. The guard never closes its limiter's store.
  */
@@ -53,6 +65,12 @@ public final class Guard {
 
     /** Proceed untouched: exempt, a method not limited, or an unlimited tier without a cap. */
     private static final HttpAnswer PASS = new HttpAnswer(HttpAnswer.PROCEED, List.of(), null);
+    /** The outcomes as {@link RequestAttributes#OUTCOME} (and the metrics) name them. */
+    private static final String[] OUTCOMES = Arrays.stream(Decision.Outcome.values())
+            .map(o -> o.name().toLowerCase(Locale.ROOT)).toArray(String[]::new);
+    /** Shadow mode logs a would-be rejection at most this often per route. */
+    private static final long SHADOW_LOG_NANOS = TimeUnit.SECONDS.toNanos(10);
+    private static final Logger LOG = LoggerFactory.getLogger(Guard.class);
 
     /** The route's rate limits per tier, or {@code null} when it has only a concurrency limit. */
     private final LimitChoice choice;
@@ -60,10 +78,16 @@ public final class Guard {
     private final ConcurrencyLimiter concurrency;
     private final Charging charging;
     private final CallerResolver resolver;
+    /** The application's own caller resolution, tried before the key sources; {@code null}: none. */
+    private final KeyResolver keyResolver;
     private final HeaderStyle headers;
     private final boolean partitionKey;
     private final Set<String> methods;
     private final Cidr[] exempt;
+    /** The route, for log lines, such as {@code filter 'search'}. */
+    private final String where;
+    private final LongAdder shadowRejections = new LongAdder();
+    private final AtomicLong shadowLogged = new AtomicLong(System.nanoTime() - SHADOW_LOG_NANOS);
 
     /**
      * A guard deciding with a limiter built elsewhere, whose store, timeout, failure mode and
@@ -86,21 +110,25 @@ public final class Guard {
         this.concurrency = concurrency;
         this.charging = charging;
         this.resolver = new CallerResolver(key, web, where);
+        this.keyResolver = null;
         this.headers = web.headers();
         this.partitionKey = web.partitionKey() && web.headers().draft();
         this.methods = Set.copyOf(methods);
         this.exempt = rules.exemptNetworks();
+        this.where = where;
     }
 
-    private Guard(Guard from, LimitChoice choice, CallerResolver resolver) {
+    private Guard(Guard from, LimitChoice choice, CallerResolver resolver, KeyResolver keyResolver) {
         this.choice = choice;
         this.concurrency = from.concurrency;
         this.charging = from.charging;
         this.resolver = resolver;
+        this.keyResolver = keyResolver;
         this.headers = from.headers;
         this.partitionKey = from.partitionKey;
         this.methods = from.methods;
         this.exempt = from.exempt;
+        this.where = from.where;
     }
 
     /**
@@ -112,7 +140,8 @@ public final class Guard {
         if (choice == null) {
             throw new IllegalStateException("a route with only a concurrency limit has no rate limits to resolve");
         }
-        return new Guard(this, choice.withResolver(Objects.requireNonNull(limitResolver, "limitResolver")), resolver);
+        return new Guard(this, choice.withResolver(Objects.requireNonNull(limitResolver, "limitResolver")), resolver,
+                keyResolver);
     }
 
     /**
@@ -121,7 +150,16 @@ public final class Guard {
      * {@code other}: the guards of one JAX-RS feature, one per resource method, warn once for all.
      */
     public Guard sharingWarningsWith(Guard other) {
-        return new Guard(this, choice, resolver.sharingWarningWith(other.resolver));
+        return new Guard(this, choice, resolver.sharingWarningWith(other.resolver), keyResolver);
+    }
+
+    /**
+     * This guard asking {@code keyResolver} for each request's caller first; where it names none,
+     * the {@code key} sources decide. Its callers are identities of their own ({@code app~...}),
+     * apart from those of the key sources.
+     */
+    public Guard withKeyResolver(KeyResolver keyResolver) {
+        return new Guard(this, choice, resolver, Objects.requireNonNull(keyResolver, "keyResolver"));
     }
 
     /**
@@ -149,6 +187,18 @@ public final class Guard {
      */
     public static Guard of(List<RouteSpec> routes, WebSettings web, CallerRules rules, RateLimitStore store,
                            String where) {
+        return of(routes, web, rules, store, where, null);
+    }
+
+    /**
+     * A guard as {@link #of(List, WebSettings, CallerRules, RateLimitStore, String)}, publishing its
+     * metrics ({@code metrics=true}) to {@code meterRegistry}, the application's Micrometer
+     * {@code MeterRegistry}; {@code null}: Micrometer's global registry.
+     *
+     * @throws IllegalArgumentException also if {@code meterRegistry} is not a {@code MeterRegistry}
+     */
+    public static Guard of(List<RouteSpec> routes, WebSettings web, CallerRules rules, RateLimitStore store,
+                           String where, Object meterRegistry) {
         FailureMode failureMode = FailureMode.OPEN;
         RouteSpec first = routes.get(0);
         List<RouteSpec> rates = new ArrayList<>();
@@ -188,22 +238,21 @@ public final class Guard {
         FailureMode mode = failureMode;
         Function<List<Limit>, RateLimiter> builder = limits -> RateLimiter.builder().limits(limits).store(store)
                 .failureMode(mode).timeout(web.timeout()).shadowMode(web.shadow()).localShare(web.localShare())
-                .listener(OptionalMetrics.listener(web.metrics(),
+                .listener(OptionalMetrics.listener(web.metrics(), meterRegistry,
                         limits.stream().map(Limit::policy).collect(Collectors.joining("+"))))
                 .build();
         LimitChoice choice = rates.isEmpty() ? null : LimitChoice.of(rates, rules.tier(), builder, web.headers(), where);
         // Leases are not kept locally: a cap on a local route fails open while the store fails.
         ConcurrencyLimiter concurrency = cap == null ? null : ConcurrencyLimiter.builder().limit(cap).store(store)
                 .failureMode(mode == FailureMode.CLOSED ? FailureMode.CLOSED : FailureMode.OPEN).timeout(web.timeout())
-                .shadowMode(web.shadow()).listener(OptionalMetrics.listener(web.metrics(), cap.policy())).build();
+                .shadowMode(web.shadow()).listener(OptionalMetrics.listener(web.metrics(), meterRegistry, cap.policy())).build();
         return new Guard(choice, concurrency, charging == null ? Charging.BEFORE : charging, first.key(), web, rules,
                 first.methods(), where);
     }
 
-    /** Builds limiters of other limits with the store, failure mode, timeout and shadow mode of {@code limiter}. */
+    /** Builds limiters of other limits with every setting of {@code limiter}, its listener and executor included. */
     private static Function<List<Limit>, RateLimiter> sameSettingsAs(RateLimiter limiter) {
-        return limits -> RateLimiter.builder().limits(limits).store(limiter.store()).failureMode(limiter.failureMode())
-                .timeout(limiter.timeout()).shadowMode(limiter.shadowMode()).localShare(limiter.localShare()).build();
+        return limiter::withLimits;
     }
 
     /** Decides one request; see the class description. */
@@ -216,10 +265,12 @@ public final class Guard {
         if (limiter == null && concurrency == null) {
             return PASS;
         }
-        String caller = resolver.resolve(request);
+        String caller = caller(request);
+        String partition = PartitionKeys.of(caller); // hashed once: the attribute, the log and the draft's pk
         Decision decision = limiter == null ? null : limiter.decide(caller);
         if (decision != null && !decision.allowed()) {
-            return refusal(request, decision, caller, branch);
+            note(request, decision, limiter, partition);
+            return refusal(request, decision, partition, branch);
         }
         Lease lease = concurrency == null ? null : concurrency.acquire(caller);
         if (lease != null && !lease.decision().allowed()) {
@@ -228,31 +279,70 @@ public final class Guard {
                 limiter.refund(caller);
             }
             Decision refused = lease.decision();
+            note(request, refused, null, partition);
             if (refused.outcome() == Decision.Outcome.FAILED_CLOSED) {
-                return refusal(request, refused, caller, branch);
+                return refusal(request, refused, partition, branch);
             }
             List<HttpAnswer.Header> out = new ArrayList<>(6);
             out.add(retryAfter(refused));
             out.addAll(headers(request));
-            return new HttpAnswer(429, out, Problems.tooManyInFlight(refused));
+            return HttpAnswer.refusal(429, out, Problems.tooManyInFlight(refused), refused);
         }
+        note(request, decision != null ? decision : lease.decision(), decision != null ? limiter : null, partition);
         Completion completion = completion(limiter, caller, decision, lease);
         if (decision == null || decision.outcome() == Decision.Outcome.FAILED_OPEN) {
             return completion == Completion.NONE ? HttpAnswer.FAILED_OPEN
                     : new HttpAnswer(HttpAnswer.PROCEED, List.of(), null, completion);
         }
-        return new HttpAnswer(HttpAnswer.PROCEED, layerHeaders(request, decision, caller, branch), null, completion);
+        return new HttpAnswer(HttpAnswer.PROCEED, layerHeaders(request, decision, partition, branch), null, completion);
+    }
+
+    /** The caller: the application's {@link KeyResolver} if it names one, else the key sources'. */
+    private String caller(RequestView request) {
+        if (keyResolver != null) {
+            String own = keyResolver.caller(request);
+            if (own != null && !own.isBlank()) {
+                return "app~" + own;
+            }
+        }
+        return resolver.resolve(request);
     }
 
     /** The answer to a request its rate limits refused, or whose store failed on a closed route. */
-    private HttpAnswer refusal(RequestView request, Decision decision, String caller, LimitChoice.Branch branch) {
+    private HttpAnswer refusal(RequestView request, Decision decision, String partition, LimitChoice.Branch branch) {
         if (decision.outcome() == Decision.Outcome.FAILED_CLOSED) {
-            return new HttpAnswer(503, List.of(retryAfter(decision)), Problems.SERVICE_UNAVAILABLE);
+            return HttpAnswer.refusal(503, List.of(retryAfter(decision)), Problems.SERVICE_UNAVAILABLE, decision);
         }
         List<HttpAnswer.Header> out = new ArrayList<>(6);
         out.add(retryAfter(decision));
-        out.addAll(layerHeaders(request, decision, caller, branch));
-        return new HttpAnswer(429, out, Problems.tooManyRequests(decision, headers));
+        out.addAll(layerHeaders(request, decision, partition, branch));
+        return HttpAnswer.refusal(429, out, Problems.tooManyRequests(decision, headers), decision);
+    }
+
+    /**
+     * Puts what was decided on the request ({@link RequestAttributes}) and logs a rejection shadow
+     * mode let through, naming the route, the policy and the caller by its partition key.
+     *
+     * @param limiter the rate limiter that decided; {@code null}: the concurrency limiter
+     */
+    private void note(RequestView request, Decision decision, RateLimiter limiter, String partition) {
+        Decision.Quota binding = decision.binding();
+        // Named (and joined) only when the store could not decide: no string built per request.
+        String policy = binding != null ? binding.limit().policy()
+                : limiter != null ? limiter.name() : concurrency.limit().policy();
+        request.setAttribute(RequestAttributes.OUTCOME, OUTCOMES[decision.outcome().ordinal()]);
+        request.setAttribute(RequestAttributes.POLICY, policy);
+        request.setAttribute(RequestAttributes.REMAINING, binding == null ? null : binding.remaining());
+        request.setAttribute(RequestAttributes.PARTITION, partition);
+        if (decision.outcome() == Decision.Outcome.SHADOW_REJECTED) {
+            shadowRejections.increment();
+            long now = System.nanoTime();
+            long last = shadowLogged.get();
+            if (now - last >= SHADOW_LOG_NANOS && shadowLogged.compareAndSet(last, now)) {
+                LOG.info("{}: shadow mode let through a request policy '{}' would have rejected, of caller {} ({} "
+                        + "so far on this route)", where, policy, partition, shadowRejections.sum());
+            }
+        }
     }
 
     /**
@@ -315,9 +405,9 @@ public final class Guard {
     }
 
     /** Adds this guard's decision to the request's layers and returns the headers of them all. */
-    private List<HttpAnswer.Header> layerHeaders(RequestView request, Decision decision, String caller,
+    private List<HttpAnswer.Header> layerHeaders(RequestView request, Decision decision, String partition,
                                                  LimitChoice.Branch branch) {
-        Layers.Layer layer = new Layers.Layer(decision, partitionKey ? PartitionKeys.of(caller) : null,
+        Layers.Layer layer = new Layers.Layer(decision, partitionKey ? partition : null,
                 branch.windows(decision));
         return write(Layers.of(request).add(layer, headers));
     }

@@ -1,5 +1,7 @@
 package dev.sluice.web;
 
+import dev.sluice.Decision;
+
 import java.util.List;
 import java.util.Objects;
 
@@ -13,8 +15,10 @@ import java.util.Objects;
  * @param body    the {@code application/problem+json} body; {@code null} exactly when proceeding
  * @param completion what the adapter must call, once, when the response of a request that
  *                   proceeds is complete (see {@link Completion}); {@link Completion#NONE} otherwise
+ * @param decision   the decision that refused the request (for {@code reject=exception}); {@code null}
+ *                   when proceeding
  */
-public record HttpAnswer(int status, List<Header> headers, String body, Completion completion) {
+public record HttpAnswer(int status, List<Header> headers, String body, Completion completion, Decision decision) {
 
     /** The {@link #status()} of a request that proceeds to the application. */
     public static final int PROCEED = 0;
@@ -47,11 +51,24 @@ public record HttpAnswer(int status, List<Header> headers, String body, Completi
         if (completion == null || (status != PROCEED && completion != Completion.NONE)) {
             throw new IllegalArgumentException("'completion' must be NONE unless proceeding, got status " + status);
         }
+        if (status == PROCEED && decision != null) {
+            throw new IllegalArgumentException("'decision' must be null when proceeding");
+        }
+    }
+
+    /** A request that proceeds, with {@code completion} to call when its response is complete. */
+    public HttpAnswer(int status, List<Header> headers, String body, Completion completion) {
+        this(status, headers, body, completion, null);
     }
 
     /** An answer with nothing to do when the response completes. */
     public HttpAnswer(int status, List<Header> headers, String body) {
         this(status, headers, body, Completion.NONE);
+    }
+
+    /** A refusal: {@code status} with {@code headers} and a problem {@code body}, because of {@code decision}. */
+    static HttpAnswer refusal(int status, List<Header> headers, String body, Decision decision) {
+        return new HttpAnswer(status, headers, body, Completion.NONE, decision);
     }
 
     /** Whether the request proceeds to the application. */

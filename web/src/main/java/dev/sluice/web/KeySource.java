@@ -8,12 +8,12 @@ import java.util.regex.Pattern;
 
 /**
  * One source of the caller's identity, one item of the {@code key} parameter: a single source
- * ({@code header:NAME}, {@code principal}, {@code param:NAME}, {@code ip}), a composite of several
+ * ({@code header:NAME}, {@code principal}, {@code param:NAME}, {@code attribute:NAME}, {@code ip}), a composite of several
  * joined by {@code +} ({@code ip+param:username}: every part required), or {@code global} (one
  * budget for the whole route).
  *
  * @param kind  where to look
- * @param name  the header or parameter name; empty for the other kinds
+ * @param name  the header, parameter or attribute name; empty for the other kinds
  * @param parts the single sources of a {@link Kind#COMPOSITE}, in order; empty for the other kinds
  */
 public record KeySource(Kind kind, String name, List<KeySource> parts) {
@@ -35,6 +35,11 @@ public record KeySource(Kind kind, String name, List<KeySource> parts) {
         PARAM,
         /** The client address, {@code ip} (through trusted proxies only). */
         IP,
+        /**
+         * A request attribute (JAX-RS: property) the application's own authentication set, such as
+         * a tenant or account id, {@code attribute:NAME}: its {@code toString()}.
+         */
+        ATTRIBUTE,
         /** Several single sources, all required, {@code ip+param:username}. */
         COMPOSITE,
         /** One budget for the whole route, {@code global}. */
@@ -51,16 +56,20 @@ public record KeySource(Kind kind, String name, List<KeySource> parts) {
         }
     }
 
-    /** A single source: {@code header:NAME}, {@code principal}, {@code param:NAME}, {@code ip} or {@code global}. */
+    /**
+     * A single source: {@code header:NAME}, {@code principal}, {@code param:NAME},
+     * {@code attribute:NAME}, {@code ip} or {@code global}.
+     */
     public KeySource(Kind kind, String name) {
         this(kind, name, List.of());
     }
 
     /**
      * Parses a {@code key} value: comma-separated alternatives, tried in order, each
-     * {@code header:NAME}, {@code principal}, {@code param:NAME}, {@code ip}, or several of these
-     * joined by {@code +} (all required), such as {@code header:X-API-Key,ip} or
-     * {@code ip+param:username,ip}; or {@code global} alone.
+     * {@code header:NAME}, {@code principal}, {@code param:NAME}, {@code attribute:NAME},
+     * {@code ip}, or several of these joined by {@code +} (all required), such as
+     * {@code header:X-API-Key,ip}, {@code attribute:tenant+ip} or {@code ip+param:username,ip};
+     * or {@code global} alone.
      *
      * @throws IllegalArgumentException naming {@code 'key'} and the value
      */
@@ -74,7 +83,7 @@ public record KeySource(Kind kind, String name, List<KeySource> parts) {
                 for (String part : alternative.split("\\+", -1)) {
                     if (part.isBlank()) {
                         throw new IllegalArgumentException("'key' has an empty part in '" + alternative.trim()
-                                + "' (parts are joined by +, each one of header:NAME, principal, param:NAME or ip), got '"
+                                + "' (parts are joined by +, each one of header:NAME, principal, param:NAME, attribute:NAME or ip), got '"
                                 + value + "'");
                     }
                     if (part.trim().equalsIgnoreCase("global")) {
@@ -110,9 +119,11 @@ public record KeySource(Kind kind, String name, List<KeySource> parts) {
             return new KeySource(Kind.HEADER, item.substring(7));
         } else if (lower.startsWith("param:") && PARAM_NAME.matcher(item.substring(6)).matches()) {
             return new KeySource(Kind.PARAM, item.substring(6));
+        } else if (lower.startsWith("attribute:") && PARAM_NAME.matcher(item.substring(10)).matches()) {
+            return new KeySource(Kind.ATTRIBUTE, item.substring(10));
         }
         throw new IllegalArgumentException("'key' must be a comma-separated list of header:NAME, principal, "
-                + "param:NAME or ip (or of several joined by +, or global alone), got '" + value + "'");
+                + "param:NAME, attribute:NAME or ip (or of several joined by +, or global alone), got '" + value + "'");
     }
 
     /** Key sources as the {@code key} parameter writes them: {@code header:X-API-Key,ip}. */
@@ -125,6 +136,7 @@ public record KeySource(Kind kind, String name, List<KeySource> parts) {
         return switch (kind) {
             case HEADER -> "header:" + name;
             case PARAM -> "param:" + name;
+            case ATTRIBUTE -> "attribute:" + name;
             case PRINCIPAL -> "principal";
             case IP -> "ip";
             case GLOBAL -> "global";

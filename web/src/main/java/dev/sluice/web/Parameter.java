@@ -49,6 +49,8 @@ public enum Parameter {
     IPV6_PREFIX("ipv6-prefix", Scope.APPLICATION),
     /** {@code mode}: {@code enforce} or {@code shadow}. */
     MODE("mode", Scope.APPLICATION),
+    /** {@code reject}: how a refusal is answered, {@code problem}, {@code send-error} (servlet) or {@code exception} (JAX-RS). */
+    REJECT("reject", Scope.APPLICATION),
     /** {@code metrics}: whether to publish to Micrometer. */
     METRICS("metrics", Scope.APPLICATION),
     /** {@code local-share}: the share of each limit {@code failure-mode=local} grants in this JVM. */
