@@ -12,6 +12,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -157,20 +158,34 @@ class StoreGuardTest {
     }
 
     @Test
-    void aTimedOutAsyncDecisionCompletesOnTheLimitersExecutor() {
+    void aTimedOutAsyncDecisionCompletesOnTheLimitersExecutor() throws InterruptedException {
         List<String> threads = new CopyOnWriteArrayList<>();
+        // The executor's threads complete nothing before the continuation below is registered: a
+        // continuation registered on a stage already complete would run on this thread, whichever
+        // thread had completed it. So whatever thread the continuation runs on completed the stage.
+        CountDownLatch registered = new CountDownLatch(1);
         Executor executor = task -> {
-            Thread thread = new Thread(task, "guard-test-executor");
+            Thread thread = new Thread(() -> {
+                try {
+                    if (registered.await(10, TimeUnit.SECONDS)) {
+                        task.run();
+                    }
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }, "guard-test-executor");
             thread.start();
         };
         RateLimiter limiter = RateLimiter.builder().limits(LIMITS).store(new Faulty(Fault.NEVER_ANSWERS.answer))
                 .failureMode(FailureMode.CLOSED).timeout(TIMEOUT).executor(executor).build();
-        Decision decision = limiter.decideAsync("c")
+        CompletableFuture<Decision> decided = limiter.decideAsync("c")
                 .thenApply(d -> {
                     threads.add(Thread.currentThread().getName());
                     return d;
                 })
-                .toCompletableFuture().orTimeout(10, TimeUnit.SECONDS).join();
+                .toCompletableFuture();
+        registered.countDown();
+        Decision decision = decided.orTimeout(10, TimeUnit.SECONDS).join();
         assertThat(decision.outcome()).isEqualTo(Decision.Outcome.FAILED_CLOSED);
         assertThat(threads).containsExactly("guard-test-executor");
         assertThat(limiter.storeFailures()).isEqualTo(1);
