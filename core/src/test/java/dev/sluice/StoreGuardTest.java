@@ -130,13 +130,16 @@ class StoreGuardTest {
     void failuresOfEitherPathOpenTheCircuitForBoth() {
         Faulty store = new Faulty(Fault.FAILS.answer);
         StoreGuard guard = new StoreGuard(store, FailureMode.CLOSED, TIMEOUT, "[guarded]");
+        // Read before the failure that opens the circuit, so no later than the pause begins: a
+        // thread descheduled after that failure cannot make the pause look younger than it is.
+        long opened = 0;
         for (int i = 0; i < CircuitBreaker.THRESHOLD; i++) {
             assertThat(guard.circuitOpen()).isFalse();
+            opened = System.nanoTime();
             // alternately blocking and async: each is one counted failure
             Decision decision = i % 2 == 0 ? guard.await("c", LIMITS, System.nanoTime()) : async(guard);
             assertThat(decision.outcome()).isEqualTo(Decision.Outcome.FAILED_CLOSED);
         }
-        long opened = System.nanoTime();
         assertThat(guard.circuitOpen()).isTrue();
         assertThat(guard.await("c", LIMITS, System.nanoTime()).outcome()).isEqualTo(Decision.Outcome.FAILED_CLOSED);
         assertThat(async(guard).outcome()).isEqualTo(Decision.Outcome.FAILED_CLOSED);
