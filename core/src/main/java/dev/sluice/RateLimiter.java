@@ -137,12 +137,11 @@ public final class RateLimiter {
             return CompletableFuture.completedFuture(await(caller, request));
         }
         long started = System.nanoTime();
-        CompletableFuture<Decision> settled = guard.ask(caller, request, started);
-        if (settled.isDone()) {
-            return CompletableFuture.completedFuture(announcer.announce(settled.join(), started));
-        }
         CompletableFuture<Decision> result = new CompletableFuture<>();
-        settled.thenAccept(decision -> {
+        // Whether the decision waited is known when it is sent, not from whether it is done by the
+        // time we look: a timeout that fires while this thread is descheduled must not complete the
+        // stage here, on the caller's thread, instead of on the executor.
+        Decision atOnce = guard.ask(caller, request, started, decision -> {
             Decision announced = announcer.announce(decision, started);
             // This thread is the store's I/O thread or the timer's: the caller's continuations,
             // which may block, run on the executor instead.
@@ -152,7 +151,7 @@ public final class RateLimiter {
                 result.complete(announced);
             }
         });
-        return result;
+        return atOnce == null ? result : CompletableFuture.completedFuture(announcer.announce(atOnce, started));
     }
 
     /**

@@ -14,6 +14,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Consumer;
 
 /**
  * A limiter's way to its store: the timeout, the circuit breaker, failure counting and logging,
@@ -114,20 +115,25 @@ final class StoreGuard {
     }
 
     /**
-     * Decides on the store without blocking. The future is complete at once when the store
-     * answered at once or the circuit is open; otherwise it completes on the store's I/O thread or
-     * on the timer's, within the timeout. It never completes exceptionally.
+     * Decides on the store without blocking. Returns the decision when the store answered at once
+     * or the circuit is open. Otherwise returns {@code null}, and {@code later} receives the
+     * decision within the timeout, on the store's I/O thread or on the timer's (on this thread if
+     * either came before this returned): exactly one of the two, never a failure.
      */
-    CompletableFuture<Decision> ask(String caller, List<Limit> request, long started) {
+    Decision ask(String caller, List<Limit> request, long started, Consumer<Decision> later) {
         CompletableFuture<Decision> answer = send(caller, request, started);
         if (answer == null) {
-            return CompletableFuture.completedFuture(circuitOpen(caller, request));
+            return circuitOpen(caller, request);
+        }
+        if (answer.isDone()) {
+            return answer.handle((decision, failure) -> settle(caller, request, started, decision, failure)).join();
         }
         // The store's own future times out, so that a store holding requests back (coalescing) can
         // see that a caller gave up before its turn and not charge it. Sluice's timer, not the
         // JDK's orTimeout, whose JVM-global thread would pin the first web application (see Timeouts).
-        return Timeouts.orTimeout(answer, timeoutNanos)
-                .handle((decision, failure) -> settle(caller, request, started, decision, failure));
+        Timeouts.orTimeout(answer, timeoutNanos)
+                .whenComplete((decision, failure) -> later.accept(settle(caller, request, started, decision, failure)));
+        return null;
     }
 
     /**

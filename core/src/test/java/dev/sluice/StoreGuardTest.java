@@ -12,6 +12,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -72,7 +73,9 @@ class StoreGuardTest {
     }
 
     private static Decision async(StoreGuard guard) {
-        return guard.ask("c", LIMITS, System.nanoTime()).orTimeout(10, TimeUnit.SECONDS).join();
+        CompletableFuture<Decision> later = new CompletableFuture<>();
+        Decision atOnce = guard.ask("c", LIMITS, System.nanoTime(), later::complete);
+        return atOnce != null ? atOnce : later.orTimeout(10, TimeUnit.SECONDS).join();
     }
 
     @ParameterizedTest(name = "{0}")
@@ -127,13 +130,16 @@ class StoreGuardTest {
     void failuresOfEitherPathOpenTheCircuitForBoth() {
         Faulty store = new Faulty(Fault.FAILS.answer);
         StoreGuard guard = new StoreGuard(store, FailureMode.CLOSED, TIMEOUT, "[guarded]");
+        // Read before the failure that opens the circuit, so no later than the pause begins: a
+        // thread descheduled after that failure cannot make the pause look younger than it is.
+        long opened = 0;
         for (int i = 0; i < CircuitBreaker.THRESHOLD; i++) {
             assertThat(guard.circuitOpen()).isFalse();
+            opened = System.nanoTime();
             // alternately blocking and async: each is one counted failure
             Decision decision = i % 2 == 0 ? guard.await("c", LIMITS, System.nanoTime()) : async(guard);
             assertThat(decision.outcome()).isEqualTo(Decision.Outcome.FAILED_CLOSED);
         }
-        long opened = System.nanoTime();
         assertThat(guard.circuitOpen()).isTrue();
         assertThat(guard.await("c", LIMITS, System.nanoTime()).outcome()).isEqualTo(Decision.Outcome.FAILED_CLOSED);
         assertThat(async(guard).outcome()).isEqualTo(Decision.Outcome.FAILED_CLOSED);
@@ -157,20 +163,34 @@ class StoreGuardTest {
     }
 
     @Test
-    void aTimedOutAsyncDecisionCompletesOnTheLimitersExecutor() {
+    void aTimedOutAsyncDecisionCompletesOnTheLimitersExecutor() throws InterruptedException {
         List<String> threads = new CopyOnWriteArrayList<>();
+        // The executor's threads complete nothing before the continuation below is registered: a
+        // continuation registered on a stage already complete would run on this thread, whichever
+        // thread had completed it. So whatever thread the continuation runs on completed the stage.
+        CountDownLatch registered = new CountDownLatch(1);
         Executor executor = task -> {
-            Thread thread = new Thread(task, "guard-test-executor");
+            Thread thread = new Thread(() -> {
+                try {
+                    if (registered.await(10, TimeUnit.SECONDS)) {
+                        task.run();
+                    }
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }, "guard-test-executor");
             thread.start();
         };
         RateLimiter limiter = RateLimiter.builder().limits(LIMITS).store(new Faulty(Fault.NEVER_ANSWERS.answer))
                 .failureMode(FailureMode.CLOSED).timeout(TIMEOUT).executor(executor).build();
-        Decision decision = limiter.decideAsync("c")
+        CompletableFuture<Decision> decided = limiter.decideAsync("c")
                 .thenApply(d -> {
                     threads.add(Thread.currentThread().getName());
                     return d;
                 })
-                .toCompletableFuture().orTimeout(10, TimeUnit.SECONDS).join();
+                .toCompletableFuture();
+        registered.countDown();
+        Decision decision = decided.orTimeout(10, TimeUnit.SECONDS).join();
         assertThat(decision.outcome()).isEqualTo(Decision.Outcome.FAILED_CLOSED);
         assertThat(threads).containsExactly("guard-test-executor");
         assertThat(limiter.storeFailures()).isEqualTo(1);

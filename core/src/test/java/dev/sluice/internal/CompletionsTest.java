@@ -36,11 +36,14 @@ class CompletionsTest {
         }
         blocked.get(5, TimeUnit.SECONDS);
 
-        // Done one after another, tasks reuse idle threads instead of starting one each (a task
-        // may still find none idle while the last one's thread is on its way back to the pool).
+        // Done one after another, tasks reuse idle threads instead of starting one each. Each is
+        // given once the last one's thread is back in the pool, waiting for work: the task's
+        // result reaches this thread before that, and this thread may well run first.
         Set<Thread> ran = ConcurrentHashMap.newKeySet();
         for (int i = 0; i < 200; i++) {
-            CompletableFuture.runAsync(() -> ran.add(Thread.currentThread()), Completions.EXECUTOR).get(5, TimeUnit.SECONDS);
+            Thread thread = CompletableFuture.supplyAsync(Thread::currentThread, Completions.EXECUTOR).get(5, TimeUnit.SECONDS);
+            ran.add(thread);
+            awaitIdle(thread);
         }
         assertThat(ran).as("threads that ran 200 tasks in turn").hasSizeLessThan(100);
         assertThat(threads().stream().map(Thread::getContextClassLoader).toList())
@@ -62,6 +65,14 @@ class CompletionsTest {
 
     private static List<Thread> threads() {
         return Thread.getAllStackTraces().keySet().stream().filter(t -> t.getName().equals(NAME) && t.isAlive()).toList();
+    }
+
+    /** Waits, a bounded time, until {@code thread} waits for its pool's next task (or has ended). */
+    private static void awaitIdle(Thread thread) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        while (System.nanoTime() < deadline && thread.isAlive() && thread.getState() != Thread.State.TIMED_WAITING) {
+            Thread.sleep(1);
+        }
     }
 
     private static void awaitNoThread() throws InterruptedException {
