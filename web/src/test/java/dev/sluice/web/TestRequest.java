@@ -4,13 +4,32 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
-/** One request from {@code 192.0.2.1} with no headers, principal or parameters, and its own attributes. */
+/**
+ * One request from {@code 192.0.2.1} with no principal or parameters, its own attributes, and the
+ * given method (default unknown) and headers (default none).
+ */
 final class TestRequest implements RequestView {
     private final Map<String, Object> attributes = new HashMap<>();
+    private final String method;
+    private final Map<String, String> headers;
+
+    TestRequest() {
+        this(null, Map.of());
+    }
+
+    TestRequest(String method, Map<String, String> headers) {
+        this.method = method;
+        this.headers = Map.copyOf(headers);
+    }
 
     @Override
     public String header(String name) {
-        return null;
+        return headers.get(name);
+    }
+
+    @Override
+    public String method() {
+        return method;
     }
 
     @Override

@@ -26,48 +26,7 @@ class TiersAndKeysConfigurationTest {
 
     /** A request of {@code method} from the caller {@code X-Client: c}. */
     private static RequestView request(String method) {
-        Map<String, Object> attributes = new HashMap<>();
-        return new RequestView() {
-            @Override
-            public String header(String name) {
-                return name.equals("X-Client") ? "c" : null;
-            }
-
-            @Override
-            public List<String> headers(String name) {
-                return List.of();
-            }
-
-            @Override
-            public String principal() {
-                return null;
-            }
-
-            @Override
-            public String param(String name) {
-                return null;
-            }
-
-            @Override
-            public String remoteAddr() {
-                return "192.0.2.1";
-            }
-
-            @Override
-            public Object attribute(String name) {
-                return attributes.get(name);
-            }
-
-            @Override
-            public void setAttribute(String name, Object value) {
-                attributes.put(name, value);
-            }
-
-            @Override
-            public String method() {
-                return method;
-            }
-        };
+        return new TestRequest(method, Map.of("X-Client", "c"));
     }
 
     /** Parses a filter's init-params and builds its guard, as the servlet filter's init does. */
