@@ -97,6 +97,43 @@ class CompactStateTest {
         assertThat(state.time()).isGreaterThan(ManualClock.ALIGNED_START);
     }
 
+    /**
+     * refund.lua reads and writes the bucket's state as decide.lua does: a refund gives back its
+     * cost and leaves the same binary form with the key's TTL; under a changed limit (a state
+     * written under other units) it refunds nothing.
+     */
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(value = Algorithm.class, names = {"TOKEN_BUCKET", "GCRA"})
+    void aRefundGivesBackItsCostInTheSameFormAndKeepsTheTtl(Algorithm algorithm) {
+        for (boolean changed : new boolean[] {false, true}) {
+            ManualClock clock = new ManualClock();
+            DecideScript script = new DecideScript(client, clock);
+            LeaseScripts refunds = new LeaseScripts(client, clock);
+            List<Limit> before = List.of(Limit.of("rfmt", 7, Duration.ofMinutes(3)).withBurst(9).withAlgorithm(algorithm));
+            List<Limit> after = changed
+                    ? List.of(Limit.of("rfmt", 5, Duration.ofMinutes(2)).withBurst(4).withAlgorithm(algorithm)) : before;
+            String caller = "rfmt-" + UUID.randomUUID();
+            script.decide(caller, before, 6).join().apply(0);
+            String key = Keys.key(caller, "rfmt", algorithm.keySuffix());
+            clock.advance(Duration.ofSeconds(5));
+            byte[] stateBefore = StoredState.raw(client, key);
+            long ttlBefore = client.getBucket(key, StringCodec.INSTANCE).remainTimeToLive();
+
+            refunds.refund(caller, after).join();
+
+            long ttl = client.getBucket(key, StringCodec.INSTANCE).remainTimeToLive();
+            assertThat(ttl).as("keeps a TTL (changed %s)", changed).isPositive().isLessThanOrEqualTo(ttlBefore);
+            assertThat(StoredState.isCurrent(client, key)).as("the binary form").isTrue();
+            if (changed) {
+                assertThat(StoredState.raw(client, key)).as("other units: nothing refunded").isEqualTo(stateBefore);
+            } else {
+                assertThat(StoredState.raw(client, key)).as("refunded").isNotEqualTo(stateBefore);
+                // 9 - 6 spent, plus 5 s of refill at 7 per 3 min (none whole yet), plus 1 refunded, less 1 now
+                assertThat(script.decide(caller, after, 1).join().apply(0).quotas().get(0).remaining()).isEqualTo(3);
+            }
+        }
+    }
+
     private String encoding(String key) {
         return client.getScript(StringCodec.INSTANCE).eval(key, RScript.Mode.READ_ONLY,
                 "return redis.call('OBJECT', 'ENCODING', KEYS[1])", RScript.ReturnType.VALUE, List.of(key));
