@@ -5,6 +5,7 @@ import dev.sluice.Limit;
 import dev.sluice.RateLimitStore;
 import dev.sluice.TimeSource;
 import dev.sluice.internal.Keys;
+import dev.sluice.internal.store.LimitKeys;
 import dev.sluice.internal.store.RejectionCache;
 import org.redisson.api.RedissonClient;
 import org.redisson.config.Config;
@@ -230,7 +231,7 @@ public final class RedisStore implements RateLimitStore {
             String tag = Keys.tag(caller);
             String[] keys = new String[limits.size()];
             for (int i = 0; i < keys.length; i++) {
-                keys[i] = Keys.key(tag, limits.get(i).policy(), limits.get(i).algorithm().keySuffix());
+                keys[i] = LimitKeys.key(tag, limits.get(i));
             }
             return connection.client().getKeys().deleteAsync(keys).toCompletableFuture().thenRun(() -> { });
         }

@@ -3,9 +3,10 @@ package dev.sluice.redis;
 import dev.sluice.Algorithm;
 import dev.sluice.Decision;
 import dev.sluice.Limit;
-import dev.sluice.RateLimiter;
 import dev.sluice.RateLimitStore;
+import dev.sluice.RateLimiter;
 import dev.sluice.internal.Keys;
+import dev.sluice.internal.store.LimitKeys;
 import dev.sluice.testing.ManualClock;
 import dev.sluice.testing.Stores;
 import org.junit.jupiter.api.Test;
@@ -48,7 +49,7 @@ class CompactStateTest {
             for (int i = 0; i < 3; i++) {
                 assertThat(limiter.decide(caller).allowed()).isTrue();
             }
-            String key = Keys.key(caller, "bytes", algorithm.keySuffix());
+            String key = LimitKeys.key(caller, bucket);
             int length = StoredState.raw(client, key).length;
             assertThat(length).as("%s: bytes of value", bucket).isLessThanOrEqualTo(bucket.capacity() == 1000 ? 29 : 28);
             if (limit.periodMicros() == 3_600_000_000L && limit.count() == 100) {
@@ -72,7 +73,7 @@ class CompactStateTest {
         RateLimitStore redis = Stores.REDIS.create(clock);
         SplittableRandom random = new SplittableRandom(14);
         String caller = "huge-" + UUID.randomUUID();
-        String key = Keys.key(caller, "huge", algorithm.keySuffix());
+        String key = Keys.key(caller, "huge", LimitKeys.suffix(algorithm));
         List<Decision> seen = new ArrayList<>();
         for (int step = 0; step < 120; step++) {
             Limit limit = phases.get(step < 60 ? 0 : 1).withAlgorithm(algorithm).withCost(1 + random.nextInt(10));
@@ -114,7 +115,7 @@ class CompactStateTest {
                     ? List.of(Limit.of("rfmt", 5, Duration.ofMinutes(2)).withBurst(4).withAlgorithm(algorithm)) : before;
             String caller = "rfmt-" + UUID.randomUUID();
             script.decide(caller, before, 6).join().apply(0);
-            String key = Keys.key(caller, "rfmt", algorithm.keySuffix());
+            String key = LimitKeys.key(caller, before.get(0));
             clock.advance(Duration.ofSeconds(5));
             byte[] stateBefore = StoredState.raw(client, key);
             long ttlBefore = client.getBucket(key, StringCodec.INSTANCE).remainTimeToLive();
