@@ -210,8 +210,8 @@ public final class RedisStore implements RateLimitStore {
         connection.close();
     }
 
-    /** Decisions and resets straight from Redis, behind the local rejections. */
-    private final class Direct implements RateLimitStore {
+    /** Decisions and resets straight from Redis, behind the local rejections, which hand down the caller's tag. */
+    private final class Direct implements RejectionCache.Tagged {
 
         @Override
         public CompletionStage<Decision> decide(String caller, List<Limit> limits) {
@@ -220,10 +220,15 @@ public final class RedisStore implements RateLimitStore {
 
         @Override
         public CompletionStage<Decision> decide(String caller, List<Limit> limits, long deadlineNanos, boolean fresh) {
+            return decideTagged(Keys.tag(caller), limits, deadlineNanos, fresh);
+        }
+
+        @Override
+        public CompletionStage<Decision> decideTagged(String tag, List<Limit> limits, long deadlineNanos, boolean fresh) {
             if (!connection.checkReady()) {
                 return CompletableFuture.failedFuture(new IllegalStateException("not connected to Redis yet"));
             }
-            return coalescer.decide(new Coalescer.RequestKey(Keys.tag(caller), limits), deadlineNanos);
+            return coalescer.decide(new Coalescer.RequestKey(tag, limits), deadlineNanos);
         }
 
         @Override
@@ -238,10 +243,15 @@ public final class RedisStore implements RateLimitStore {
 
         @Override
         public CompletionStage<Void> refund(String caller, List<Limit> limits) {
+            return refundTagged(Keys.tag(caller), limits);
+        }
+
+        @Override
+        public CompletionStage<Void> refundTagged(String tag, List<Limit> limits) {
             if (!connection.checkReady()) {
                 return CompletableFuture.failedFuture(new IllegalStateException("not connected to Redis yet"));
             }
-            return leases.refund(Keys.tag(caller), limits);
+            return leases.refund(tag, limits);
         }
 
         @Override
