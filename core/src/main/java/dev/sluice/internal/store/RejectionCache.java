@@ -30,10 +30,10 @@ import java.util.concurrent.TimeUnit;
  * caller that gives up) completes the store's future too, so that a store holding requests back
  * sees it.
  *
- * <p>The copies are indexed by caller (its storage tag, {@link Keys#tag}): each caller holds its
- * rejections under at most eight sets of limits, so a reset or refund forgets a
- * caller's copies in one removal, never a scan of every caller's. A store behind that takes the
- * tag ({@link Tagged}) is handed the one this cache built, so a decision builds it once.
+ * <p>The copies are indexed by caller (its storage tag, {@link Keys#tag}), each caller holding its
+ * rejections under at most eight sets of limits, so a reset or refund forgets a caller's copies in
+ * one removal, never a scan of every caller's. A store behind that takes the tag ({@link Tagged})
+ * is handed the one this cache built, so a decision builds it once.
  *
  * <p>Thread-safe. Not API: this package may change in any release.
  */

@@ -132,6 +132,28 @@ class RejectionCacheTest {
         assertThat(store.calls.get() - before).as("requests that reached the store").isZero();
     }
 
+    /** One caller's copies are bounded too: under a ninth set of limits its oldest copy goes. */
+    @Test
+    void aCallerKeepsItsCopiesUnderAtMostEightSetsOfLimits() {
+        RejectionCache cache = new RejectionCache(store, 100, Duration.ofMinutes(1), clock);
+        List<List<Limit>> sets = new ArrayList<>();
+        for (int i = 0; i <= RejectionCache.MAX_PER_CALLER; i++) {
+            List<Limit> set = List.of(Limit.of("cached-" + i, "1/1m"));
+            sets.add(set);
+            for (int n = 0; n < 2; n++) {
+                cache.decide("m", set, System.nanoTime() + FOREVER / 2, false).toCompletableFuture().join();
+            }
+        }
+        int before = store.calls.get();
+        for (List<Limit> set : sets.subList(1, sets.size())) {
+            assertThat(cache.decide("m", set, System.nanoTime() + FOREVER / 2, false).toCompletableFuture().join().outcome())
+                    .isEqualTo(Decision.Outcome.REJECTED);
+        }
+        assertThat(store.calls.get() - before).as("the newest eight copies answer locally").isZero();
+        cache.decide("m", sets.get(0), System.nanoTime() + FOREVER / 2, false).toCompletableFuture().join();
+        assertThat(store.calls.get() - before).as("the oldest copy was dropped").isEqualTo(1);
+    }
+
     /** A refund forgets the caller's copies under every set of limits, and nobody else's. */
     @Test
     void aRefundForgetsTheCallersCopiesOnly() {
