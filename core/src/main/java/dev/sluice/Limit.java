@@ -20,7 +20,9 @@ import java.util.regex.Pattern;
  * Limit hourly    = Limit.of("api-hourly", "1000/1h").withAlgorithm(Algorithm.SLIDING_WINDOW);
  * }</pre>
  *
- * @param policy    name of the limit: 1 to 64 of {@code A-Z a-z 0-9 . _ ~ -}
+ * @param policy    name of the limit: 1 to 64 of {@code A-Z a-z 0-9 . _ ~ -}, or two such names
+ *                  joined by one {@code /}, which the web adapters keep for tiers
+ *                  ({@code <policy>/<tier>}), so that no configured policy can name a tier's state
  * @param algorithm how requests are counted
  * @param count     units admitted per period, at least 1
  * @param period    the period, from 1 µs to 366 days, in whole microseconds; for
@@ -32,7 +34,7 @@ import java.util.regex.Pattern;
  */
 public record Limit(String policy, Algorithm algorithm, long count, Duration period, long burst, long cost) {
 
-    private static final Pattern POLICY = Pattern.compile("[A-Za-z0-9._~-]{1,64}");
+    private static final Pattern POLICY = Pattern.compile("(?=.{1,64}$)[A-Za-z0-9._~-]+(/[A-Za-z0-9._~-]+)?");
     private static final Duration MAX_PERIOD = Duration.ofDays(366);
     /** Sliding logs keep one entry per admitted unit; this bounds memory per key. */
     public static final long MAX_SLIDING_LOG_COUNT = 100_000;

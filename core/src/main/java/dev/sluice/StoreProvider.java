@@ -37,7 +37,10 @@ public interface StoreProvider {
      * Checks a value at start-up, without connecting to anything: whether the store answers is
      * a matter for the failure mode, not for start-up.
      *
-     * @throws IllegalArgumentException naming {@code 'store'} and the value if it is malformed
+     * @throws IllegalArgumentException naming {@code 'store'} and the value if it is malformed; a
+     *                                  password in the value is never written into a message (nor
+     *                                  into a cause's): Sluice's own providers write it
+     *                                  {@code redis://app:***@host:6379}
      */
     void check(String store);
 

@@ -1,5 +1,7 @@
 package dev.sluice;
 
+import dev.sluice.internal.Secrets;
+
 import java.util.HashMap;
 import java.util.Map;
 import java.util.ServiceLoader;
@@ -44,14 +46,15 @@ final class StoreProviders {
         String scheme = colon < 0 ? store : store.substring(0, colon);
         StoreProvider provider = BY_SCHEME.get(scheme);
         if (provider == null) {
+            String shown = Secrets.redact(store);
             String artifact = KNOWN.get(scheme);
             if (artifact != null) {
-                throw new IllegalArgumentException("'store' " + store + " needs " + artifact
-                        + " on the class path (add that dependency next to the others of Sluice), got '" + store + "'");
+                throw new IllegalArgumentException("'store' " + shown + " needs " + artifact
+                        + " on the class path (add that dependency next to the others of Sluice), got '" + shown + "'");
             }
             throw new IllegalArgumentException("'store' must be memory, redis://host:port[/db], rediss://host:port[/db] "
                     + "or redisson:PATH (or the scheme of another store provider on the class path: "
-                    + String.join(", ", BY_SCHEME.keySet().stream().sorted().toList()) + "), got '" + store + "'");
+                    + String.join(", ", BY_SCHEME.keySet().stream().sorted().toList()) + "), got '" + shown + "'");
         }
         provider.check(store);
         return provider;

@@ -144,6 +144,11 @@ public final class BenchRedis {
      * timeout 10 s, because on a loaded 2-core machine even a loopback PING sometimes took longer
      * than a second, and a benchmark should measure slow answers, not fail on them. The caller
      * shuts it down.
+     *
+     * <p>Redisson's 32 Netty event loops are kept (what a user gets): with 4 (Netty's own default
+     * on 2 cores) a plain 16-thread {@code evalSha} loop ran about twice as fast on a loaded
+     * 2-core machine, but the floor's async decisions (256 in flight over a pool of 64) ran 5 to
+     * 10 times slower, so no one setting favours every contender (issue 26, docs/benchmarks.md).
      */
     public RedissonClient newClient() {
         Config config = RedisStore.config(url);

@@ -13,6 +13,7 @@ import org.openjdk.jmh.runner.options.TimeValue;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.time.ZonedDateTime;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
@@ -23,21 +24,26 @@ import java.util.List;
 /**
  * The one entry point: starts (or finds) the Redis, counts bytes and round trips
  * ({@link Footprint}) and Redis's time per decision ({@link ScriptCost}), runs the JMH benchmarks ({@link RedisBenchmark} at each Redis thread count,
+ * each trial first warmed until its throughput stops climbing,
  * {@link MemoryBenchmark} at each in-memory thread count) with every forked JVM pointed at that
  * same Redis, loads a servlet with and without the filter over HTTP ({@link HttpBenchmark}, with
- * {@code wrk} when it is installed), and writes the tables of raw results, Sluice/peer ratios and
- * the issue's targets to a Markdown file.
+ * {@code wrk} when it is installed), checks that the floor is a floor ({@link SanityCheck}: a plain
+ * {@code evalSha} loop and {@code redis-benchmark} at the same concurrency), and writes the tables
+ * of raw results, Sluice/peer ratios, per-iteration steadiness and the issue's targets to a
+ * Markdown file.
  *
  * <pre>
- * java -jar benchmarks/target/benchmarks.jar [--quick] [--only=footprint,script,redis,memory,http]
+ * java -jar benchmarks/target/benchmarks.jar [--quick] [--only=footprint,script,redis,sanity,memory,http]
  *      [--redis-threads=1,16,64] [--redis-contenders=floor,sluice-gcra,...] [--memory-threads=1,2]
- *      [--out=FILE] [JMH options...]
+ *      [--steady-max=SECONDS] [--out=FILE] [JMH options...]
  * </pre>
  *
  * JMH options after ours (for example {@code -wi 1 -w 1s -i 2 -r 1s} or
  * {@code -p keys=1}) refine the run ({@code -p contender=...} picks in-memory contenders with
  * {@code --only=memory}; Redis contenders are picked by {@code --redis-contenders}); {@code --quick} is a smoke run of a
- * few minutes: a subset of contenders, threads 1 and 16, one 1-second iteration.
+ * few minutes: a subset of contenders, threads 1 and 16, two 1-second iterations. {@code --steady-max}
+ * bounds the warm-up to a steady state of each Redis trial and of the sanity check's plain loop
+ * (20 s by default, 5 with {@code --quick}; 0 turns it off).
  */
 public final class Main {
 
@@ -50,7 +56,8 @@ public final class Main {
             System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
         }
         boolean quick = false;
-        List<String> only = List.of("footprint", "script", "redis", "memory", "http");
+        List<String> only = List.of("footprint", "script", "redis", "sanity", "memory", "http");
+        Integer steadyMax = null;
         int[] redisThreads = {1, 16, 64};
         int[] memoryThreads = {1, 2};
         List<String> redisContenders = List.of();
@@ -67,11 +74,17 @@ public final class Main {
                 redisContenders = Arrays.asList(value(arg).split(","));
             } else if (arg.startsWith("--memory-threads=")) {
                 memoryThreads = ints(value(arg));
+            } else if (arg.startsWith("--steady-max=")) {
+                steadyMax = Integer.parseInt(value(arg));
+                if (steadyMax < 0) {
+                    throw new IllegalArgumentException("--steady-max must be 0 or more seconds, got '" + arg + "'");
+                }
             } else if (arg.startsWith("--out=")) {
                 out = Path.of(value(arg));
             } else if (arg.equals("--help") || arg.equals("-h")) {
-                System.out.println("usage: java -jar benchmarks.jar [--quick] [--only=footprint,script,redis,memory,http] "
-                        + "[--redis-threads=1,16,64] [--redis-contenders=floor,sluice-gcra,...] [--memory-threads=1,2] [--out=FILE] [JMH options]");
+                System.out.println("usage: java -jar benchmarks.jar [--quick] [--only=footprint,script,redis,sanity,memory,http] "
+                        + "[--redis-threads=1,16,64] [--redis-contenders=floor,sluice-gcra,...] [--memory-threads=1,2] "
+                        + "[--steady-max=SECONDS] [--out=FILE] [JMH options]");
                 return;
             } else {
                 jmhArgs.add(arg);
@@ -80,6 +93,7 @@ public final class Main {
         if (quick && Arrays.equals(redisThreads, new int[] {1, 16, 64})) {
             redisThreads = new int[] {1, 16};
         }
+        int steadySeconds = steadyMax != null ? steadyMax : quick ? 5 : 20;
         CommandLineOptions jmh;
         try {
             jmh = new CommandLineOptions(jmhArgs.toArray(String[]::new));
@@ -105,6 +119,8 @@ public final class Main {
         }
         Path json = out.toAbsolutePath().getParent().resolve("jmh");
         Files.createDirectories(json);
+        Path warmupLog = json.resolve("warmup.tsv");
+        Files.deleteIfExists(warmupLog);
         List<RunResult> results = new ArrayList<>();
         if (only.contains("redis")) {
             List<String> contenders = new ArrayList<>(redisContenders);
@@ -120,7 +136,7 @@ public final class Main {
                         report.warn("Redis was down before " + contender + " at " + threads
                                 + " threads and was restarted; earlier trials may have failed");
                     }
-                    ChainedOptionsBuilder options = options(jmh, quick, redis)
+                    ChainedOptionsBuilder options = options(jmh, quick, redis, steadySeconds, warmupLog)
                             .include(RedisBenchmark.class.getName() + "\\.")
                             .threads(threads)
                             .param("contender", contender)
@@ -128,10 +144,20 @@ public final class Main {
                     results.addAll(run(options, report, contender + " at " + threads + " threads"));
                 }
             }
+            if (Files.exists(warmupLog)) {
+                report.warmups(Files.readAllLines(warmupLog));
+            }
+        }
+        if (only.contains("sanity")) {
+            // Right after the Redis trials: the same Redis, the same machine load, the floor's thread counts.
+            if (!redis.ensureAlive()) {
+                report.warn("Redis was down before the sanity check and was restarted");
+            }
+            report.sanity(SanityCheck.measure(redis, redisThreads, Duration.ofSeconds(Math.max(1, steadySeconds))));
         }
         if (only.contains("memory")) {
             for (int threads : quick ? new int[] {1} : memoryThreads) {
-                ChainedOptionsBuilder options = options(jmh, quick, redis)
+                ChainedOptionsBuilder options = options(jmh, quick, redis, steadySeconds, warmupLog)
                         .include(MemoryBenchmark.class.getName() + "\\.")
                         .threads(threads)
                         .result(json.resolve("memory-t" + threads + ".json").toString());
@@ -169,17 +195,21 @@ public final class Main {
         }
     }
 
-    private static ChainedOptionsBuilder options(CommandLineOptions jmh, boolean quick, BenchRedis redis) {
+    private static ChainedOptionsBuilder options(CommandLineOptions jmh, boolean quick, BenchRedis redis, int steadySeconds,
+                                                 Path warmupLog) {
         ChainedOptionsBuilder options = new OptionsBuilder().parent(jmh)
                 .resultFormat(ResultFormatType.JSON)
                 .shouldFailOnError(false)
                 // Every fork meets the Redis this launcher started or found.
                 .jvmArgsAppend("-D" + BenchRedis.URL_PROPERTY + "=" + redis.url(),
                         "-D" + BenchRedis.OWNED_PROPERTY + "=" + redis.owned(),
-                        "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn");
+                        "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
+                        "-D" + RedisBenchmark.STEADY_MAX_PROPERTY + "=" + steadySeconds,
+                        "-D" + RedisBenchmark.WARMUP_LOG_PROPERTY + "=" + warmupLog.toAbsolutePath());
         if (quick) {
+            // Two measured iterations, so that the report can show whether they were steady.
             options.forks(1).warmupIterations(1).warmupTime(TimeValue.seconds(1))
-                    .measurementIterations(1).measurementTime(TimeValue.seconds(1));
+                    .measurementIterations(2).measurementTime(TimeValue.seconds(1));
         }
         return options;
     }

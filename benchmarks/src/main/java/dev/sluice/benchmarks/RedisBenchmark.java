@@ -14,8 +14,17 @@ import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
+import org.openjdk.jmh.infra.BenchmarkParams;
 import org.redisson.api.RedissonClient;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.time.Duration;
+import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
@@ -38,16 +47,30 @@ import java.util.concurrent.TimeUnit;
  *
  * The number of threads (1, 16, 64) is set by the launcher ({@link Main}), not here. Every
  * contender's limit is high enough that the allowed path is measured ({@link RedisContender#RATE}).
+ *
+ * <p>Before JMH's own warm-up, each trial's set-up runs the contender from as many threads as
+ * the trial, the same way ({@link SteadyLoad#warm}), until its throughput stops climbing (at most
+ * {@value #STEADY_MAX_PROPERTY} seconds, 20 by default): that opens one connection per waiting
+ * thread and compiles the client's code, which one short JMH warm-up iteration did not (issue 26:
+ * the floor was measured while still climbing). Each trial's warm-up windows are appended to the
+ * file named by {@value #WARMUP_LOG_PROPERTY}, for the report.
  */
 @State(Scope.Benchmark)
 @Fork(1)
-@Warmup(iterations = 1, time = 2)
+@Warmup(iterations = 2, time = 1)
 @Measurement(iterations = 3, time = 2)
 @OutputTimeUnit(TimeUnit.SECONDS)
 public class RedisBenchmark {
 
     /** Async decisions in flight per thread. */
     public static final int IN_FLIGHT = 16;
+
+    /** System property: the longest warm-up to a steady state, in seconds (0: none). */
+    public static final String STEADY_MAX_PROPERTY = "sluice.bench.steady.max";
+    /** System property: the file each trial appends its warm-up windows to. */
+    public static final String WARMUP_LOG_PROPERTY = "sluice.bench.warmup.log";
+
+    private static final Duration WINDOW = Duration.ofMillis(500);
 
     @Param({"sluice-token-bucket", "sluice-gcra", "sluice-sliding-window", "sluice-fixed-window",
             "sluice-sliding-log", "floor", "bucket4j", "bucket4j-batching", "redisson"})
@@ -60,7 +83,7 @@ public class RedisBenchmark {
     private RedisContender subject;
 
     @Setup(Level.Trial)
-    public void setUp() {
+    public void setUp(BenchmarkParams params) {
         BenchRedis redis = BenchRedis.get();
         redis.flushIfOwned(); // each trial starts from an empty server when it is ours
         client = redis.newClient();
@@ -70,8 +93,37 @@ public class RedisBenchmark {
             names[i] = keys == 1 ? "hot-caller" : "caller-" + i;
         }
         subject = RedisContender.create(contender, client, names);
-        // Warm the script cache and the connection pool outside the measurement.
+        // Load the script outside the measurement, then warm to a steady state from as many threads.
         subject.decide(0);
+        int seconds = Integer.getInteger(STEADY_MAX_PROPERTY, 20);
+        if (seconds > 0) {
+            boolean async = params.getBenchmark().endsWith(".async");
+            SteadyLoad.Result warm = SteadyLoad.warm(params.getThreads(), WINDOW, Duration.ofSeconds(seconds),
+                    async ? SteadyLoad.async(subject, keys) : SteadyLoad.sync(subject, keys));
+            log(params, warm);
+        }
+    }
+
+    private void log(BenchmarkParams params, SteadyLoad.Result warm) {
+        StringBuilder windows = new StringBuilder();
+        for (double rate : warm.windows()) {
+            windows.append(windows.length() == 0 ? "" : " ").append(Math.round(rate));
+        }
+        String method = params.getBenchmark().substring(params.getBenchmark().lastIndexOf('.') + 1);
+        System.out.printf(Locale.ROOT, "steady warm-up: %s %s, %d keys, %d threads: %s after %.1f s; decisions/s per %d ms: %s%n",
+                contender, method, keys, params.getThreads(), warm.steady() ? "stopped climbing" : "STILL CLIMBING",
+                warm.took().toNanos() / 1e9, WINDOW.toMillis(), windows);
+        String file = System.getProperty(WARMUP_LOG_PROPERTY);
+        if (file != null && !file.isBlank()) {
+            String line = String.join("\t", contender, method, params.getMode().shortLabel(), Integer.toString(keys),
+                    Integer.toString(params.getThreads()), Boolean.toString(warm.steady()),
+                    String.format(Locale.ROOT, "%.1f", warm.took().toNanos() / 1e9), windows) + "\n";
+            try {
+                Files.writeString(Path.of(file), line, StandardCharsets.UTF_8, StandardOpenOption.CREATE, StandardOpenOption.APPEND);
+            } catch (IOException e) {
+                throw new UncheckedIOException("could not append the warm-up to " + file, e);
+            }
+        }
     }
 
     @TearDown(Level.Trial)

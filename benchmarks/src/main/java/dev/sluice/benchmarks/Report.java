@@ -1,5 +1,7 @@
 package dev.sluice.benchmarks;
 
+import org.openjdk.jmh.results.BenchmarkResult;
+import org.openjdk.jmh.results.IterationResult;
 import org.openjdk.jmh.results.Result;
 import org.openjdk.jmh.results.RunResult;
 import org.openjdk.jmh.runner.options.TimeValue;
@@ -8,6 +10,7 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.TreeSet;
 
@@ -34,6 +37,8 @@ final class Report {
     private List<ScriptCost.Row> scriptCost = List.of();
     private String httpTable;
     private List<HttpBenchmark.Route> http = List.of();
+    private List<SanityCheck.Row> sanity = List.of();
+    private final Map<String, String[]> warmups = new HashMap<>();
 
     Report(String started, BenchRedis redis, String redisVersion, boolean quick, String args) {
         this.started = started;
@@ -67,6 +72,23 @@ final class Report {
     void http(String table, List<HttpBenchmark.Route> routes) {
         this.httpTable = table;
         this.http = routes;
+    }
+
+    void sanity(List<SanityCheck.Row> rows) {
+        this.sanity = rows;
+    }
+
+    /**
+     * The steady warm-ups the Redis trials logged ({@link RedisBenchmark#WARMUP_LOG_PROPERTY}), one
+     * tab-separated line each: contender, method, mode, keys, threads, steady, seconds, windows.
+     */
+    void warmups(List<String> lines) {
+        for (String line : lines) {
+            String[] f = line.split("\t");
+            if (f.length == 8) {
+                warmups.put(key(f[1], f[2], f[0], f[3], Integer.parseInt(f[4])), f);
+            }
+        }
     }
 
     void results(Collection<RunResult> results) {
@@ -191,16 +213,31 @@ final class Report {
                     .append(", measurement ").append(p.getMeasurement().getCount()).append(" x ")
                     .append(time(p.getMeasurement().getTime())).append('\n');
         }
+        // The sanity check and the steadiness table find warnings of their own: build them first.
+        List<String> flags = new ArrayList<>();
+        StringBuilder sanityMd = new StringBuilder();
+        StringBuilder steadyMd = new StringBuilder();
+        if (!sanity.isEmpty()) {
+            sanityTable(sanityMd, flags);
+        }
+        if (!redisContenders.isEmpty()) {
+            steadiness(steadyMd, flags);
+        }
         for (String warning : warnings) {
             md.append("- WARNING: ").append(warning).append('\n');
         }
+        for (String flag : flags) {
+            md.append("- WARNING: ").append(flag).append('\n');
+        }
         md.append('\n');
         targets(md);
+        md.append(sanityMd);
         if (!footprint.isEmpty()) {
             md.append("### Redis bytes and round trips per decision\n\n").append(footprintTable()).append('\n');
         }
         if (!redisContenders.isEmpty()) {
             redisTables(md);
+            md.append(steadyMd);
         }
         if (!memoryContenders.isEmpty()) {
             memoryTables(md);
@@ -291,6 +328,105 @@ final class Report {
                             percentileMicros("sync", p[1], shape, threads, 99))).append(" |");
                 }
                 md.append('\n');
+            }
+        }
+        md.append('\n');
+    }
+
+    /**
+     * The floor beside the plain {@code evalSha} loop and redis-benchmark at each thread count,
+     * with the verdict ({@link SanityCheck#FACTOR}).
+     */
+    private void sanityTable(StringBuilder md, List<String> flags) {
+        md.append("### Sanity check: is the floor a floor?\n\n");
+        md.append(String.format(Locale.ROOT, "The floor (JMH, sync, 100,000 keys) beside the same script run a plain way: "
+                + "a loop of Redisson `RScript.evalSha` from as many threads, and `redis-benchmark`'s `EVALSHA` with as many "
+                + "connections, against the same Redis. A correct floor equals the plain loop and comes within a factor of "
+                + "%.0f of redis-benchmark (a C client spends a few µs of CPU per request, Redisson tens; on shared cores that "
+                + "alone makes them 1.5–2.5x apart).%n%n", SanityCheck.FACTOR));
+        md.append("| threads | floor (decisions/s) | plain evalSha loop | redis-benchmark EVALSHA | floor ÷ plain loop | verdict |\n");
+        md.append("|---:|---:|---:|---:|---:|---|\n");
+        for (SanityCheck.Row row : sanity) {
+            Double floor = perSecond("sync", "floor", "100000", row.threads());
+            double plain = row.plainLoop().perSecond();
+            double bench = row.redisBenchmark().perSecond();
+            String verdict;
+            if (floor == null) {
+                verdict = "floor not measured at 100,000 keys and " + row.threads() + " threads in this run";
+            } else if (Double.isNaN(bench)) {
+                verdict = "could not run: " + row.redisBenchmark().note();
+            } else {
+                verdict = SanityCheck.verdict(floor, bench);
+            }
+            if (floor != null && !Double.isNaN(plain) && floor < plain * (1 - SteadyLoad.TOLERANCE)) {
+                verdict += String.format(Locale.ROOT, "; the floor is %.0f %% below the plain loop", 100 * (1 - floor / plain));
+            }
+            md.append("| ").append(row.threads())
+                    .append(" | ").append(rate(floor, null))
+                    .append(" | ").append(Double.isNaN(plain) ? "– (" + row.plainLoop().note() + ")" : rate(plain, null))
+                    .append(" | ").append(Double.isNaN(bench) ? "–" : rate(bench, null))
+                    .append(" | ").append(Double.isNaN(plain) ? "–" : ratio(floor, plain))
+                    .append(" | ").append(verdict).append(" |\n");
+            if (!verdict.startsWith("trustworthy")) {
+                flags.add("sanity check at " + row.threads() + " threads: " + verdict);
+            }
+        }
+        md.append("\n");
+        for (SanityCheck.Row row : sanity) {
+            md.append("- ").append(row.threads()).append(" threads: plain loop ").append(row.plainLoop().note())
+                    .append("; redis-benchmark ").append(row.redisBenchmark().note()).append('\n');
+        }
+        md.append('\n');
+    }
+
+    /**
+     * Per trial: the steady warm-up before JMH's own (how long, whether throughput stopped
+     * climbing) and JMH's measured iterations, flagged when the last two differ by more than
+     * {@link SteadyLoad#TOLERANCE}.
+     */
+    private void steadiness(StringBuilder md, List<String> flags) {
+        md.append(String.format(Locale.ROOT, "### Steady state: warm-up and measured iterations per trial%n%n"
+                + "Before JMH's warm-up, each trial ran its contender from as many threads until throughput stopped "
+                + "climbing (the mean of its last 2 s at most %.0f %% above the 2 s before; at most `--steady-max` seconds, 20 by default). A trial whose last two measured "
+                + "iterations differ by more than %.0f %% is flagged NOT steady: read its figures with care.%n%n",
+                100 * SteadyLoad.TOLERANCE, 100 * SteadyLoad.TOLERANCE));
+        md.append("| contender | api | keys | threads | steady warm-up | measured iterations (decisions/s) | last two apart | steady |\n");
+        md.append("|---|---|---|---:|---|---|---:|---|\n");
+        for (String api : List.of("sync", "async")) {
+            for (String shape : List.of("1", "100000")) {
+                for (int threads : redisThreads) {
+                    for (String c : redisContenders) {
+                        RunResult result = byKey.get(key(api, "thrpt", c, shape, threads));
+                        if (result == null) {
+                            continue;
+                        }
+                        List<Double> iterations = new ArrayList<>();
+                        for (BenchmarkResult benchmark : result.getBenchmarkResults()) {
+                            for (IterationResult iteration : benchmark.getIterationResults()) {
+                                Result<?> primary = iteration.getPrimaryResult();
+                                iterations.add(primary.getScore() * perSecondFactor(primary.getScoreUnit()));
+                            }
+                        }
+                        double spread = SteadyLoad.spread(iterations);
+                        boolean steady = !(spread > SteadyLoad.TOLERANCE);
+                        String[] warm = warmups.get(key(api, "thrpt", c, shape, threads));
+                        md.append("| ").append(c).append(" | ").append(api).append(" | ").append(keysLabel(shape))
+                                .append(" | ").append(threads)
+                                .append(" | ").append(warm == null ? "–" : warm[6] + " s, "
+                                        + (Boolean.parseBoolean(warm[5]) ? "stopped climbing" : "STILL CLIMBING"))
+                                .append(" | ").append(SanityCheck.rates(iterations))
+                                .append(" | ").append(Double.isNaN(spread) ? "–" : String.format(Locale.ROOT, "%.0f %%", 100 * spread))
+                                .append(" | ").append(steady ? "yes" : "**NOT steady**").append(" |\n");
+                        if (!steady) {
+                            flags.add(String.format(Locale.ROOT, "NOT steady: %s %s, %s keys, %d threads: last two iterations %.0f %% apart",
+                                    c, api, keysLabel(shape), threads, 100 * spread));
+                        }
+                        if (warm != null && !Boolean.parseBoolean(warm[5])) {
+                            flags.add(String.format(Locale.ROOT, "%s %s, %s keys, %d threads: still climbing after its %s s warm-up",
+                                    c, api, keysLabel(shape), threads, warm[6]));
+                        }
+                    }
+                }
             }
         }
         md.append('\n');

@@ -2,6 +2,7 @@ package dev.sluice.memory;
 
 import dev.sluice.RateLimitStore;
 import dev.sluice.StoreProvider;
+import dev.sluice.internal.Secrets;
 
 import java.util.Set;
 
@@ -17,7 +18,7 @@ public final class MemoryStoreProvider implements StoreProvider {
     public void check(String store) {
         if (!store.equals("memory")) {
             throw new IllegalArgumentException("'store' must be memory, redis://host:port[/db], rediss://host:port[/db] "
-                    + "or redisson:PATH, got '" + store + "'");
+                    + "or redisson:PATH, got '" + Secrets.redact(store) + "'");
         }
     }
 

@@ -145,15 +145,18 @@ public @interface RateLimit {
      * Named tiers, each {@code name:<count>/<period>} or {@code name:unlimited}, such as
      * {@code {"premium:1000/1h", "internal:unlimited"}} (the {@code tier-limits} parameter); the
      * property {@code sluice.tier} picks a request's tier. Each tier counts under its own policy,
-     * {@code <policy>.<tier>}, with the algorithm and cost of this annotation and a burst of its
-     * count; an unlimited tier never asks the store and gets no rate-limit headers. Default: none.
+     * {@code <policy>/<tier>} (a name no configured policy can hold), with the algorithm and cost
+     * of this annotation and a burst of its count; an unlimited tier never asks the store and gets
+     * no rate-limit headers. Default: none.
      */
     String[] tiers() default {};
 
     /**
-     * The HTTP methods limited, such as {@code {"POST", "PUT"}}: for a class annotation over
-     * resource methods of several methods; requests of the others pass untouched (not counted,
-     * no rate-limit headers). Default: all. Repeated annotations must name the same methods.
+     * The HTTP methods limited, any method tokens, such as {@code {"POST", "PUT"}} or
+     * {@code {"PROPFIND"}}: for a class annotation over resource methods of several methods;
+     * requests of the others pass untouched (not counted, no rate-limit headers). Naming
+     * {@code GET} limits {@code HEAD} too, which the runtime answers with the {@code @GET} method.
+     * Default: all. Repeated annotations must name the same methods.
      */
     String[] methods() default {};
 

@@ -79,11 +79,12 @@ import java.util.function.Function;
  * status in its {@code ContainerResponseFilter}: after the resource returned, an asynchronous
  * resource resumed, or an {@code ExceptionMapper} (or a {@code WebApplicationException}'s own
  * response) turned an exception into a response; before the entity is written, so a lease does
- * not cover the streaming of a long entity. Jersey runs the response filter for an exception no
+ * not cover the streaming of a long entity, and a write that fails later (a client that read the
+ * status line of a 401 and reset the connection) changes nothing: the status sent decides. Jersey runs the response filter for an exception no
  * mapper maps too (as 500); a runtime that hands such an exception to the container without
  * running response filters leaves the request charged (as a 500 would be) and its lease held
  * until it expires. Register an {@code ExceptionMapper<Throwable>}, or put the servlet filter in
- * front (which sees the end of every response, exceptions as 500), where that matters.
+ * front (which sees the end of every response, exceptions before commit as 500), where that matters.
  *
  * <p>The key source {@code ip} is the socket peer, or, when the peer is in
  * {@code sluice.trusted-proxies}, the client named by the one header of
@@ -118,6 +119,7 @@ public final class RateLimitFeature implements DynamicFeature {
     private final RateLimitStore givenStore;
     private Settings settings; // parsed on the first annotated method, guarded by this
     private String acquiredStore; // the sluice.store value this feature holds in the StoreRegistry, guarded by this
+    private Guard firstGuard; // the others share its once-only warnings, so the feature warns once; guarded by this
 
     /** The application-wide settings, from the {@code sluice.*} properties, and the store they name. */
     private record Settings(WebSettings web, CallerRules rules, RateLimitStore store) {
@@ -148,7 +150,7 @@ public final class RateLimitFeature implements DynamicFeature {
             String where = Routes.where(resourceClass, resourceInfo.getResourceMethod());
             Guard guard;
             try {
-                guard = Guard.of(plan.routes(), app.web(), app.rules(), app.store(), where);
+                guard = shareWarnings(Guard.of(plan.routes(), app.web(), app.rules(), app.store(), where));
             } catch (IllegalArgumentException e) {
                 throw new IllegalArgumentException(where + ": " + e.getMessage(), e);
             }
@@ -204,6 +206,15 @@ public final class RateLimitFeature implements DynamicFeature {
         return settings;
     }
 
+    /** The guard, sharing the once-only warnings of this feature's first. */
+    private synchronized Guard shareWarnings(Guard guard) {
+        if (firstGuard == null) {
+            firstGuard = guard;
+            return guard;
+        }
+        return guard.sharingWarningsWith(firstGuard);
+    }
+
     private static boolean isApplicationParameter(String name) {
         return Parameter.of(Parameter.Scope.APPLICATION).stream().anyMatch(p -> p.configName().equals(name));
     }
@@ -211,6 +222,7 @@ public final class RateLimitFeature implements DynamicFeature {
     /** Closes the stores this feature opened from {@code sluice.store}; called by the runtime at application shutdown. */
     @PreDestroy
     synchronized void close() {
+        firstGuard = null;
         if (acquiredStore != null) {
             StoreRegistry.application().release(acquiredStore);
             acquiredStore = null;

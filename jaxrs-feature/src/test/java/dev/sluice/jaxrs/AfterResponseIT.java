@@ -1,6 +1,7 @@
 package dev.sluice.jaxrs;
 
 import dev.sluice.testing.Gates;
+import dev.sluice.testing.ResettingClient;
 import dev.sluice.testing.TestRedis;
 import org.glassfish.jersey.server.ResourceConfig;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -57,6 +58,30 @@ class AfterResponseIT {
                 HttpResponse<String> refused = app.get(attempt, "X-Client", client);
                 assertThat(refused.statusCode()).as("the sixth attempt, " + attempt).isEqualTo(429);
                 assertThat(Long.parseLong(header(refused, "Retry-After"))).isBetween(1L, 3600L);
+            }
+        }
+    }
+
+    /**
+     * The login recipe against a client that reads the status line of each 401 and resets the
+     * connection while the page is still being written: charged, because the response filter
+     * settles the request with its status before the entity is written (the write that fails
+     * comes later and changes nothing). The servlet filter once refunded these as 500s.
+     */
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"memory", "redis"})
+    void aClientThatResetsAfterTheStatusLineOfA401IsChargedForIt(String store) throws Exception {
+        try (JerseyApp app = start(store)) {
+            for (String page : List.of("/after/login-page/", "/after/async-login-page/")) {
+                String client = "jaxrs-reset-" + UUID.randomUUID();
+                for (int i = 0; i < 5; i++) {
+                    assertThat(ResettingClient.statusThenReset(app.uri(page + "wrong"), "X-Client", client))
+                            .as("%swrong %d", page, i + 1).isEqualTo(401);
+                }
+                assertThat(ResettingClient.statusThenReset(app.uri(page + "wrong"), "X-Client", client))
+                        .as("the sixth attempt after five 401s, each reset after its status line").isEqualTo(429);
+                assertThat(ResettingClient.statusThenReset(app.uri(page + "right"), "X-Client", client))
+                        .as("the right password too").isEqualTo(429);
             }
         }
     }

@@ -8,7 +8,10 @@ import jakarta.ws.rs.PathParam;
 import jakarta.ws.rs.container.AsyncResponse;
 import jakarta.ws.rs.container.Suspended;
 import jakarta.ws.rs.core.Response;
+import jakarta.ws.rs.core.StreamingOutput;
 import jakarta.ws.rs.ext.ExceptionMapper;
+
+import java.util.Arrays;
 
 /** Resources for {@code charge = "after"} and {@code algorithm = CONCURRENCY}, called by {@link AfterResponseIT}. */
 final class AfterResponseResources {
@@ -29,6 +32,26 @@ final class AfterResponseResources {
         }
     }
 
+    private static final byte[] PIECE = new byte[8 * 1024];
+
+    static {
+        Arrays.fill(PIECE, (byte) 'x');
+    }
+
+    /**
+     * A page written to the entity stream in 8 KB pieces until a write fails, at most 64 MB:
+     * larger than any buffer, so the status is on the wire first, and a client that hung up makes
+     * the next write throw.
+     */
+    static Response page(int status) {
+        StreamingOutput pieces = out -> {
+            for (int i = 0; i < 8 * 1024; i++) {
+                out.write(PIECE);
+            }
+        };
+        return Response.status(status).type("text/html").entity(pieces).build();
+    }
+
     /** Runs {@code task} on another thread, after the request thread has returned. */
     private static void later(Runnable task) {
         Thread thread = new Thread(task);
@@ -44,6 +67,24 @@ final class AfterResponseResources {
         @RateLimit(policy = "jaxrs-login", limit = "5/1h", key = "header:X-Client", charge = "after", chargeWhen = "401,403")
         public Response login(@PathParam("outcome") String outcome) {
             return "right".equals(outcome) ? Response.ok("welcome").build() : Response.status(401).entity("wrong").build();
+        }
+
+        /** The login, answered with a {@link #page} that a client may reset after its status line. */
+        @GET
+        @Path("login-page/{outcome}")
+        @RateLimit(policy = "jaxrs-login-page", limit = "5/1h", key = "header:X-Client", charge = "after",
+                chargeWhen = "401,403")
+        public Response loginPage(@PathParam("outcome") String outcome) {
+            return page("right".equals(outcome) ? 200 : 401);
+        }
+
+        /** As {@link #loginPage}, resumed from another thread. */
+        @GET
+        @Path("async-login-page/{outcome}")
+        @RateLimit(policy = "jaxrs-login-page", limit = "5/1h", key = "header:X-Client", charge = "after",
+                chargeWhen = "401,403")
+        public void asyncLoginPage(@PathParam("outcome") String outcome, @Suspended AsyncResponse response) {
+            later(() -> response.resume(page("right".equals(outcome) ? 200 : 401)));
         }
 
         /** {@code ok}, {@code 503}, {@code mapped} (a mapped exception): answered from another thread. */

@@ -39,6 +39,7 @@ final class ContractApps {
         @Override
         public Set<Class<?>> getClasses() {
             return Set.of(Resources.MethodLimited.class, Resources.ClassLimited.class, Resources.IpLimited.class,
+                    Resources.LoginPage.class,
                     RateLimitFeature.class);
         }
 

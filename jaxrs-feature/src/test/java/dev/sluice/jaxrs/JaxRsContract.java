@@ -1,6 +1,7 @@
 package dev.sluice.jaxrs;
 
 import dev.sluice.testing.HttpCalls;
+import dev.sluice.testing.ResettingClient;
 import dev.sluice.testing.TestRedis;
 import jakarta.servlet.DispatcherType;
 import jakarta.ws.rs.core.Application;
@@ -164,6 +165,18 @@ abstract class JaxRsContract {
         assertThat(get("/api/c/b", "X-Client", me).statusCode()).isEqualTo(429);
     }
 
+    /** The runtime answers HEAD with the @GET method, so methods = "GET" limits HEAD in the same budget. */
+    @Test
+    void methodsNamingGetLimitHeadToo() {
+        String me = client();
+        assertThat(get("/api/m/reads", "X-Client", me).statusCode()).isEqualTo(200);
+        HttpResponse<String> head = HttpCalls.send("HEAD", base.resolve("/api/m/reads"), "X-Client", me);
+        assertThat(head.statusCode()).isEqualTo(200);
+        assertThat(header(head, "RateLimit-Remaining")).isEqualTo("0");
+        assertThat(HttpCalls.send("HEAD", base.resolve("/api/m/reads"), "X-Client", me).statusCode()).isEqualTo(429);
+        assertThat(get("/api/m/reads", "X-Client", me).statusCode()).isEqualTo(429);
+    }
+
     @Test
     void principalKeySeesTheUserTheRuntimesSecurityContextReports() {
         String alice = "alice-" + client();
@@ -190,6 +203,26 @@ abstract class JaxRsContract {
         assertThat(rejected.statusCode()).isEqualTo(429);
         assertThat(Long.parseLong(header(rejected, "Retry-After"))).isBetween(1L, 60L);
         assertThat(header(rejected, "Content-Type")).startsWith("application/problem+json");
+    }
+
+    /**
+     * The login recipe against a client that reads the status line of each 401 and resets the
+     * connection while the page is still being written: charged, because the response filter
+     * settles the request before the entity is written.
+     */
+    @Test
+    void aClientThatResetsAfterTheStatusLineOfA401IsChargedForIt() {
+        for (String page : new String[] {"/api/login-page/sync/", "/api/login-page/async/"}) {
+            String me = client();
+            for (int i = 0; i < 5; i++) {
+                assertThat(ResettingClient.statusThenReset(base.resolve(page + "wrong"), "X-Client", me))
+                        .as("%swrong %d", page, i + 1).isEqualTo(401);
+            }
+            assertThat(ResettingClient.statusThenReset(base.resolve(page + "wrong"), "X-Client", me))
+                    .as("the sixth attempt after five 401s, each reset after its status line").isEqualTo(429);
+            assertThat(ResettingClient.statusThenReset(base.resolve(page + "right"), "X-Client", me))
+                    .as("the right password too").isEqualTo(429);
+        }
     }
 
     @Test

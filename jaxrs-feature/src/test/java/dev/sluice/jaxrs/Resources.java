@@ -53,6 +53,14 @@ final class Resources {
             return "hourly";
         }
 
+        /** Limits GET only; every runtime answers HEAD with this method too. */
+        @GET
+        @Path("reads")
+        @RateLimit(limit = "2/1m", key = "header:X-Client", methods = "GET")
+        public String reads() {
+            return "reads";
+        }
+
         @GET
         @Path("user")
         @RateLimit(limit = "2/1m", key = "principal")
@@ -66,6 +74,28 @@ final class Resources {
         public void async(@Suspended AsyncResponse response) {
             // Resumed from another thread, after the request thread has returned.
             Thread resumer = new Thread(() -> response.resume("async"));
+            resumer.setDaemon(true);
+            resumer.start();
+        }
+    }
+
+    /** The login recipe answering with a page a client may reset after its status line ({@link AfterResponseResources#page}). */
+    @Path("/login-page")
+    public static class LoginPage {
+        @GET
+        @Path("sync/{outcome}")
+        @RateLimit(policy = "contract-login-page", limit = "5/1h", key = "header:X-Client", charge = "after",
+                chargeWhen = "401,403")
+        public jakarta.ws.rs.core.Response sync(@PathParam("outcome") String outcome) {
+            return AfterResponseResources.page("right".equals(outcome) ? 200 : 401);
+        }
+
+        @GET
+        @Path("async/{outcome}")
+        @RateLimit(policy = "contract-login-page", limit = "5/1h", key = "header:X-Client", charge = "after",
+                chargeWhen = "401,403")
+        public void async(@PathParam("outcome") String outcome, @Suspended AsyncResponse response) {
+            Thread resumer = new Thread(() -> response.resume(AfterResponseResources.page("right".equals(outcome) ? 200 : 401)));
             resumer.setDaemon(true);
             resumer.start();
         }

@@ -2,6 +2,7 @@ package dev.sluice.jaxrs;
 
 import dev.sluice.Algorithm;
 import dev.sluice.FailureMode;
+import dev.sluice.testing.HttpCalls;
 import dev.sluice.testing.TestRedis;
 import jakarta.annotation.Priority;
 import jakarta.ws.rs.GET;
@@ -99,6 +100,24 @@ class TiersIT {
         }
     }
 
+    /** A resource limiting its GET; JAX-RS answers HEAD with the @GET method. */
+    @Path("pages")
+    public static class Pages {
+        @GET
+        @Produces(MediaType.TEXT_PLAIN)
+        @RateLimit(limit = "2/1h", key = "header:X-Client", methods = "GET")
+        public String get() {
+            return "page";
+        }
+
+        @POST
+        @Produces(MediaType.TEXT_PLAIN)
+        @RateLimit(limit = "1/1h", key = "header:X-Client", methods = {"PROPFIND", "POST"})
+        public String post() {
+            return "posted";
+        }
+    }
+
     @BeforeAll
     static void start() throws Exception {
         APPS.put("memory", app("memory", "2s"));
@@ -108,7 +127,7 @@ class TiersIT {
     }
 
     private static JerseyApp app(String store, String timeout) throws Exception {
-        return JerseyApp.start(new ResourceConfig(Reports.class, Orders.class)
+        return JerseyApp.start(new ResourceConfig(Reports.class, Orders.class, Pages.class)
                 .register(RoleAuthentication.class)
                 .register(RateLimitFeature.class)
                 .property("sluice.store", store)
@@ -197,5 +216,19 @@ class TiersIT {
         }
         assertThat(app.post("/orders", "X-Client", client).statusCode()).isEqualTo(200);
         assertThat(app.post("/orders", "X-Client", client).statusCode()).isEqualTo(429);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"memory", "redis"})
+    void methodsNamingGetCoverHead(String store) throws Exception {
+        JerseyApp app = APPS.get(store);
+        awaitDecided(app);
+        String client = "c-" + UUID.randomUUID();
+        assertThat(app.get("/pages", "X-Client", client).statusCode()).isEqualTo(200);
+        assertThat(HttpCalls.send("HEAD", app.uri("/pages"), "X-Client", client).statusCode()).isEqualTo(200);
+        assertThat(HttpCalls.send("HEAD", app.uri("/pages"), "X-Client", client).statusCode()).isEqualTo(429);
+        assertThat(app.get("/pages", "X-Client", client).statusCode()).isEqualTo(429);
+        assertThat(app.post("/pages", "X-Client", client).statusCode()).isEqualTo(200);
+        assertThat(app.post("/pages", "X-Client", client).statusCode()).isEqualTo(429);
     }
 }

@@ -113,6 +113,14 @@ final class Coalescer {
         return answer;
     }
 
+    /**
+     * A round trip measured outside a call (the store's warm-up at start-up), counted as a call's:
+     * the first requests are then judged like later ones, not as if Redis answered at once.
+     */
+    void learnRoundTrip(long nanos) {
+        roundTrips.add(nanos);
+    }
+
     /** Calls in flight plus batches waiting (for tests: none stays behind). */
     synchronized int inFlight() {
         return flights.size() + queue.size();

@@ -6,6 +6,7 @@ import dev.sluice.Algorithm;
 import dev.sluice.Decision;
 import dev.sluice.Limit;
 import dev.sluice.TimeSource;
+import dev.sluice.internal.Timeouts;
 import dev.sluice.internal.UnreadableStateException;
 import dev.sluice.internal.store.CompiledLimit;
 import dev.sluice.internal.store.LimitKeys;
@@ -15,6 +16,9 @@ import org.redisson.api.RedissonClient;
 import org.redisson.api.options.OptionalOptions;
 import org.redisson.client.RedisException;
 import org.redisson.client.RedisNoScriptException;
+import org.redisson.client.RedisNodeNotFoundException;
+import org.redisson.client.RedisRedirectException;
+import org.redisson.client.RedisTryAgainException;
 import org.redisson.client.codec.StringCodec;
 
 import java.nio.charset.StandardCharsets;
@@ -27,6 +31,7 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.TimeUnit;
 import java.util.function.IntFunction;
 
 /**
@@ -48,6 +53,10 @@ final class DecideScript {
     private static final int BATCH_PER_LIMIT = 11;
     /** Values decide.lua returns per limit for the refused requests: fits, remaining, reset_us, retry_us, next_us. */
     private static final int VALUES_PER_LIMIT = 5;
+    /** The most times a call answered TRYAGAIN (or sent to a slot of no known master) is sent again; see {@link #resend}. */
+    static final int TRY_AGAIN_SENDS = 5;
+    /** The pause before such a call is first sent again, doubling after each. */
+    static final long TRY_AGAIN_PAUSE_MILLIS = 5;
     /** What decide.lua answers in place of {@code admitted} for a batch that failed, before its error's message. */
     private static final long FAILED = -1;
 
@@ -91,6 +100,21 @@ final class DecideScript {
     /** Loads the script into Redis's script cache, blocking; throws if Redis cannot be reached. */
     void load() {
         script.scriptLoad(SCRIPT);
+    }
+
+    /** Loads the script into the script cache of every master (and replica). */
+    CompletableFuture<Void> loadEverywhere() {
+        return script.scriptLoadAsync(SCRIPT).toCompletableFuture().thenRun(() -> { });
+    }
+
+    /**
+     * A call deciding nothing (no batch), on the node of {@code route}'s slot: a round trip on the
+     * decisions' own path (EVALSHA, the script, its reply), charging no one.
+     */
+    CompletableFuture<List<Object>> nothing(String route) {
+        Call call = new Call(route, List.of(), new Object[] {"", "0"});
+        return evalSha(script, call).handle((reply, failure) -> failure == null ? CompletableFuture.completedFuture(reply)
+                : resend(call, failure)).thenCompose(stage -> stage);
     }
 
     /**
@@ -185,14 +209,63 @@ final class DecideScript {
 
     /**
      * After a failed send: on {@code NOSCRIPT} the script did not run, so sending it in full (which
-     * caches it again) charges once; any other failure stands.
+     * caches it again) charges once. When its slot was moving ({@link #moving}) it did not run
+     * either, and is sent again alone, by SHA-1: at once after {@code MOVED} or {@code ASK}
+     * (Redisson follows both for a call of its own, and routes by the slots it has learnt
+     * meanwhile); after {@code TRYAGAIN}, which lasts while a caller's keys are split between two
+     * masters, or a slot Redisson has no master for (for a moment while it updates its map), up to
+     * {@value #TRY_AGAIN_SENDS} times, {@value #TRY_AGAIN_PAUSE_MILLIS} ms apart and then twice as
+     * long each time. Any other failure stands: a call that timed out may have run.
      */
     CompletableFuture<List<Object>> resend(Call call, Throwable failure) {
-        if (unwrap(failure) instanceof RedisNoScriptException) {
-            return script.<List<Object>>evalAsync(call.route(), RScript.Mode.READ_WRITE, SCRIPT, RScript.ReturnType.LIST,
-                    call.keys(), call.args()).toCompletableFuture();
+        Throwable cause = unwrap(failure);
+        if (cause instanceof RedisNoScriptException) {
+            return inFull(call);
         }
-        return CompletableFuture.failedFuture(unwrap(failure));
+        if (moving(cause)) {
+            return again(call, cause, 0);
+        }
+        return CompletableFuture.failedFuture(cause);
+    }
+
+    /** Sends a call that did not run ({@code cause}, {@code sent} times already) again, after a pause if TRYAGAIN. */
+    private CompletableFuture<List<Object>> again(Call call, Throwable cause, int sent) {
+        CompletableFuture<Void> turn = cause instanceof RedisRedirectException
+                ? CompletableFuture.completedFuture(null) : pause(TRY_AGAIN_PAUSE_MILLIS << sent);
+        return turn.thenCompose(go -> evalSha(script, call)).handle((reply, failure) -> {
+            if (failure == null) {
+                return CompletableFuture.completedFuture(reply);
+            }
+            Throwable next = unwrap(failure);
+            if (next instanceof RedisNoScriptException) {
+                return inFull(call);
+            }
+            if (moving(next) && !(next instanceof RedisRedirectException) && sent + 1 < TRY_AGAIN_SENDS) {
+                return again(call, next, sent + 1);
+            }
+            return CompletableFuture.<List<Object>>failedFuture(next);
+        }).thenCompose(stage -> stage);
+    }
+
+    /** Completes after {@code millis}, on Sluice's timer thread (not the JDK's JVM-global one; see Timeouts). */
+    private static CompletableFuture<Void> pause(long millis) {
+        return Timeouts.orTimeout(new CompletableFuture<Void>(), TimeUnit.MILLISECONDS.toNanos(millis))
+                .exceptionally(elapsed -> null);
+    }
+
+    private CompletableFuture<List<Object>> inFull(Call call) {
+        return script.<List<Object>>evalAsync(call.route(), RScript.Mode.READ_WRITE, SCRIPT, RScript.ReturnType.LIST,
+                call.keys(), call.args()).toCompletableFuture();
+    }
+
+    /**
+     * Whether a call failed, without running, because its slot is moving between a cluster's
+     * masters: {@code TRYAGAIN} (some of a caller's keys moved, some not yet), a redirection
+     * Redisson gave up on, or a slot Redisson does not know a master of yet.
+     */
+    static boolean moving(Throwable cause) {
+        return cause instanceof RedisTryAgainException || cause instanceof RedisRedirectException
+                || cause instanceof RedisNodeNotFoundException;
     }
 
     /**

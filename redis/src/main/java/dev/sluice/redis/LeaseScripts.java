@@ -37,6 +37,11 @@ final class LeaseScripts {
         this.lease = new LuaScript(client, "lease.lua");
     }
 
+    /** Loads both scripts into the script cache of every master (and replica). */
+    CompletableFuture<Void> loadEverywhere() {
+        return CompletableFuture.allOf(refund.loadEverywhere(), lease.loadEverywhere());
+    }
+
     /** {@code ARGV[1]} of both scripts: the injected time, or '' for the Redis server's clock. */
     private String now() {
         return testTime == null ? "" : Long.toString(testTime.nowMicros());

@@ -34,6 +34,11 @@ final class LuaScript {
         this.script = client.getScript(OptionalOptions.defaults().codec(StringCodec.INSTANCE).retryAttempts(0));
     }
 
+    /** Loads the script into the script cache of every master (and replica). */
+    CompletableFuture<Void> loadEverywhere() {
+        return script.scriptLoadAsync(text).toCompletableFuture().thenRun(() -> { });
+    }
+
     /** Runs the script on the node of {@code keys}' slot (they share one hash tag). */
     <R> CompletableFuture<R> eval(RScript.ReturnType type, List<Object> keys, Object... args) {
         String route = (String) keys.get(0);

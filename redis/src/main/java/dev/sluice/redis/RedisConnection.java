@@ -1,5 +1,6 @@
 package dev.sluice.redis;
 
+import dev.sluice.internal.Secrets;
 import org.redisson.Redisson;
 import org.redisson.api.RedissonClient;
 import org.redisson.config.Config;
@@ -9,8 +10,9 @@ import org.slf4j.LoggerFactory;
 import java.io.File;
 import java.io.IOException;
 import java.net.URI;
-import java.time.Duration;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * A store's Redisson client: made from a {@code store} value (and then owned, connected off the
@@ -23,64 +25,75 @@ final class RedisConnection {
     private static final Logger LOG = LoggerFactory.getLogger(RedisStore.class);
     /** The highest database index of a Redis server with its default {@code databases 16}. */
     private static final int MAX_DATABASE = 15;
+    private static final Pattern YAML_PLACE = Pattern.compile("line (\\d+), column (\\d+)");
 
     private final RedissonClient client;
     private final boolean owned;
-    private final Runnable load;
+    private final Runnable warmUp;
     private final AtomicBoolean connecting = new AtomicBoolean();
     private volatile boolean ready;
+    private volatile boolean warm;
     private volatile boolean closed;
 
     /**
-     * @param load        run to connect (it loads the script); throws while Redis is unreachable
-     * @param startupWait how long to wait for an owned client to connect
+     * @param warmUp   run to get ready (it loads the scripts, opens connections, measures round
+     *                 trips); throws while Redis is unreachable
+     * @param deadline when (in {@link System#nanoTime()}) to stop waiting for the warm-up
      */
-    RedisConnection(RedissonClient client, boolean owned, Runnable load, Duration startupWait) {
+    RedisConnection(RedissonClient client, boolean owned, Runnable warmUp, long deadline) {
         this.client = client;
         this.owned = owned;
-        this.load = load;
-        if (owned) {
-            // Our client connects lazily, and Redisson makes the first connection on the calling
-            // thread: a request must never pay for that (or wait out a connect timeout). Connect and
-            // preload the script on a thread of our own; wait for it briefly, so that a store whose
-            // Redis is up is ready at once; until it is, decisions fail fast (the failure mode).
-            connectInBackground();
-            awaitReady(startupWait);
-        } else {
-            ready = true; // the application's client: connected (or connecting) as it chose
-        }
+        this.warmUp = warmUp;
+        // Warm up on a thread of our own and wait for it until the deadline, so that a store whose
+        // Redis is up decides its first requests as it decides later ones. Our client connects
+        // lazily, and Redisson makes the first connection on the calling thread: a request must
+        // never pay for that (or wait out a connect timeout). Until our client has warmed up,
+        // decisions fail fast (the failure mode) and it keeps trying in the background. The
+        // application's client is connected (or connecting) as it chose: its store decides at once
+        // whatever the warm-up's outcome, which is tried once.
+        this.ready = !owned;
+        connectInBackground();
+        awaitWarm(deadline);
     }
 
     /** The Redisson configuration for a {@code store} value; see {@link RedisStore#connect}. */
     static Config config(String store) {
         Config config;
+        // Messages show the value redacted (Secrets), and carry no cause whose text could quote it.
+        String shown = Secrets.redact(store);
         if (store.startsWith("redisson:")) {
             File file = new File(store.substring("redisson:".length()));
             try {
                 config = Config.fromYAML(file);
-            } catch (IOException | RuntimeException e) {
+            } catch (IOException e) {
+                // The JDK's text: the path and why it cannot be opened.
                 throw new IllegalArgumentException("'store' names a Redisson YAML file that cannot be read ("
-                        + e.getMessage() + "), got '" + store + "'", e);
+                        + e.getMessage() + "), got '" + shown + "'");
+            } catch (RuntimeException e) {
+                // The YAML parser's text quotes the file's lines, which may hold the password: only where it failed.
+                throw new IllegalArgumentException("'store' names a file that is not a Redisson YAML configuration ("
+                        + e.getClass().getSimpleName() + yamlPlace(e) + "; the file's text is not repeated here, as it "
+                        + "may hold a password), got '" + shown + "'");
             }
         } else {
             URI uri;
             try {
                 uri = URI.create(store);
             } catch (IllegalArgumentException e) {
-                throw new IllegalArgumentException("'store' must be redis://host:port[/db], got '" + store + "'", e);
+                throw new IllegalArgumentException("'store' must be redis://host:port[/db], got '" + shown + "'");
             }
             if (!("redis".equals(uri.getScheme()) || "rediss".equals(uri.getScheme())) || uri.getHost() == null) {
                 throw new IllegalArgumentException("'store' must be redis://host:port[/db] or rediss://host:port[/db], got '"
-                        + store + "'");
+                        + shown + "'");
             }
             int port = uri.getPort() < 0 ? 6379 : uri.getPort();
             if (port < 1 || port > 65_535) {
-                throw new IllegalArgumentException("'store' has port " + port + ", outside 1 to 65535, got '" + store + "'");
+                throw new IllegalArgumentException("'store' has port " + port + ", outside 1 to 65535, got '" + shown + "'");
             }
             config = new Config();
             var single = config.useSingleServer()
                     .setAddress(uri.getScheme() + "://" + uri.getHost() + ":" + port)
-                    .setDatabase(database(uri, store))
+                    .setDatabase(database(uri, shown))
                     .setConnectTimeout(2_000)
                     .setTimeout(1_000)
                     .setRetryAttempts(0)
@@ -97,8 +110,14 @@ final class RedisConnection {
         return config;
     }
 
+    /** Where a YAML parser's message says it failed, {@code " at line 3, column 5"}, or nothing. */
+    private static String yamlPlace(RuntimeException e) {
+        Matcher place = YAML_PLACE.matcher(String.valueOf(e.getMessage()));
+        return place.find() ? " at line " + place.group(1) + ", column " + place.group(2) : "";
+    }
+
     /** The database of a {@code redis://} URI's path: none, {@code /} or {@code /0} to {@code /15}. */
-    private static int database(URI uri, String store) {
+    private static int database(URI uri, String shown) {
         String path = uri.getPath() == null ? "" : uri.getPath();
         if (path.isEmpty() || path.equals("/")) {
             return 0;
@@ -106,7 +125,7 @@ final class RedisConnection {
         String digits = path.substring(1);
         if (!digits.matches("[0-9]{1,2}") || Integer.parseInt(digits) > MAX_DATABASE) {
             throw new IllegalArgumentException("'store' names database '" + digits + "'; Redis numbers them 0 to "
-                    + MAX_DATABASE + " (use a redisson: YAML file for a server configured with more), got '" + store + "'");
+                    + MAX_DATABASE + " (use a redisson: YAML file for a server configured with more), got '" + shown + "'");
         }
         return Integer.parseInt(digits);
     }
@@ -168,18 +187,26 @@ final class RedisConnection {
         return ready;
     }
 
-    /** Starts connecting (and loading the script) on a daemon thread, unless already ready or trying. */
+    /**
+     * Starts the warm-up on a daemon thread, unless it has succeeded or is under way; our client's
+     * is tried every 500 ms until it succeeds, the application's once.
+     */
     private void connectInBackground() {
-        if (ready || closed || !connecting.compareAndSet(false, true)) {
+        if (warm || closed || !connecting.compareAndSet(false, true)) {
             return;
         }
         Thread connector = new Thread(() -> {
             try {
-                while (!ready && !closed) {
+                while (!warm && !closed) {
                     try {
-                        load.run();
+                        warmUp.run();
+                        warm = true;
                         ready = true;
                     } catch (RuntimeException e) {
+                        if (!owned) {
+                            LOG.debug("Redis is not reachable yet; its first decisions may be slow: {}", e.toString());
+                            return;
+                        }
                         LOG.debug("Redis is not reachable yet; retrying in 500 ms: {}", e.toString());
                         Thread.sleep(500);
                     }
@@ -194,11 +221,10 @@ final class RedisConnection {
         connector.start();
     }
 
-    private void awaitReady(Duration wait) {
-        long deadline = System.nanoTime() + wait.toNanos();
-        while (!ready && System.nanoTime() < deadline) {
+    private void awaitWarm(long deadline) {
+        while (!warm && connecting.get() && deadline - System.nanoTime() > 0) {
             try {
-                Thread.sleep(10);
+                Thread.sleep(5);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 return;

@@ -8,9 +8,11 @@ import dev.sluice.internal.Keys;
 import dev.sluice.internal.store.LimitKeys;
 import dev.sluice.internal.store.RejectionCache;
 import org.redisson.api.RedissonClient;
+import org.redisson.client.codec.StringCodec;
 import org.redisson.config.Config;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
@@ -35,10 +37,13 @@ import java.util.concurrent.TimeUnit;
  * }</pre>
  *
  * <p>A store made by {@link #connect} owns its client and shuts it down on {@link #close()}; one
- * made by {@link #of} leaves the client to its owner. A store made by {@link #connect} connects on
- * a thread of its own, waiting up to two seconds for it: an application whose Redis is down still
- * starts, and its decisions follow the failure mode, at once, until Redis answers.
- * Thread-safe.
+ * made by {@link #of} leaves the client to its owner. Building a store warms it up, on a thread of
+ * its own, so that its first decisions are made as later ones are: the scripts are loaded on every
+ * master (a cluster's slots are learnt on the way), 16 connections are opened to each node and
+ * round trips are measured, which tell a burst's requests whether they can wait for each other. Building waits for that at most {@link Builder#startupWait} (2 s by
+ * default, counted from {@link Builder#connect}): an application whose Redis is down still starts
+ * within it, and the decisions of a store made by {@link #connect} follow the failure mode, at
+ * once, until Redis answers. Thread-safe.
  *
  * <p>Made of a {@link RedisConnection} (the client), a {@link DecideScript} (the script's
  * protocol), a {@link Coalescer} (the decisions waiting while a call is in flight, of one caller
@@ -58,6 +63,11 @@ public final class RedisStore implements RateLimitStore {
     /** Pipelines in flight to a cluster before decisions wait to go together in the next. */
     private static final int CLUSTER_SLOTS = 2;
 
+    /** Connections opened at start-up per master: a burst's requests that cannot wait each need one. */
+    static final int WARM_CONNECTIONS = 16;
+
+    private final RedissonClient client;
+    private final DecideScript script;
     private final RedisConnection connection;
     private final Coalescer coalescer;
     /** Refunds and concurrency leases: scripts of their own beside decide.lua. */
@@ -66,8 +76,7 @@ public final class RedisStore implements RateLimitStore {
     private final RateLimitStore front;
 
     private RedisStore(Builder builder) {
-        DecideScript script = new DecideScript(builder.client, builder.testTime);
-        this.connection = new RedisConnection(builder.client, builder.owned, script::load, builder.startupWait);
+        this.script = new DecideScript(builder.client, builder.testTime);
         // One script decides the batches of a call where all keys live on one master (a single server,
         // a Sentinel's master); a cluster's keys spread over nodes, so there each batch is one script
         // call and a call's batches go out in one pipeline.
@@ -75,6 +84,9 @@ public final class RedisStore implements RateLimitStore {
         Coalescer.Calls calls = cluster ? new ClusterCalls(builder.client, script)::decide : script::decide;
         this.coalescer = new Coalescer(calls, cluster ? CLUSTER_SLOTS : MASTER_SLOTS, builder.coalescing);
         this.leases = new LeaseScripts(builder.client, builder.testTime);
+        this.client = builder.client;
+        long deadline = (builder.owned ? builder.createdNanos : System.nanoTime()) + builder.startupWait.toNanos();
+        this.connection = new RedisConnection(builder.client, builder.owned, this::warmUp, deadline);
         RateLimitStore direct = new Direct();
         if (builder.localRejections == 0) {
             this.front = direct;
@@ -122,6 +134,38 @@ public final class RedisStore implements RateLimitStore {
      */
     public static Config config(String store) {
         return RedisConnection.config(store);
+    }
+
+    /**
+     * Gets ready to decide, on the connection's thread at start-up: loads every script on every
+     * master (which, on a cluster, learns its slots first) while {@link #WARM_CONNECTIONS} calls at
+     * once open as many connections to each node; then measures as many round trips of decide.lua
+     * deciding nothing, at once, each on another slot (so, on a cluster, spread over the masters),
+     * and counts them as calls'. Throws while Redis cannot be reached; a round trip that fails is
+     * not counted.
+     */
+    private void warmUp() {
+        List<CompletableFuture<?>> opening = new ArrayList<>(WARM_CONNECTIONS + 2);
+        opening.add(script.loadEverywhere());
+        opening.add(leases.loadEverywhere());
+        for (int i = 0; i < WARM_CONNECTIONS; i++) {
+            opening.add(client.getScript(StringCodec.INSTANCE).scriptExistsAsync(new String[] {DecideScript.SHA})
+                    .toCompletableFuture());
+        }
+        CompletableFuture.allOf(opening.toArray(CompletableFuture[]::new)).join();
+        List<CompletableFuture<Long>> roundTrips = new ArrayList<>(WARM_CONNECTIONS);
+        for (int i = 0; i < WARM_CONNECTIONS; i++) {
+            long sent = System.nanoTime();
+            roundTrips.add(script.nothing(Keys.key(Keys.tag("warm-up-" + i), "warm-up", "tb"))
+                    .thenApply(reply -> System.nanoTime() - sent));
+        }
+        for (CompletableFuture<Long> roundTrip : roundTrips) {
+            try {
+                coalescer.learnRoundTrip(roundTrip.join());
+            } catch (RuntimeException e) {
+                // not counted: the first decisions are judged by the round trips that were
+            }
+        }
     }
 
     /** Decides one request without a deadline; see {@link #decide(String, List, long, boolean)}. */
@@ -189,7 +233,10 @@ public final class RedisStore implements RateLimitStore {
         return leases.release(Keys.tag(caller), limit, leaseId);
     }
 
-    /** Whether the store has connected to Redis at least once (decisions before that fail fast). */
+    /**
+     * Whether the store has warmed up (see above) at least once, or decides anyway because its
+     * client is the application's; decisions of a store that is not ready fail fast.
+     */
     public boolean ready() {
         return connection.ready();
     }
@@ -269,14 +316,17 @@ public final class RedisStore implements RateLimitStore {
         private int localRejections = DEFAULT_LOCAL_REJECTIONS;
         private Duration localRejectionTtl = DEFAULT_LOCAL_REJECTION_TTL;
         private Duration startupWait = Duration.ofSeconds(2);
+        private long createdNanos;
 
         private Builder() {
         }
 
         /**
-         * How long {@link #build()} waits for a client it created to connect, so that the first
-         * decisions find it ready; default 2 s. A Redis that is down is not an error: the store is
-         * built anyway and keeps connecting in the background.
+         * The longest building the store waits for it to warm up (see {@link RedisStore}), so that
+         * the first decisions find it ready; default 2 s, counted from {@link #connect} for a client
+         * the store makes (making it involves no network), from {@link #build()} otherwise. A Redis
+         * that is down is not an error: the store is built anyway; one made by {@link #connect}
+         * keeps connecting in the background, failing its decisions fast until Redis answers.
          */
         public Builder startupWait(Duration wait) {
             this.startupWait = Objects.requireNonNull(wait, "wait");
@@ -292,6 +342,7 @@ public final class RedisStore implements RateLimitStore {
 
         /** Creates and owns a client from a {@code store} value; see {@link RedisStore#connect}. */
         public Builder connect(String store) {
+            this.createdNanos = System.nanoTime();
             this.client = RedisConnection.createOffThread(config(store));
             this.owned = true;
             return this;

@@ -2,6 +2,7 @@ package dev.sluice.redis;
 
 import dev.sluice.RateLimitStore;
 import dev.sluice.StoreProvider;
+import dev.sluice.internal.Secrets;
 
 import java.util.Set;
 import java.util.regex.Pattern;
@@ -26,7 +27,7 @@ public final class RedisStoreProvider implements StoreProvider {
         }
         if (!URI.matcher(store).matches()) {
             throw new IllegalArgumentException("'store' must be memory, redis://host:port[/db], rediss://host:port[/db] "
-                    + "or redisson:PATH, got '" + store + "'");
+                    + "or redisson:PATH, got '" + Secrets.redact(store) + "'");
         }
         RedisStore.config(store); // the port's and the database's ranges
     }

@@ -41,6 +41,10 @@ final class Tomcat9 {
         Connector connector = new Connector();
         connector.setPort(0);
         connector.setProperty("address", "127.0.0.1");
+        // A processor per connection, never reused: an application thread still writing to a connection
+        // the client reset can reach Tomcat 9's processor after it was recycled (a NullPointerException
+        // in its error handling, then a 500 set on whatever request the processor serves next).
+        connector.setProperty("processorCache", "0");
         tomcat.setConnector(connector);
         // Only the application's own web.xml: no default servlet or JSP servlet.
         tomcat.setAddDefaultWebXmlToWebapp(false);

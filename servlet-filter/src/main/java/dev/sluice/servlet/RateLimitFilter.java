@@ -2,6 +2,7 @@ package dev.sluice.servlet;
 
 import dev.sluice.RateLimitStore;
 import dev.sluice.RateLimiter;
+import dev.sluice.internal.Secrets;
 import dev.sluice.web.CallerRules;
 import dev.sluice.web.Completion;
 import dev.sluice.web.Guard;
@@ -70,10 +71,11 @@ import java.util.Objects;
  * alone while the store fails, greater than 0 and at most 1, default 1),
  * {@code tier} ({@code role}, {@code attribute:NAME} or {@code header:NAME}: where a request's tier
  * comes from), {@code tier-limits} (such as {@code premium:1000/1h,internal:unlimited}: each tier's
- * limit under the policy {@code <policy>.<tier>}; a request of no named tier gets {@code limit}),
+ * limit under the policy {@code <policy>/<tier>}; a request of no named tier gets {@code limit}),
  * {@code exempt} (client networks never limited, never counted, sent no rate-limit headers) and
- * {@code methods} (such as {@code POST,PUT}: the methods limited; the others pass untouched;
- * default all). {@code key} also takes parts joined by {@code +}, all required
+ * {@code methods} (such as {@code POST,PUT}: the methods limited, any method tokens; the others
+ * pass untouched; naming {@code GET} limits {@code HEAD} too, since {@code doHead} runs
+ * {@code doGet}; default all). {@code key} also takes parts joined by {@code +}, all required
  * ({@code ip+param:username}), and {@code global} (one budget for every caller). They are
  * parsed once, in {@link #init}. An unknown init-param or a bad
  * value makes {@code init} throw a {@link ServletException} naming the filter, the init-param
@@ -124,9 +126,12 @@ import java.util.Objects;
  * {@code charge-when}: a login filter with {@code charge-when=401,403} counts failed attempts only.
  * With {@code algorithm=concurrency} the request holds a lease until its response is complete;
  * over the limit it is answered {@code 429} with {@code Retry-After} (and no rate-limit headers of
- * its own). The end of the response is when the chain returns (an exception counts as 500), or,
- * if the application started async mode, the {@code onComplete} (or {@code onError}, as 500) of
- * its {@code AsyncContext}, so map such filters with {@code <async-supported>true}.
+ * its own). The end of the response is when the chain returns, or, if the application started
+ * async mode, its {@code complete()} or the {@code onComplete}, {@code onError} or
+ * {@code onTimeout} of its {@code AsyncContext}, through every async cycle of the request, so map
+ * such filters with {@code <async-supported>true}. The status the client received decides: once
+ * the response is committed, its status, whatever fails afterwards (a client that read the status
+ * line of a 401 and reset the connection is charged); a failure before that counts as 500.
  *
  * <p>A request is charged once per filter, however many times it passes the filter (a filter
  * mapped for {@code REQUEST}, {@code FORWARD}, {@code INCLUDE}, {@code ERROR} and {@code ASYNC}
@@ -156,6 +161,10 @@ public final class RateLimitFilter implements Filter {
 
     /** What an initialised filter decides with; immutable. {@code store} is {@code null} for a given limiter. */
     private record Active(Guard guard, String chargedAttribute, String store) {
+        @Override
+        public String toString() {
+            return "Active[" + guard + ", store " + Secrets.redact(store) + "]";
+        }
     }
 
     /**
@@ -304,8 +313,8 @@ public final class RateLimitFilter implements Filter {
         } catch (IllegalArgumentException e) {
             throw new ServletException(where + ": init-param " + e.getMessage(), e);
         } catch (RuntimeException e) {
-            throw new ServletException(where + ": init-param 'store' cannot be used (" + e + "), got '" + web.store()
-                    + "'", e);
+            throw new ServletException(where + ": init-param 'store' cannot be used (" + e + "), got '"
+                    + Secrets.redact(web.store()) + "'", e);
         }
         Guard guard;
         try {
@@ -316,7 +325,7 @@ public final class RateLimitFilter implements Filter {
         }
         active = new Active(guard, charged, web.store());
         LOG.info("Sluice filter '{}': {}, key {}, store {}, headers {}, trusted proxies {} ({}), ipv6 prefix /{}", name,
-                guard, route.key(), web.store(), web.headers().configName(), web.trustedProxies(),
+                guard, route.key(), Secrets.redact(web.store()), web.headers().configName(), web.trustedProxies(),
                 web.forwardedHeader().configName(), web.ipv6Prefix());
     }
 

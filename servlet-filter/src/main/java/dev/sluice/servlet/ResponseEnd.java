@@ -17,27 +17,42 @@ import java.io.IOException;
 
 /**
  * Runs the chain for a request whose guard has something left to do when its response is complete
- * (a lease to return, a refund to decide), and calls the {@link Completion} with the final status:
+ * (a lease to return, a refund to decide), and calls the {@link Completion} with the status that
+ * decides: the status the client received. Once the response is committed its status line is on
+ * the wire, so that status decides whatever happens next (an exception, a failed write to a
+ * client that reset the connection, an async error or timeout). Before that:
  *
  * <ul>
- *   <li>synchronous: when the chain returns, with the response's status; when it throws, with 500;
+ *   <li>synchronous: when the chain returns, the response's status; when it throws, 500;
  *   <li>asynchronous (the application called {@code startAsync}, which the request passed down the
- *       chain notices): when the application calls {@code complete()} on the context it got, with
- *       the response's status, before the container ends the response (so a client that asks
- *       again at once finds the lease returned); otherwise an {@link AsyncListener} on that
- *       context calls it from {@code onComplete} with the final status, or from {@code onError}
- *       with 500 (an exception, a client that went away); a timeout ends in {@code onComplete}
- *       with the status the timeout produced.
+ *       chain notices): when the application calls {@code complete()} on the context it got, the
+ *       response's status, before the container ends the response (so a client that asks again
+ *       at once finds the lease returned); otherwise an {@link AsyncListener} on that context
+ *       settles it: {@code onComplete} with the final status, {@code onError} with 500 (an
+ *       exception, or a client the container saw go away), {@code onTimeout} with nothing (the
+ *       timeout ends in {@code onComplete} with the status the container or the application's
+ *       own listener answered).
  * </ul>
  *
- * The completion runs once however many of these see the end.
+ * The listener follows the request into every later async cycle (a {@code dispatch()} whose
+ * target calls {@code startAsync()} again, on whatever request it got): the container drops a
+ * cycle's listeners when the next starts, so it registers itself again in {@code onStartAsync},
+ * as the Servlet specification asks. The completion runs once however many of these see the end.
  */
 final class ResponseEnd {
 
-    /** The status an exception, or a failed asynchronous response, counts as. */
+    /** The status an exception, or a failed asynchronous response, counts as before the response is committed. */
     static final int FAILED = 500;
 
     private ResponseEnd() {
+    }
+
+    /**
+     * The status that decides a response that failed: once committed, the one the client received
+     * (an exception cannot change it any more); before that, {@link #FAILED}.
+     */
+    static int failed(HttpServletResponse response) {
+        return response.isCommitted() ? response.getStatus() : FAILED;
     }
 
     static void proceed(HttpServletRequest request, HttpServletResponse response, FilterChain chain, Completion completion)
@@ -49,7 +64,7 @@ final class ResponseEnd {
             threw = false;
         } finally {
             if (threw) {
-                completion.complete(FAILED);
+                completion.complete(failed(response));
             } else if (!noticing.async) {
                 completion.complete(response.getStatus());
             }
@@ -60,6 +75,7 @@ final class ResponseEnd {
     private static final class Noticing extends HttpServletRequestWrapper {
         private final HttpServletResponse response;
         private final Completion completion;
+        /** Whether the request went async; its listener then follows it through every later cycle. */
         private volatile boolean async;
 
         Noticing(HttpServletRequest request, HttpServletResponse response, Completion completion) {
@@ -79,8 +95,10 @@ final class ResponseEnd {
         }
 
         private AsyncContext listen(AsyncContext context) {
-            async = true;
-            context.addListener(new Listener(response, completion));
+            if (!async) {
+                async = true;
+                context.addListener(new Listener(response, completion));
+            }
             return new Completing(context, response, completion);
         }
     }
@@ -176,7 +194,7 @@ final class ResponseEnd {
     }
 
     /**
-     * Hears the end of one asynchronous cycle; a new cycle gets a new listener through {@link Noticing}.
+     * Hears the end of the request's asynchronous cycles, registering itself again in each new one.
      * A class, not a record: the Eclipse Transformer that makes the javax artifact does not rewrite
      * a record's component attributes, which would keep naming {@code jakarta.servlet}.
      */
@@ -196,17 +214,23 @@ final class ResponseEnd {
 
         @Override
         public void onError(AsyncEvent event) {
-            completion.complete(FAILED);
+            completion.complete(failed(response));
         }
 
         @Override
         public void onTimeout(AsyncEvent event) {
-            // the container (or the application's own listener) ends the response; onComplete sees its status
+            // Committed: the client has its status, whatever the timeout adds. Otherwise the container
+            // (or the application's own listener, called after this one) answers, and onComplete sees it.
+            if (response.isCommitted()) {
+                completion.complete(response.getStatus());
+            }
         }
 
         @Override
         public void onStartAsync(AsyncEvent event) {
-            // a new cycle started through the request passed down the chain, which listens again
+            // A new cycle, on whichever request it was started: the container has dropped this
+            // listener from the old one.
+            event.getAsyncContext().addListener(this);
         }
     }
 }

@@ -1,5 +1,6 @@
 package dev.sluice.servlet;
 
+import dev.sluice.testing.LogCapture;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
@@ -46,6 +47,31 @@ class KeyResolutionTest {
             assertThat(status(uri)).isEqualTo(429);
             assertThat(status(uri, "X-API-Key", "beta")).isEqualTo(200);
         }
+    }
+
+    /**
+     * Behind a load balancer (here: the test client on loopback) with no {@code trusted-proxies},
+     * every client shares the balancer's budget; the first forwarding header is logged once, and
+     * nothing else changes.
+     */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("containers")
+    void aForwardingHeaderFromAnUntrustedLoopbackPeerIsLoggedOnceAndIgnored(Container container) throws Exception {
+        TestApp app = new TestApp().filter("lb", "/*", "limit", "2/1m");
+        String log;
+        try (LogCapture capture = LogCapture.start(); var running = container.start(app)) {
+            URI uri = running.uri("/x");
+            assertThat(status(uri, "X-Forwarded-For", "198.51.100.1")).isEqualTo(200);
+            assertThat(status(uri, "X-Forwarded-For", "198.51.100.2")).isEqualTo(200);
+            assertThat(status(uri, "Forwarded", "for=198.51.100.3")).isEqualTo(429);
+            for (int i = 0; i < 5; i++) {
+                assertThat(status(uri, "X-Forwarded-For", "198.51.100." + (10 + i))).isEqualTo(429);
+            }
+            log = capture.text();
+        }
+        assertThat(log.split("filter 'lb': a request from 127\\.0\\.0\\.1 carries X-Forwarded-For, but 127\\.0\\.0\\.1 "
+                + "is not in 'trusted-proxies'", -1)).as(log).hasSize(2);
+        assertThat(log).contains("WARN dev.sluice.web.CallerResolver").contains("set 'trusted-proxies'");
     }
 
     /** Stands in for the container's authentication: the user named by {@code X-User} is logged in. */

@@ -168,6 +168,40 @@ class KeyShapesTest {
         }
     }
 
+    /** HttpServlet.doHead runs doGet: a route limiting GET limits HEAD with it, in one budget. */
+    @ParameterizedTest(name = "{0} {1}")
+    @MethodSource("containersAndStores")
+    void methodsNamingGetCoverHead(Container container, String store) throws Exception {
+        String policy = "reads-" + UUID.randomUUID();
+        TestApp app = new TestApp().filter("reads", "/*", "policy", policy, "limit", "2/1h", "methods", "GET",
+                "key", "header:X-Client", "store", store(store), "timeout", "2s");
+        try (var running = container.start(app)) {
+            URI uri = running.uri("/page");
+            Http.awaitDecided("GET", uri, "X-Client", "warm-up");
+            assertThat(get(uri, "X-Client", "c").statusCode()).isEqualTo(200);
+            assertThat(HttpCalls.send("HEAD", uri, "X-Client", "c").statusCode()).isEqualTo(200);
+            assertThat(HttpCalls.send("HEAD", uri, "X-Client", "c").statusCode()).isEqualTo(429);
+            assertThat(get(uri, "X-Client", "c").statusCode()).isEqualTo(429);
+            HttpResponse<String> post = HttpCalls.send("POST", uri, "X-Client", "c");
+            assertThat(post.statusCode()).isEqualTo(200);
+            assertThat(hasRateLimitHeaders(post)).isFalse();
+        }
+    }
+
+    /** WebDAV's methods and QUERY are method tokens like any other. */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("containers")
+    void methodsTakesAnyMethodToken(Container container) throws Exception {
+        TestApp app = new TestApp().filter("dav", "/*", "limit", "1/1h", "methods", "PROPFIND,query",
+                "key", "header:X-Client");
+        try (var running = container.start(app)) {
+            URI uri = running.uri("/files");
+            assertThat(HttpCalls.send("PROPFIND", uri, "X-Client", "c").statusCode()).isEqualTo(200);
+            assertThat(HttpCalls.send("QUERY", uri, "X-Client", "c").statusCode()).isEqualTo(429);
+            assertThat(get(uri, "X-Client", "c").statusCode()).isEqualTo(200);
+        }
+    }
+
     @ParameterizedTest(name = "{0}")
     @MethodSource("containers")
     void aLimitResolverChoosesTheLimitsInJava(Container container) throws Exception {

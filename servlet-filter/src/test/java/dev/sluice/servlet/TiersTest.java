@@ -8,6 +8,7 @@ import jakarta.servlet.ServletRequest;
 import jakarta.servlet.ServletResponse;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletRequestWrapper;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -26,6 +27,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import static dev.sluice.servlet.Http.get;
 import static dev.sluice.servlet.Http.header;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** Tiers over HTTP: one policy whose limit depends on who is calling, on both stores. */
 class TiersTest {
@@ -107,6 +109,48 @@ class TiersTest {
                 .instance("login", new RoleLogin(), "/*")
                 .filter("api", "/*", "limit", "10/1h", "algorithm", "sliding-log", "key", "principal,ip", "tier", "role",
                         "tier-limits", "premium:100/1h,internal:unlimited", "store", store, "timeout", "2s");
+    }
+
+    /**
+     * Tier {@code premium} of policy {@code api} and a filter whose policy is {@code api.premium}
+     * keep apart: a tier's state is named with a separator no configured policy can hold.
+     */
+    @ParameterizedTest(name = "{0} {1}")
+    @MethodSource("containersAndStores")
+    void aTierNeverSharesStateWithAPolicyOfTheSameDottedName(Container container, String store) throws Exception {
+        String policy = "api-" + UUID.randomUUID();
+        TestApp app = new TestApp()
+                .instance("plans", new PlanAttribute(), "/*")
+                .filter("api", "/a/*", "policy", policy, "limit", "1/1h", "key", "header:X-Client",
+                        "tier", "attribute:com.example.plan", "tier-limits", "premium:2/1h", "store", store(store),
+                        "timeout", "2s")
+                .filter("other", "/b/*", "policy", policy + ".premium", "limit", "2/1h", "key", "header:X-Client",
+                        "store", store(store), "timeout", "2s");
+        try (var running = container.start(app)) {
+            Http.awaitDecided("GET", running.uri("/a/x"), "X-Client", "warm-up-a");
+            Http.awaitDecided("GET", running.uri("/b/x"), "X-Client", "warm-up-b");
+            String client = "c-" + UUID.randomUUID();
+            assertThat(admitted(running.uri("/a/x"), 2, "X-Client", client, "X-Plan", "premium")).isEqualTo(2);
+            assertThat(admitted(running.uri("/b/x"), 2, "X-Client", client)).isEqualTo(2);
+        }
+    }
+
+    @Test
+    void aConfiguredPolicyCannotTakeATiersName() {
+        TestApp app = new TestApp().filter("api", "/*", "policy", "api/premium", "limit", "1/1h");
+        for (Container container : Container.selected()) {
+            assertThatThrownBy(() -> container.start(app).close()).satisfies(e -> assertThat(messages(e))
+                    .anyMatch(m -> m.startsWith("filter 'api': init-param 'policy' must be 1 to 64 characters of "
+                            + "A-Z a-z 0-9 . _ ~ -") && m.endsWith("got 'api/premium'")));
+        }
+    }
+
+    private static List<String> messages(Throwable thrown) {
+        List<String> messages = new ArrayList<>();
+        for (Throwable t = thrown; t != null && messages.size() < 20; t = t.getCause()) {
+            messages.add(String.valueOf(t.getMessage()));
+        }
+        return messages;
     }
 
     @ParameterizedTest(name = "{0} {1}")

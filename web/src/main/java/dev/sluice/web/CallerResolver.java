@@ -1,7 +1,11 @@
 package dev.sluice.web;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * Resolves the caller identity of a request from the configured key sources, tried in order;
@@ -15,7 +19,12 @@ import java.util.Objects;
  * hop was written by the proxy to its right, so hops are believed only while that proxy is
  * trusted, and the first hop that is not a trusted proxy is the client. The other forwarding
  * header is never read, so a client cannot slip its own past a proxy that only appends to the
- * configured one. A forwarding header from an untrusted peer is ignored.
+ * configured one. A forwarding header from an untrusted peer is ignored; when that peer is a
+ * loopback or private address ({@code 127/8}, {@code 10/8}, {@code 172.16/12}, {@code 192.168/16},
+ * {@code 169.254/16}, {@code ::1}, {@code fc00::/7}, {@code fe80::/10}), it is most likely a load
+ * balancer that {@code trusted-proxies} forgot, whose clients then share one budget: the first
+ * such request is logged, once per route (a servlet filter; a JAX-RS feature shares one warning
+ * among its resource methods), and nothing else changes.
  *
  * <p>A hop may carry a port ({@code 192.0.2.1:4711}, {@code [2001:db8::1]:443}); it is dropped. A
  * hop that names no address ({@code unknown}, an obfuscated {@code _hidden}, a {@code Forwarded}
@@ -39,19 +48,27 @@ import java.util.Objects;
  * API key cannot pose as an address; a composite source's identity is {@code all~} and its parts'
  * identities, each prefixed by its length, and {@code global} is the one identity {@code global~}. See {@code dev.sluice.internal.Keys} for how an identity becomes a storage key.
  *
- * <p>Immutable and thread-safe; built once at start-up, so that nothing is parsed per request but
- * the request's own addresses.
+ * <p>Immutable (but for the once-only warning) and thread-safe; built once at start-up, so that
+ * nothing is parsed per request but the request's own addresses.
  */
 final class CallerResolver {
 
     /** The identity of {@code key=global}: every request of the route is this one caller. */
     static final String GLOBAL = "global~";
 
+    private static final Logger LOG = LoggerFactory.getLogger(CallerResolver.class);
+
     private final KeySource[] sources;
     private final Cidr[] trusted;
     private final ForwardedHeader forwardedHeader;
     private final int ipv6Prefix;
     private final String ipv6Suffix;
+    private final String where;
+    /**
+     * Whether an untrusted private peer's forwarding header was logged; after that, one volatile
+     * read per request. Shared by the resolvers of one JAX-RS feature ({@link #sharingWarningWith}).
+     */
+    private final AtomicBoolean warnedUntrusted;
 
     /**
      * A resolver.
@@ -60,9 +77,12 @@ final class CallerResolver {
      * @param trustedProxies  CIDRs, as {@link WebSettings#trustedProxies()} holds them
      * @param forwardedHeader the one forwarding header believed from trusted proxies
      * @param ipv6Prefix      the network IPv6 clients are keyed by, 32 to 128
+     * @param where           the route, for the log line, such as {@code filter 'search'}
      */
     CallerResolver(List<KeySource> sources, List<String> trustedProxies, ForwardedHeader forwardedHeader,
-                          int ipv6Prefix) {
+                          int ipv6Prefix, String where) {
+        this.where = Objects.requireNonNull(where, "where");
+        this.warnedUntrusted = new AtomicBoolean();
         this.sources = sources.toArray(new KeySource[0]);
         this.trusted = trustedProxies.stream().map(CallerResolver::cidr).toArray(Cidr[]::new);
         this.forwardedHeader = Objects.requireNonNull(forwardedHeader, "forwardedHeader");
@@ -70,9 +90,35 @@ final class CallerResolver {
         this.ipv6Suffix = "/" + ipv6Prefix;
     }
 
+    private CallerResolver(CallerResolver from, AtomicBoolean warned) {
+        this.sources = from.sources;
+        this.trusted = from.trusted;
+        this.forwardedHeader = from.forwardedHeader;
+        this.ipv6Prefix = from.ipv6Prefix;
+        this.ipv6Suffix = from.ipv6Suffix;
+        this.where = from.where;
+        this.warnedUntrusted = warned;
+    }
+
+    /** This resolver logging its once-only warning at most once together with {@code other}. */
+    CallerResolver sharingWarningWith(CallerResolver other) {
+        return new CallerResolver(this, other.warnedUntrusted);
+    }
+
+    /** A resolver whose warning names no route. */
+    CallerResolver(List<KeySource> sources, List<String> trustedProxies, ForwardedHeader forwardedHeader,
+                   int ipv6Prefix) {
+        this(sources, trustedProxies, forwardedHeader, ipv6Prefix, "Sluice");
+    }
+
+    /** The resolver of {@code key} with the client-address settings of {@code web}, for the route {@code where}. */
+    CallerResolver(List<KeySource> key, WebSettings web, String where) {
+        this(key, web.trustedProxies(), web.forwardedHeader(), web.ipv6Prefix(), where);
+    }
+
     /** The resolver of {@code key} with the client-address settings of {@code web}. */
     CallerResolver(List<KeySource> key, WebSettings web) {
-        this(key, web.trustedProxies(), web.forwardedHeader(), web.ipv6Prefix());
+        this(key, web, "Sluice");
     }
 
     private static Cidr cidr(String text) {
@@ -150,6 +196,9 @@ final class CallerResolver {
             return null;
         }
         if (trusted.length == 0 || !isTrusted(peerAddress)) {
+            if (!warnedUntrusted.get() && isLocal(peerAddress)) {
+                warnOfUntrustedProxy(request, peerAddress);
+            }
             return peerAddress;
         }
         List<String> hops = forwardedHeader == ForwardedHeader.FORWARDED
@@ -187,6 +236,47 @@ final class CallerResolver {
             network[i] = 0;
         }
         return IpLiteral.format(network) + ipv6Suffix;
+    }
+
+    /**
+     * Logs, once, that a loopback or private peer that is not trusted sent a forwarding header:
+     * most likely a load balancer missing from {@code trusted-proxies}, whose clients all share
+     * its budget. Only the log line; the peer stays the caller.
+     */
+    private void warnOfUntrustedProxy(RequestView request, byte[] peer) {
+        String header = request.header("X-Forwarded-For") != null ? "X-Forwarded-For"
+                : request.header("Forwarded") != null ? "Forwarded" : null;
+        if (header != null && warnedUntrusted.compareAndSet(false, true)) {
+            String address = IpLiteral.format(peer);
+            LOG.warn("{}: a request from {} carries {}, but {} is not in 'trusted-proxies', so the header is ignored and "
+                    + "every client behind that proxy shares one budget; if it is your load balancer or reverse proxy, "
+                    + "set 'trusted-proxies' (JAX-RS: 'sluice.trusted-proxies') to its address or network, e.g. "
+                    + "10.0.0.0/8, and 'forwarded-header' to the header it writes. Logged once", where, address, header,
+                    address);
+        }
+    }
+
+    /**
+     * Whether an address is loopback, private or link-local: {@code 127/8}, {@code 10/8},
+     * {@code 172.16/12}, {@code 192.168/16}, {@code 169.254/16}, {@code ::1}, {@code fc00::/7}
+     * (unique local) or {@code fe80::/10}. Where proxies of one's own network sit.
+     */
+    static boolean isLocal(byte[] address) {
+        int a = address[0] & 0xFF;
+        int b = address[1] & 0xFF;
+        if (address.length == 4) {
+            return a == 127 || a == 10 || (a == 172 && (b & 0xF0) == 16) || (a == 192 && b == 168)
+                    || (a == 169 && b == 254);
+        }
+        if ((a & 0xFE) == 0xFC || (a == 0xFE && (b & 0xC0) == 0x80)) {
+            return true;
+        }
+        for (int i = 0; i < 15; i++) {
+            if (address[i] != 0) {
+                return false;
+            }
+        }
+        return address[15] == 1;
     }
 
     private boolean isTrusted(byte[] address) {

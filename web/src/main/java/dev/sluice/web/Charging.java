@@ -11,7 +11,8 @@ import java.util.Locale;
  * already spent (counting the requests in flight), but once its response status is known it is
  * refunded unless that status is in {@code charge-when} (default {@value #DEFAULT_WHEN}: every
  * client or server error): a login route with {@code charge-when=401,403} counts failed attempts
- * only. A response that ends in an exception counts as 500.
+ * only. A response that ends in an exception counts as 500, unless its status was already sent (the
+ * response committed): the status the client received decides.
  *
  * @param after whether charging waits for the response status
  * @param when  the statuses that are charged, as inclusive ranges; empty with {@code before}

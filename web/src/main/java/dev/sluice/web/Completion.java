@@ -5,9 +5,11 @@ import java.util.concurrent.atomic.AtomicBoolean;
 /**
  * What a {@link Guard} still has to do once the response of a request it let through is complete:
  * return a concurrency lease, and for {@code charge=after} refund the request unless its status is
- * charged. The adapter calls {@link #complete} when the response is complete (or has failed: an
- * exception counts as 500), on whatever thread sees that; the guard's completions run at most
- * once, so an adapter may report the end from several places. {@link #NONE} needs no call.
+ * charged. The adapter calls {@link #complete} when the response is complete (or has failed) with
+ * the status the client received: once the status is sent, that status, whatever fails afterwards;
+ * a failure before that counts as 500. It calls it on whatever thread sees the end; the guard's
+ * completions run at most once, so an adapter may report the end from several places.
+ * {@link #NONE} needs no call.
  */
 @FunctionalInterface
 public interface Completion {
@@ -16,8 +18,8 @@ public interface Completion {
     Completion NONE = status -> { };
 
     /**
-     * The response is complete with {@code status} (500 for an exception); waits at most the
-     * limiters' timeout for the store.
+     * The response is complete with {@code status} (the status sent, or 500 for a failure before
+     * any was); waits at most the limiters' timeout for the store.
      */
     void complete(int status);
 

@@ -77,26 +77,26 @@ public final class Guard {
      */
     public Guard(RateLimiter limiter, List<KeySource> key, WebSettings web, String where) {
         this(LimitChoice.fixed(limiter, sameSettingsAs(limiter), web.headers(), where), null, Charging.BEFORE, key, web,
-                CallerRules.NONE, Set.of());
+                CallerRules.NONE, Set.of(), where);
     }
 
     private Guard(LimitChoice choice, ConcurrencyLimiter concurrency, Charging charging, List<KeySource> key,
-                  WebSettings web, CallerRules rules, Set<String> methods) {
+                  WebSettings web, CallerRules rules, Set<String> methods, String where) {
         this.choice = choice;
         this.concurrency = concurrency;
         this.charging = charging;
-        this.resolver = new CallerResolver(key, web);
+        this.resolver = new CallerResolver(key, web, where);
         this.headers = web.headers();
         this.partitionKey = web.partitionKey() && web.headers().draft();
         this.methods = Set.copyOf(methods);
         this.exempt = rules.exemptNetworks();
     }
 
-    private Guard(Guard from, LimitChoice choice) {
+    private Guard(Guard from, LimitChoice choice, CallerResolver resolver) {
         this.choice = choice;
         this.concurrency = from.concurrency;
         this.charging = from.charging;
-        this.resolver = from.resolver;
+        this.resolver = resolver;
         this.headers = from.headers;
         this.partitionKey = from.partitionKey;
         this.methods = from.methods;
@@ -112,7 +112,16 @@ public final class Guard {
         if (choice == null) {
             throw new IllegalStateException("a route with only a concurrency limit has no rate limits to resolve");
         }
-        return new Guard(this, choice.withResolver(Objects.requireNonNull(limitResolver, "limitResolver")));
+        return new Guard(this, choice.withResolver(Objects.requireNonNull(limitResolver, "limitResolver")), resolver);
+    }
+
+    /**
+     * This guard logging its once-only warnings about requests (a forwarding header from a
+     * loopback or private peer that is not in {@code trusted-proxies}) at most once together with
+     * {@code other}: the guards of one JAX-RS feature, one per resource method, warn once for all.
+     */
+    public Guard sharingWarningsWith(Guard other) {
+        return new Guard(this, choice, resolver.sharingWarningWith(other.resolver));
     }
 
     /**
@@ -188,7 +197,7 @@ public final class Guard {
                 .failureMode(mode == FailureMode.CLOSED ? FailureMode.CLOSED : FailureMode.OPEN).timeout(web.timeout())
                 .shadowMode(web.shadow()).listener(OptionalMetrics.listener(web.metrics(), cap.policy())).build();
         return new Guard(choice, concurrency, charging == null ? Charging.BEFORE : charging, first.key(), web, rules,
-                first.methods());
+                first.methods(), where);
     }
 
     /** Builds limiters of other limits with the store, failure mode, timeout and shadow mode of {@code limiter}. */

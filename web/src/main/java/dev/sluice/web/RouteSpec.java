@@ -27,7 +27,7 @@ import java.util.function.Function;
  * @param key         where the caller's identity comes from, tried in order; not empty
  * @param failureMode what to do when the store fails or is late
  * @param tiers       the named tiers, in order; {@link #limit} is the default tier's
- * @param methods     the HTTP methods limited, upper case; empty: all
+ * @param methods     the HTTP methods limited, upper case; empty: all. {@code GET} brings {@code HEAD}
  * @param charging    when the rate limit charges: before the request runs, or after its status is known
  */
 public record RouteSpec(Limit limit, List<KeySource> key, FailureMode failureMode, List<Tier> tiers,
@@ -45,7 +45,7 @@ public record RouteSpec(Limit limit, List<KeySource> key, FailureMode failureMod
         }
         Objects.requireNonNull(failureMode, "failureMode");
         tiers = List.copyOf(tiers);
-        methods = Set.copyOf(methods);
+        methods = HttpMethods.withHead(methods); // GET brings HEAD: doHead runs doGet
         Objects.requireNonNull(charging, "charging");
         if (charging.after() && !limit.algorithm().isRate()) {
             throw new IllegalArgumentException("'charge' applies to rate limits; a lease of concurrency is returned when "
@@ -70,7 +70,7 @@ public record RouteSpec(Limit limit, List<KeySource> key, FailureMode failureMod
     /**
      * A route from typed values; only {@code limit} and {@code key} are text to parse.
      *
-     * @param policy      the policy name, used exactly as given
+     * @param policy      the policy name, used exactly as given: 1 to 64 of {@code A-Z a-z 0-9 . _ ~ -}
      * @param algorithm   how requests are counted
      * @param limit       {@code <count>/<period>}, such as {@code 100/1m}; required. For
      *                    {@code algorithm=concurrency}, the most requests in flight, such as
@@ -98,6 +98,10 @@ public record RouteSpec(Limit limit, List<KeySource> key, FailureMode failureMod
      */
     public static RouteSpec of(String policy, Algorithm algorithm, String limit, long burst, long cost, String key,
                                FailureMode failureMode, String tierLimits, String methods) {
+        if (policy != null && policy.indexOf(Tier.SEPARATOR) >= 0) {
+            throw new IllegalArgumentException("'policy' must be 1 to 64 characters of A-Z a-z 0-9 . _ ~ - ('"
+                    + Tier.SEPARATOR + "' names a tier's state: <policy>" + Tier.SEPARATOR + "<tier>), got '" + policy + "'");
+        }
         if (limit == null || limit.isBlank()) {
             throw new IllegalArgumentException("'limit' is required, e.g. 100/1m");
         }

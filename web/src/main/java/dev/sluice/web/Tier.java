@@ -12,8 +12,9 @@ import java.util.regex.Pattern;
 
 /**
  * One named tier of a route, one item of {@code tier-limits}: its own limit under its own policy
- * name {@code <policy>.<tier>} (so its own stored state: a caller that changes tiers meets the new
- * tier's budget at its next request), or unlimited.
+ * name {@code <policy>/<tier>} (so its own stored state: a caller that changes tiers meets the new
+ * tier's budget at its next request), or unlimited. A configured policy cannot hold {@code /}, so
+ * no route's policy names a tier's state (as {@code api.premium} could, were the separator a dot).
  *
  * @param name  the tier's name: a role, or the value of the tier attribute or header
  * @param limit the tier's limit; {@code null}: unlimited (the store is never asked)
@@ -21,6 +22,8 @@ import java.util.regex.Pattern;
 public record Tier(String name, Limit limit) {
 
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9._~-]{1,63}");
+    /** Between a route's policy and a tier's name; outside the characters of a configured policy. */
+    static final char SEPARATOR = '/';
 
     /** Validates the name. */
     public Tier {
@@ -36,7 +39,7 @@ public record Tier(String name, Limit limit) {
      * Parses a {@code tier-limits} value, comma-separated {@code name:<count>/<period>} or
      * {@code name:unlimited}, such as {@code premium:1000/1h,internal:unlimited}. Each tier's limit
      * is {@code base} (the route's {@code limit}: algorithm and cost) at the tier's rate, with a
-     * burst of its count, under the policy {@code <base policy>.<name>}.
+     * burst of its count, under the policy {@code <base policy>/<name>}.
      *
      * @throws IllegalArgumentException naming {@code 'tier-limits'} and the value
      */
@@ -63,7 +66,7 @@ public record Tier(String name, Limit limit) {
     private static Limit limit(String name, String rate, Limit base, String value) {
         try {
             Durations.Rate parsed = Durations.parseRate(rate);
-            return new Limit(base.policy() + "." + name, base.algorithm(), parsed.count(), parsed.period(), parsed.count(),
+            return new Limit(base.policy() + SEPARATOR + name, base.algorithm(), parsed.count(), parsed.period(), parsed.count(),
                     base.cost());
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException("'tier-limits' tier '" + name + "': " + e.getMessage() + " (in '" + value

@@ -2,6 +2,7 @@ package dev.sluice.web;
 
 import dev.sluice.StoreProvider;
 import dev.sluice.internal.Durations;
+import dev.sluice.internal.Secrets;
 
 import java.time.Duration;
 import java.util.List;
@@ -17,7 +18,8 @@ import java.util.function.Function;
  *
  * <p>Errors are {@link ParameterException}s naming the parameter and the raw value.
  *
- * @param store           {@code memory}, {@code redis://host:port[/db]}, {@code rediss://...} or {@code redisson:PATH}
+ * @param store           {@code memory}, {@code redis://host:port[/db]}, {@code rediss://...} or {@code redisson:PATH};
+ *                        {@link #toString()} shows a password in it as {@code ***}
  * @param timeout         the longest one decision waits on the store, 1 ms to 1 minute
  * @param headers         which rate-limit response headers to send
  * @param trustedProxies  CIDRs whose forwarding header is believed, normalised
@@ -107,6 +109,15 @@ public record WebSettings(String store, Duration timeout, HeaderStyle headers, L
     public WebSettings withIpv6Prefix(int prefix) {
         return new WebSettings(store, timeout, headers, trustedProxies, forwardedHeader, prefix, shadow, metrics,
                 partitionKey, localShare);
+    }
+
+    /** The settings, with a password in {@code store} shown as {@code ***}. */
+    @Override
+    public String toString() {
+        return "WebSettings[store=" + Secrets.redact(store) + ", timeout=" + Durations.formatDuration(timeout) + ", headers="
+                + headers.configName() + ", trustedProxies=" + trustedProxies + ", forwardedHeader="
+                + forwardedHeader.configName() + ", ipv6Prefix=" + ipv6Prefix + ", shadow=" + shadow + ", metrics=" + metrics
+                + ", partitionKey=" + partitionKey + ", localShare=" + localShare + "]";
     }
 
     /** Checks the form of a {@code store} value; whether the store answers is for the failure mode, not start-up. */

@@ -65,6 +65,8 @@ class BadConfigurationTest {
             "trusted-proxies|999.1.1.1|'trusted-proxies'",
             "policy|has space|'policy' must be 1 to 64 characters",
             "policy|{tag}|'policy'",
+            "policy|api/premium|'policy' must be 1 to 64 characters of A-Z a-z 0-9 . _ ~ - ('/' names a tier's state",
+            "policy|a/b/c|'policy' must be 1 to 64 characters",
             "mode|dry-run|'mode' must be enforce or shadow, got 'dry-run'",
             "metrics|yes|'metrics' must be true or false, got 'yes'",
     })

@@ -24,6 +24,52 @@ class TiersAndKeysConfigurationTest {
         return values;
     }
 
+    /** A request of {@code method} from the caller {@code X-Client: c}. */
+    private static RequestView request(String method) {
+        Map<String, Object> attributes = new HashMap<>();
+        return new RequestView() {
+            @Override
+            public String header(String name) {
+                return name.equals("X-Client") ? "c" : null;
+            }
+
+            @Override
+            public List<String> headers(String name) {
+                return List.of();
+            }
+
+            @Override
+            public String principal() {
+                return null;
+            }
+
+            @Override
+            public String param(String name) {
+                return null;
+            }
+
+            @Override
+            public String remoteAddr() {
+                return "192.0.2.1";
+            }
+
+            @Override
+            public Object attribute(String name) {
+                return attributes.get(name);
+            }
+
+            @Override
+            public void setAttribute(String name, Object value) {
+                attributes.put(name, value);
+            }
+
+            @Override
+            public String method() {
+                return method;
+            }
+        };
+    }
+
     /** Parses a filter's init-params and builds its guard, as the servlet filter's init does. */
     private static Guard start(String... pairs) {
         Map<String, String> values = values(pairs);
@@ -55,8 +101,11 @@ class TiersAndKeysConfigurationTest {
             "key|ip+global|'key' global is one budget",
             "exempt|10.0.0.0/33|'exempt' must be comma-separated CIDRs or IP addresses",
             "exempt|health-checker|'exempt' must be comma-separated CIDRs",
-            "methods|FETCH|'methods' must be a comma-separated list of GET, HEAD, POST, PUT, DELETE, CONNECT, OPTIONS, TRACE, PATCH, got 'FETCH'",
-            "methods|POST,|'methods' must be a comma-separated list",
+            "methods|GET;POST|'methods' must be a comma-separated list of HTTP method tokens (e.g. POST,PUT or PROPFIND), got 'GET;POST'",
+            "methods|POST,|'methods' must be a comma-separated list of HTTP method tokens",
+            "methods|GET POST|'methods' must be a comma-separated list of HTTP method tokens",
+            "methods|(GET)|'methods' must be a comma-separated list of HTTP method tokens",
+            "methods|GÉT|'methods' must be a comma-separated list of HTTP method tokens",
     })
     void badValuesAreRefusedNamingParameterAndValue(String name, String value, String message) {
         String[] pairs = name.equals("tier-limits") ? new String[]{name, value, "tier", "role"} : new String[]{name, value};
@@ -64,6 +113,21 @@ class TiersAndKeysConfigurationTest {
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining(message)
                 .hasMessageContaining(value);
+    }
+
+    @Test
+    void methodsTakeAnyMethodTokenAndGetCoversHead() {
+        assertThat(RouteSpec.parse(values("limit", "1/1m", "methods", "propfind, QUERY,M-SEARCH,MKCOL")::get, "dav")
+                .methods()).isEqualTo(Set.of("PROPFIND", "QUERY", "M-SEARCH", "MKCOL"));
+        // HttpServlet.doHead runs doGet, and JAX-RS answers HEAD with the @GET method.
+        assertThat(RouteSpec.parse(values("limit", "1/1m", "methods", "get")::get, "reads").methods())
+                .isEqualTo(Set.of("GET", "HEAD"));
+        assertThat(RouteSpec.parse(values("limit", "1/1m", "methods", "HEAD")::get, "heads").methods())
+                .isEqualTo(Set.of("HEAD"));
+        Guard guard = start("limit", "1/1h", "methods", "GET", "key", "header:X-Client");
+        assertThat(guard.check(request("GET")).status()).isEqualTo(HttpAnswer.PROCEED);
+        assertThat(guard.check(request("HEAD")).status()).isEqualTo(429);
+        assertThat(guard.check(request("POST")).headers()).isEmpty();
     }
 
     @Test
@@ -78,7 +142,7 @@ class TiersAndKeysConfigurationTest {
         String policy = "p".repeat(60);
         assertThatThrownBy(() -> start("policy", policy, "tier", "role", "tier-limits", "premium:100/1m"))
                 .hasMessageContaining("'tier-limits' tier 'premium': 'policy' must be 1 to 64 characters")
-                .hasMessageContaining(policy + ".premium");
+                .hasMessageContaining(policy + "/premium");
     }
 
     @Test
@@ -93,7 +157,7 @@ class TiersAndKeysConfigurationTest {
                 "key", "ip+param:username, ip", "methods", "post,Put", "exempt", "10.0.0.0/8, ::1", "tier", "attribute:plan");
         RouteSpec route = RouteSpec.parse(values::get, "login");
         assertThat(route.tiers()).hasToString("[premium:1000/1h, internal:unlimited]");
-        assertThat(route.tiers().get(0).limit().policy()).isEqualTo("login.premium");
+        assertThat(route.tiers().get(0).limit().policy()).isEqualTo("login/premium");
         assertThat(route.tiers().get(0).limit().burst()).isEqualTo(1000);
         assertThat(route.tiers().get(1).unlimited()).isTrue();
         assertThat(route.key()).hasToString("[ip+param:username, ip]");
