@@ -2,7 +2,6 @@ package dev.sluice.servlet;
 
 import dev.sluice.RateLimitStore;
 import dev.sluice.RateLimiter;
-import dev.sluice.internal.Secrets;
 import dev.sluice.web.CallerRules;
 import dev.sluice.web.Completion;
 import dev.sluice.web.Guard;
@@ -163,7 +162,7 @@ public final class RateLimitFilter implements Filter {
     private record Active(Guard guard, String chargedAttribute, String store) {
         @Override
         public String toString() {
-            return "Active[" + guard + ", store " + Secrets.redact(store) + "]";
+            return "Active[" + guard + ", store " + WebSettings.shown(store) + "]";
         }
     }
 
@@ -314,7 +313,7 @@ public final class RateLimitFilter implements Filter {
             throw new ServletException(where + ": init-param " + e.getMessage(), e);
         } catch (RuntimeException e) {
             throw new ServletException(where + ": init-param 'store' cannot be used (" + e + "), got '"
-                    + Secrets.redact(web.store()) + "'", e);
+                    + WebSettings.shown(web.store()) + "'", e);
         }
         Guard guard;
         try {
@@ -325,7 +324,7 @@ public final class RateLimitFilter implements Filter {
         }
         active = new Active(guard, charged, web.store());
         LOG.info("Sluice filter '{}': {}, key {}, store {}, headers {}, trusted proxies {} ({}), ipv6 prefix /{}", name,
-                guard, route.key(), Secrets.redact(web.store()), web.headers().configName(), web.trustedProxies(),
+                guard, route.key(), WebSettings.shown(web.store()), web.headers().configName(), web.trustedProxies(),
                 web.forwardedHeader().configName(), web.ipv6Prefix());
     }
 

@@ -111,6 +111,14 @@ public record WebSettings(String store, Duration timeout, HeaderStyle headers, L
                 partitionKey, localShare);
     }
 
+    /**
+     * A {@code store} value as logs, messages and {@code toString}s show it: a password in it as
+     * {@code ***}, {@code null} as {@code null}.
+     */
+    public static String shown(String store) {
+        return Secrets.redact(store);
+    }
+
     /** The settings, with a password in {@code store} shown as {@code ***}. */
     @Override
     public String toString() {
