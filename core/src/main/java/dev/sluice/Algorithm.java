@@ -31,29 +31,22 @@ import java.util.Locale;
  * </ul>
  */
 public enum Algorithm {
-    TOKEN_BUCKET("token-bucket", "tb"),
-    GCRA("gcra", "gcra"),
-    SLIDING_WINDOW("sliding-window", "sw"),
-    FIXED_WINDOW("fixed-window", "fw"),
-    SLIDING_LOG("sliding-log", "sl"),
-    CONCURRENCY("concurrency", "cc");
+    TOKEN_BUCKET("token-bucket"),
+    GCRA("gcra"),
+    SLIDING_WINDOW("sliding-window"),
+    FIXED_WINDOW("fixed-window"),
+    SLIDING_LOG("sliding-log"),
+    CONCURRENCY("concurrency");
 
     private final String configName;
-    private final String keySuffix;
 
-    Algorithm(String configName, String keySuffix) {
+    Algorithm(String configName) {
         this.configName = configName;
-        this.keySuffix = keySuffix;
     }
 
     /** The name used in configuration, e.g. {@code token-bucket}. */
     public String configName() {
         return configName;
-    }
-
-    /** The short suffix of this algorithm's storage keys, e.g. {@code tb}. */
-    public String keySuffix() {
-        return keySuffix;
     }
 
     /** Whether {@code burst} applies (a bucket) rather than {@code limit} alone (a window or log). */

@@ -24,7 +24,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * The shape of the code base, read from the main sources of every module: packages form no
  * import cycle, core carries neither Redis nor HTTP, the web layer does not need the Redis store,
- * and {@code dev.sluice.internal} sits below the API.
+ * {@code dev.sluice.internal} sits below the API, and only the modules that build on it (core,
+ * the Redis store, the web layer) reach into it.
  *
  * <p>A dependency is any reference to a type by its package, in an import or written out in code
  * (comments and string literals are not code).
@@ -69,6 +70,22 @@ class ArchitectureTest {
         core.getOrDefault("dev.sluice.internal", Set.of()).stream()
                 .filter(p -> p.startsWith("dev.sluice") && !p.equals("dev.sluice.internal")).forEach(upward::add);
         assertThat(upward).as("packages dev.sluice.internal refers to").isEmpty();
+    }
+
+    /**
+     * {@code dev.sluice.internal} (and the packages under it) is the plumbing of the modules that
+     * build the API and its stores: core, the Redis store, and the web layer the adapters share
+     * (its durations, timeouts and completion threads), plus the benchmarks, which are not
+     * published and measure the stores' keys. The adapters and examples stand on public API alone,
+     * so any other module referring to it fails here.
+     */
+    @Test
+    void onlyCoreTheRedisStoreAndTheWebLayerReachIntoInternal() {
+        Set<String> allowed = Set.of("core", "redis", "web", "benchmarks");
+        List<String> found = new ArrayList<>();
+        MODULES.keySet().stream().filter(module -> !allowed.contains(module))
+                .forEach(module -> referencesOf(module, "dev.sluice.internal").forEach(p -> found.add(module + ": " + p)));
+        assertThat(found).as("references to dev.sluice.internal from modules outside %s", new TreeSet<>(allowed)).isEmpty();
     }
 
     private static List<String> referencesOf(String module, String... prefixes) {

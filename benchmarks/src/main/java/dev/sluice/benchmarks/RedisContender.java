@@ -5,6 +5,7 @@ import dev.sluice.Decision;
 import dev.sluice.Limit;
 import dev.sluice.RateLimiter;
 import dev.sluice.internal.Keys;
+import dev.sluice.internal.store.LimitKeys;
 import dev.sluice.redis.RedisStore;
 import io.github.bucket4j.BucketConfiguration;
 import io.github.bucket4j.distributed.AsyncBucketProxy;
@@ -126,7 +127,7 @@ public abstract class RedisContender implements AutoCloseable {
 
         @Override
         public String redisKey(int i) {
-            return Keys.key(Keys.tag(keys[i]), limit.policy(), limit.algorithm().keySuffix());
+            return LimitKeys.key(Keys.tag(keys[i]), limit);
         }
 
         @Override

@@ -2,7 +2,6 @@ package dev.sluice.jaxrs;
 
 import dev.sluice.RateLimitStore;
 import dev.sluice.RateLimiter;
-import dev.sluice.internal.Classes;
 import dev.sluice.web.CallerRules;
 import dev.sluice.web.Guard;
 import dev.sluice.web.KeyResolver;
@@ -135,8 +134,7 @@ public final class RateLimitFeature implements DynamicFeature {
 
     private static final Logger LOG = LoggerFactory.getLogger(RateLimitFeature.class);
     private static final String PREFIX = "sluice.";
-    private static final boolean SERVLET_API = Classes.present("jakarta.servlet.http.HttpServletRequest",
-            RateLimitFeature.class.getClassLoader());
+    private static final boolean SERVLET_API = servletApiPresent();
 
     private final RateLimitStore givenStore;
     /** The application's own caller resolution, or {@code null}. */
@@ -296,6 +294,16 @@ public final class RateLimitFeature implements DynamicFeature {
             StoreRegistry.application().release(acquiredStore);
             acquiredStore = null;
             settings = null;
+        }
+    }
+
+    /** Whether the servlet API is on this feature's class path, asked without initialising it. */
+    private static boolean servletApiPresent() {
+        try {
+            Class.forName("jakarta.servlet.http.HttpServletRequest", false, RateLimitFeature.class.getClassLoader());
+            return true;
+        } catch (ClassNotFoundException | LinkageError e) {
+            return false;
         }
     }
 

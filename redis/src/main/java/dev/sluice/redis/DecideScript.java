@@ -6,10 +6,10 @@ import dev.sluice.Algorithm;
 import dev.sluice.Decision;
 import dev.sluice.Limit;
 import dev.sluice.TimeSource;
-import dev.sluice.internal.Keys;
 import dev.sluice.internal.Timeouts;
 import dev.sluice.internal.UnreadableStateException;
 import dev.sluice.internal.store.CompiledLimit;
+import dev.sluice.internal.store.LimitKeys;
 import org.redisson.api.RScript;
 import org.redisson.api.RScriptAsync;
 import org.redisson.api.RedissonClient;
@@ -189,7 +189,7 @@ final class DecideScript {
             args[at++] = Integer.toString(limits.size());
             args[at++] = Integer.toString(batch.size());
             for (Limit limit : limits) {
-                keys.add(Keys.key(batch.key().tag, limit.policy(), limit.algorithm().keySuffix()));
+                keys.add(LimitKeys.key(batch.key().tag, limit));
                 System.arraycopy(encoded.get(limit, DecideScript::encode), 0, args, at, ARGS_PER_LIMIT);
                 at += ARGS_PER_LIMIT;
             }

@@ -3,7 +3,7 @@ package dev.sluice.redis;
 import dev.sluice.Decision;
 import dev.sluice.Limit;
 import dev.sluice.TimeSource;
-import dev.sluice.internal.Keys;
+import dev.sluice.internal.store.LimitKeys;
 import org.redisson.api.RScript;
 import org.redisson.api.RedissonClient;
 import org.redisson.client.codec.StringCodec;
@@ -78,7 +78,7 @@ final class LeaseScripts {
     }
 
     private static String key(String tag, Limit limit) {
-        return Keys.key(tag, limit.policy(), limit.algorithm().keySuffix());
+        return LimitKeys.key(tag, limit);
     }
 
     /** {@code lease.lua}'s reply: allowed, remaining, reset_us, retry_us, next_us. */

@@ -5,6 +5,7 @@ import dev.sluice.Limit;
 import dev.sluice.RateLimitStore;
 import dev.sluice.TimeSource;
 import dev.sluice.internal.Keys;
+import dev.sluice.internal.store.LimitKeys;
 import dev.sluice.internal.store.RejectionCache;
 import org.redisson.api.RedissonClient;
 import org.redisson.client.codec.StringCodec;
@@ -256,8 +257,8 @@ public final class RedisStore implements RateLimitStore {
         connection.close();
     }
 
-    /** Decisions and resets straight from Redis, behind the local rejections. */
-    private final class Direct implements RateLimitStore {
+    /** Decisions and resets straight from Redis, behind the local rejections, which hand down the caller's tag. */
+    private final class Direct implements RejectionCache.Tagged {
 
         @Override
         public CompletionStage<Decision> decide(String caller, List<Limit> limits) {
@@ -266,10 +267,15 @@ public final class RedisStore implements RateLimitStore {
 
         @Override
         public CompletionStage<Decision> decide(String caller, List<Limit> limits, long deadlineNanos, boolean fresh) {
+            return decideTagged(Keys.tag(caller), limits, deadlineNanos, fresh);
+        }
+
+        @Override
+        public CompletionStage<Decision> decideTagged(String tag, List<Limit> limits, long deadlineNanos, boolean fresh) {
             if (!connection.checkReady()) {
                 return CompletableFuture.failedFuture(new IllegalStateException("not connected to Redis yet"));
             }
-            return coalescer.decide(new Coalescer.RequestKey(Keys.tag(caller), limits), deadlineNanos);
+            return coalescer.decide(new Coalescer.RequestKey(tag, limits), deadlineNanos);
         }
 
         @Override
@@ -277,17 +283,22 @@ public final class RedisStore implements RateLimitStore {
             String tag = Keys.tag(caller);
             String[] keys = new String[limits.size()];
             for (int i = 0; i < keys.length; i++) {
-                keys[i] = Keys.key(tag, limits.get(i).policy(), limits.get(i).algorithm().keySuffix());
+                keys[i] = LimitKeys.key(tag, limits.get(i));
             }
             return connection.client().getKeys().deleteAsync(keys).toCompletableFuture().thenRun(() -> { });
         }
 
         @Override
         public CompletionStage<Void> refund(String caller, List<Limit> limits) {
+            return refundTagged(Keys.tag(caller), limits);
+        }
+
+        @Override
+        public CompletionStage<Void> refundTagged(String tag, List<Limit> limits) {
             if (!connection.checkReady()) {
                 return CompletableFuture.failedFuture(new IllegalStateException("not connected to Redis yet"));
             }
-            return leases.refund(Keys.tag(caller), limits);
+            return leases.refund(tag, limits);
         }
 
         @Override

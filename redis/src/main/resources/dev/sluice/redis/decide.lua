@@ -46,19 +46,16 @@ Stored state (f: the fingerprint of the parameters it was written under)
   gcra            bytes big-endian, then the MessagePack integers debt, perToken, perMicro, burst
                   (the last three are f). debt is the units used at that time: capacity - level
                   for the token bucket; for gcra the units owed, so tat = time + debt / perMicro
-                  and rem = debt % perMicro. A time below 2^53 starts with a byte below 0x20,
-                  which no earlier format does.
-                  Earlier versions wrote, and this script still reads until the next commit: hex
-                  strings, the token bucket '<level>.<time>.<f>', gcra '<tat>.<rem>.<tat - written>.<f>',
-                  f 'perToken.perMicro.burst'; before those, in decimal, the token bucket as a hash
-                  l, t, f 'perToken,perMicro,capacity' and gcra as '<tat>[:<rem>]@<written>@<f>'.
+                  and rem = debt % perMicro. A time below 2^53 starts with a byte below 0x20:
+                  a string starting otherwise is in no format this script writes and reads as
+                  absent; a key of another type fails the group (WRONGTYPE).
                   Redis keeps a string of up to 44 bytes in one allocation with its header
-                  (embstr): 19 bytes take 48, the hex string's 36 took 64.
+                  (embstr): 19 bytes take 48.
   fixed-window    hash  w window index, n count, f 'count,window'
   sliding-window  hash  w window index, c its count, p the previous window's count, f 'count,window'
   sliding-log     list  one time per admitted unit, oldest first; the newest is '<time>@<window>'
-  A state without f was written before fingerprints: it is read as written under the current
-  parameters.
+  A window's or log's state without f (this script always writes one) is read as written under
+  the current parameters.
 
 A changed limit (same key, another fingerprint): what was used carries over, clamped to the new
 limit, until the old state would have expired (its TTL): from then on it reads as absent, and
@@ -86,7 +83,7 @@ Invariants
     compute exactly what the Java twins in dev.sluice.memory.LimitState compute.
 --]]
 
--- idiv, cdiv, int, expire, numbers, second, units_of, same_units, read_state, write_state:
+-- idiv, cdiv, int, expire, numbers, second, same_units, read_state, write_state:
 -- state.lua, sent in front of this script
 
 -- A bucket's level after elapsed microseconds of refill
@@ -132,7 +129,7 @@ end
 local function token_bucket(key, now, a, commit)
   local per_token, per_micro, cap = a.per_token, a.per_micro, a.capacity
   local t, l, gone = now, cap, false
-  local ts, debt, old_per_token, old_per_micro, old_cap = read_state(key, now, a, false)
+  local ts, debt, old_per_token, old_per_micro, old_cap = read_state(key)
   if ts then
     l = cap - debt
     if ts > now then t = ts end
@@ -176,7 +173,7 @@ local function gcra(key, now, a, commit)
   local per_token, per_micro, cap = a.per_token, a.per_micro, a.capacity
   local need = a.cost * per_token
   local delay, r, gone = -1, 0, false
-  local written, owed, old_per_token, old_per_micro, old_cap = read_state(key, now, a, true)
+  local written, owed, old_per_token, old_per_micro, old_cap = read_state(key)
   if written then
     if not same_units(old_per_token, old_per_micro, old_cap, a) then
       -- written under other units: the tokens owed when written carry over, clamped to this

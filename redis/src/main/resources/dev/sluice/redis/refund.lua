@@ -21,18 +21,16 @@ Nothing happens to an absent key, to a bucket written under other units, or to a
 written under another period: that state counts differently, and a redeploy forgives nothing.
 Stored state is read and written as decide.lua reads and writes it (see its Stored state): the
 token bucket and gcra in one binary string (7 bytes of time, then the MessagePack integers debt,
-perToken, perMicro, burst), the hex and decimal forms of earlier versions still read (and
-rewritten in the current one), by the same helpers: state.lua, sent in front of both scripts
-(RefundStateFormatTest refunds every format).
+perToken, perMicro, burst), by the same helpers: state.lua, sent in front of both scripts.
 Writes keep the key's TTL (SET KEEPTTL, HSET, LTRIM, LSET): a refund only brings the state's
 equality with an absent key sooner. The Java twin is LimitState.refund in dev.sluice.memory.
 --]]
 
--- idiv, cdiv, int, expire, numbers, second, units_of, same_units, read_state, write_state:
+-- idiv, cdiv, int, expire, numbers, second, same_units, read_state, write_state:
 -- state.lua, sent in front of this script
 
 local function token_bucket(key, now, a)
-  local ts, debt, per_token, per_micro, capacity = read_state(key, now, a, false)
+  local ts, debt, per_token, per_micro, capacity = read_state(key)
   if not ts or not same_units(per_token, per_micro, capacity, a) then return end
   local l = a.capacity - debt
   local t = now
@@ -43,19 +41,19 @@ local function token_bucket(key, now, a)
   end
   l = l + a.cost * a.per_token
   if l > a.capacity then l = a.capacity end
-  -- the current format (an earlier one becomes it too), keeping the key's TTL
+  -- keeping the key's TTL
   write_state(key, t, a.capacity - l, a)
 end
 
 local function gcra(key, now, a)
-  local written, owed, per_token, per_micro, capacity = read_state(key, now, a, true)
+  local written, owed, per_token, per_micro, capacity = read_state(key)
   if not written or not same_units(per_token, per_micro, capacity, a) then return end
   local d = idiv(owed, a.per_micro)
   local tat, r = written + d, owed - d * a.per_micro
   if tat < now then return end
   local debt = (tat - now) * a.per_micro + r - a.cost * a.per_token
   if debt < 0 then debt = 0 end
-  -- the current format, written now, keeping the key's TTL
+  -- written now, keeping the key's TTL
   write_state(key, now, debt, a)
 end
 

@@ -6,6 +6,7 @@ import dev.sluice.FailureMode;
 import dev.sluice.Limit;
 import dev.sluice.RateLimiter;
 import dev.sluice.internal.Keys;
+import dev.sluice.internal.store.LimitKeys;
 import dev.sluice.testing.TestCluster;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -116,7 +117,7 @@ class ClusterBatchingTest {
         for (Algorithm algorithm : Algorithm.rates()) {
             int limit = 3;
             RateLimiter limiter = RateLimiter.builder()
-                    .limit(Limit.of("cl-exact-" + algorithm.keySuffix(), limit, Duration.ofHours(1)).withAlgorithm(algorithm))
+                    .limit(Limit.of("cl-exact-" + LimitKeys.suffix(algorithm), limit, Duration.ofHours(1)).withAlgorithm(algorithm))
                     .store(store).failureMode(FailureMode.CLOSED).timeout(Duration.ofSeconds(20)).build();
             String run = UUID.randomUUID().toString();
             List<String> requests = new ArrayList<>();

@@ -5,6 +5,7 @@ import dev.sluice.Decision;
 import dev.sluice.FailureMode;
 import dev.sluice.Limit;
 import dev.sluice.RateLimiter;
+import dev.sluice.internal.store.LimitKeys;
 import dev.sluice.testing.TestCluster;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -58,7 +59,7 @@ class ClusterTest {
     void everyAlgorithmAndSeveralLimitsDecideTogetherOnTheCluster() {
         List<Limit> all = new ArrayList<>();
         for (Algorithm algorithm : Algorithm.rates()) {
-            all.add(Limit.of("cl-" + algorithm.keySuffix(), "3/1m").withAlgorithm(algorithm));
+            all.add(Limit.of("cl-" + LimitKeys.suffix(algorithm), "3/1m").withAlgorithm(algorithm));
         }
         RateLimiter limiter = limiter(all.toArray(new Limit[0]));
         String caller = "cluster-" + UUID.randomUUID();

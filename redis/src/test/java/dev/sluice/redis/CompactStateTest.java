@@ -3,9 +3,10 @@ package dev.sluice.redis;
 import dev.sluice.Algorithm;
 import dev.sluice.Decision;
 import dev.sluice.Limit;
-import dev.sluice.RateLimiter;
 import dev.sluice.RateLimitStore;
+import dev.sluice.RateLimiter;
 import dev.sluice.internal.Keys;
+import dev.sluice.internal.store.LimitKeys;
 import dev.sluice.testing.ManualClock;
 import dev.sluice.testing.Stores;
 import org.junit.jupiter.api.Test;
@@ -48,7 +49,7 @@ class CompactStateTest {
             for (int i = 0; i < 3; i++) {
                 assertThat(limiter.decide(caller).allowed()).isTrue();
             }
-            String key = Keys.key(caller, "bytes", algorithm.keySuffix());
+            String key = LimitKeys.key(caller, bucket);
             int length = StoredState.raw(client, key).length;
             assertThat(length).as("%s: bytes of value", bucket).isLessThanOrEqualTo(bucket.capacity() == 1000 ? 29 : 28);
             if (limit.periodMicros() == 3_600_000_000L && limit.count() == 100) {
@@ -72,7 +73,7 @@ class CompactStateTest {
         RateLimitStore redis = Stores.REDIS.create(clock);
         SplittableRandom random = new SplittableRandom(14);
         String caller = "huge-" + UUID.randomUUID();
-        String key = Keys.key(caller, "huge", algorithm.keySuffix());
+        String key = Keys.key(caller, "huge", LimitKeys.suffix(algorithm));
         List<Decision> seen = new ArrayList<>();
         for (int step = 0; step < 120; step++) {
             Limit limit = phases.get(step < 60 ? 0 : 1).withAlgorithm(algorithm).withCost(1 + random.nextInt(10));
@@ -95,6 +96,43 @@ class CompactStateTest {
         StoredState.State state = StoredState.read(client, key);
         assertThat(state.perToken()).isGreaterThan(1L << 32);
         assertThat(state.time()).isGreaterThan(ManualClock.ALIGNED_START);
+    }
+
+    /**
+     * refund.lua reads and writes the bucket's state as decide.lua does: a refund gives back its
+     * cost and leaves the same binary form with the key's TTL; under a changed limit (a state
+     * written under other units) it refunds nothing.
+     */
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(value = Algorithm.class, names = {"TOKEN_BUCKET", "GCRA"})
+    void aRefundGivesBackItsCostInTheSameFormAndKeepsTheTtl(Algorithm algorithm) {
+        for (boolean changed : new boolean[] {false, true}) {
+            ManualClock clock = new ManualClock();
+            DecideScript script = new DecideScript(client, clock);
+            LeaseScripts refunds = new LeaseScripts(client, clock);
+            List<Limit> before = List.of(Limit.of("rfmt", 7, Duration.ofMinutes(3)).withBurst(9).withAlgorithm(algorithm));
+            List<Limit> after = changed
+                    ? List.of(Limit.of("rfmt", 5, Duration.ofMinutes(2)).withBurst(4).withAlgorithm(algorithm)) : before;
+            String caller = "rfmt-" + UUID.randomUUID();
+            script.decide(caller, before, 6).join().apply(0);
+            String key = LimitKeys.key(caller, before.get(0));
+            clock.advance(Duration.ofSeconds(5));
+            byte[] stateBefore = StoredState.raw(client, key);
+            long ttlBefore = client.getBucket(key, StringCodec.INSTANCE).remainTimeToLive();
+
+            refunds.refund(caller, after).join();
+
+            long ttl = client.getBucket(key, StringCodec.INSTANCE).remainTimeToLive();
+            assertThat(ttl).as("keeps a TTL (changed %s)", changed).isPositive().isLessThanOrEqualTo(ttlBefore);
+            assertThat(StoredState.isCurrent(client, key)).as("the binary form").isTrue();
+            if (changed) {
+                assertThat(StoredState.raw(client, key)).as("other units: nothing refunded").isEqualTo(stateBefore);
+            } else {
+                assertThat(StoredState.raw(client, key)).as("refunded").isNotEqualTo(stateBefore);
+                // 9 - 6 spent, plus 5 s of refill at 7 per 3 min (none whole yet), plus 1 refunded, less 1 now
+                assertThat(script.decide(caller, after, 1).join().apply(0).quotas().get(0).remaining()).isEqualTo(3);
+            }
+        }
     }
 
     private String encoding(String key) {

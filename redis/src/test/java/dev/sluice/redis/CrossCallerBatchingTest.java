@@ -6,6 +6,7 @@ import dev.sluice.FailureMode;
 import dev.sluice.Limit;
 import dev.sluice.RateLimiter;
 import dev.sluice.internal.Keys;
+import dev.sluice.internal.store.LimitKeys;
 import dev.sluice.testing.StallingProxy;
 import dev.sluice.testing.Stores;
 import dev.sluice.testing.TestRedis;
@@ -147,7 +148,7 @@ class CrossCallerBatchingTest {
         store.decide("warm-" + UUID.randomUUID(), limits).toCompletableFuture().get(10, TimeUnit.SECONDS);
         String run = UUID.randomUUID().toString();
         String broken = "broken-" + run;
-        direct.getList(Keys.key(Keys.tag(broken), limit.policy(), limit.algorithm().keySuffix())).add("not a bucket");
+        direct.getList(LimitKeys.key(Keys.tag(broken), limit)).add("not a bucket");
         long before = scriptCalls();
         List<CompletableFuture<Decision>> good = new ArrayList<>();
         CompletableFuture<Decision> bad;
@@ -213,7 +214,7 @@ class CrossCallerBatchingTest {
         RedisStore store = RedisStore.of(Stores.client());
         int limit = 3;
         RateLimiter limiter = RateLimiter.builder()
-                .limit(Limit.of("exact-" + algorithm.keySuffix(), limit, Duration.ofHours(1)).withAlgorithm(algorithm))
+                .limit(Limit.of("exact-" + LimitKeys.suffix(algorithm), limit, Duration.ofHours(1)).withAlgorithm(algorithm))
                 .store(store).failureMode(FailureMode.CLOSED).timeout(Stores.PATIENT).build();
         String run = UUID.randomUUID().toString();
         List<String> requests = new ArrayList<>();

@@ -3,7 +3,7 @@ package dev.sluice.redis;
 import dev.sluice.Algorithm;
 import dev.sluice.Decision;
 import dev.sluice.Limit;
-import dev.sluice.internal.Keys;
+import dev.sluice.internal.store.LimitKeys;
 import dev.sluice.testing.ManualClock;
 import dev.sluice.testing.Stores;
 import org.junit.jupiter.api.Test;
@@ -65,7 +65,7 @@ class DecideScriptTest {
         assertThat(decision.outcome()).isEqualTo(Decision.Outcome.ALLOWED);
         assertThat(decision.remaining()).isEqualTo(2);
 
-        String key = Keys.key(tag, limit.policy(), algorithm.keySuffix());
+        String key = LimitKeys.key(tag, limit);
         RType type = client.getKeys().getType(key);
         switch (algorithm) {
             // the buckets are one binary string each: time, debt, perToken, perMicro, burst

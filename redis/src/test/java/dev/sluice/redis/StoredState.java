@@ -3,25 +3,15 @@ package dev.sluice.redis;
 import org.redisson.api.RType;
 import org.redisson.api.RedissonClient;
 import org.redisson.client.codec.ByteArrayCodec;
-import org.redisson.client.codec.StringCodec;
 
 import java.nio.ByteBuffer;
-import java.time.Duration;
 
 /**
- * Reads and writes decide.lua's stored bucket states by hand, for tests of their format: the
- * current binary form (7 bytes of time, big-endian, then the MessagePack integers debt, perToken,
- * perMicro, burst) and the two text forms of earlier versions.
+ * Reads decide.lua's stored bucket states by hand, for tests of their format: the
+ * binary form (7 bytes of time, big-endian, then the MessagePack integers debt, perToken,
+ * perMicro, burst).
  */
 final class StoredState {
-
-    /** The text forms earlier versions wrote, which the scripts still read. */
-    enum Earlier {
-        /** Token bucket: the hash {@code l, t, f}; GCRA: {@code <tat>[:<rem>]@<written>@<f>}; decimal, {@code f} {@code perToken,perMicro,capacity}. */
-        DECIMAL,
-        /** Token bucket: {@code <level>.<time>.<f>}; GCRA: {@code <tat>.<rem>.<tat - written>.<f>}; hex, {@code f} {@code perToken.perMicro.burst}. */
-        HEX
-    }
 
     /** A bucket's state in the current form: {@code debt} is capacity - level (token bucket) or the units owed (GCRA). */
     record State(long time, long debt, long perToken, long perMicro, long burst) {
@@ -82,35 +72,5 @@ final class StoredState {
     /** The stored time of a token bucket or GCRA in the current form. */
     static long bucketTime(RedissonClient client, String key) {
         return read(client, key).time();
-    }
-
-    /** Rewrites a current token-bucket or GCRA state as an earlier version wrote it, keeping its TTL. */
-    static void rewrite(RedissonClient client, String key, boolean gcra, Earlier form) {
-        State s = read(client, key);
-        long ttl = client.getBucket(key, StringCodec.INSTANCE).remainTimeToLive();
-        client.getKeys().delete(key);
-        // GCRA's theoretical arrival time and remainder, from the units owed when written
-        long tat = s.time() + s.debt() / s.perMicro();
-        long rem = s.debt() % s.perMicro();
-        long level = s.capacity() - s.debt();
-        if (form == Earlier.HEX) {
-            String f = hex(s.perToken()) + "." + hex(s.perMicro()) + "." + hex(s.burst());
-            String value = gcra ? hex(tat) + "." + hex(rem) + "." + hex(tat - s.time()) + "." + f
-                    : hex(level) + "." + hex(s.time()) + "." + f;
-            client.getBucket(key, StringCodec.INSTANCE).set(value);
-        } else if (gcra) {
-            String f = s.perToken() + "," + s.perMicro() + "," + s.capacity();
-            client.getBucket(key, StringCodec.INSTANCE).set(tat + (rem > 0 ? ":" + rem : "") + "@" + s.time() + "@" + f);
-        } else {
-            var map = client.getMap(key, StringCodec.INSTANCE);
-            map.put("l", Long.toString(level));
-            map.put("t", Long.toString(s.time()));
-            map.put("f", s.perToken() + "," + s.perMicro() + "," + s.capacity());
-        }
-        client.getBucket(key, StringCodec.INSTANCE).expire(Duration.ofMillis(ttl));
-    }
-
-    private static String hex(long value) {
-        return Long.toHexString(value);
     }
 }

@@ -2,7 +2,6 @@ package dev.sluice.servlet;
 
 import dev.sluice.RateLimitStore;
 import dev.sluice.RateLimiter;
-import dev.sluice.internal.Secrets;
 import dev.sluice.web.CallerRules;
 import dev.sluice.web.Completion;
 import dev.sluice.web.Guard;
@@ -183,7 +182,7 @@ public final class RateLimitFilter implements Filter {
     private record Active(Guard guard, String chargedAttribute, String store, Rejection reject) {
         @Override
         public String toString() {
-            return "Active[" + guard + ", store " + Secrets.redact(store) + ", reject " + reject + "]";
+            return "Active[" + guard + ", store " + WebSettings.shown(store) + ", reject " + reject + "]";
         }
     }
 
@@ -362,7 +361,7 @@ public final class RateLimitFilter implements Filter {
             throw new ServletException(where + ": " + lookup.describe(e), e);
         } catch (RuntimeException e) {
             throw new ServletException(where + ": " + lookup.describe(new IllegalArgumentException("'store' cannot be used ("
-                    + e + "), got '" + Secrets.redact(web.store()) + "'")), e);
+                    + e + "), got '" + WebSettings.shown(web.store()) + "'")), e);
         }
         Guard guard;
         try {
@@ -375,7 +374,7 @@ public final class RateLimitFilter implements Filter {
         }
         active = new Active(guard, charged, web.store(), reject);
         LOG.info("Sluice filter '{}': {}, key {}, store {}, headers {}, trusted proxies {} ({}), ipv6 prefix /{}", name,
-                guard, route.key(), Secrets.redact(web.store()), web.headers().configName(), web.trustedProxies(),
+                guard, route.key(), WebSettings.shown(web.store()), web.headers().configName(), web.trustedProxies(),
                 web.forwardedHeader().configName(), web.ipv6Prefix());
     }
 

@@ -39,12 +39,6 @@ public record WebSettings(String store, Duration timeout, HeaderStyle headers, L
     public static final WebSettings DEFAULTS = new WebSettings("memory", Durations.DEFAULT_TIMEOUT, HeaderStyle.LEGACY,
             List.of(), ForwardedHeader.X_FORWARDED_FOR, 64, false, true, false, 1.0);
 
-    /** The settings before {@code local-share} existed, with its default. */
-    public WebSettings(String store, Duration timeout, HeaderStyle headers, List<String> trustedProxies,
-                       ForwardedHeader forwardedHeader, int ipv6Prefix, boolean shadow, boolean metrics, boolean partitionKey) {
-        this(store, timeout, headers, trustedProxies, forwardedHeader, ipv6Prefix, shadow, metrics, partitionKey, 1.0);
-    }
-
     /** Validates and copies the components. */
     public WebSettings {
         StoreProvider.forStore(Objects.requireNonNull(store, "store"));
@@ -115,6 +109,14 @@ public record WebSettings(String store, Duration timeout, HeaderStyle headers, L
     public WebSettings withIpv6Prefix(int prefix) {
         return new WebSettings(store, timeout, headers, trustedProxies, forwardedHeader, prefix, shadow, metrics,
                 partitionKey, localShare);
+    }
+
+    /**
+     * A {@code store} value as logs, messages and {@code toString}s show it: a password in it as
+     * {@code ***}, {@code null} as {@code null}.
+     */
+    public static String shown(String store) {
+        return Secrets.redact(store);
     }
 
     /** The settings, with a password in {@code store} shown as {@code ***}. */

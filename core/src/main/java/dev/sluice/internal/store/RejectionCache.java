@@ -16,6 +16,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
 
 /**
  * A local copy of a remote store's recent rejections, in front of that store: a caller rejected
@@ -27,14 +28,40 @@ import java.util.concurrent.CompletionStage;
  * <p>The answer of a request that reaches the store is the store's own future when it is already
  * complete, and otherwise one completed after the rejection is copied; completing it early (a
  * caller that gives up) completes the store's future too, so that a store holding requests back
- * sees it. Thread-safe. Not API: this package may change in any release.
+ * sees it.
+ *
+ * <p>The copies are indexed by caller (its storage tag, {@link Keys#tag}), each caller holding its
+ * rejections under at most eight sets of limits, so a reset or refund forgets a caller's copies in
+ * one removal, never a scan of every caller's. A store behind that takes the tag ({@link Tagged})
+ * is handed the one this cache built, so a decision builds it once.
+ *
+ * <p>Thread-safe. Not API: this package may change in any release.
  */
 public final class RejectionCache implements RateLimitStore {
 
+    /** The most sets of limits (routes, costs) one caller's rejections are copied under; the oldest go first. */
+    static final int MAX_PER_CALLER = 8;
+
+    /**
+     * A store behind the cache that takes the caller's storage tag ({@link Keys#tag}) the cache has
+     * already built, so that a decision or refund builds it once.
+     */
+    public interface Tagged extends RateLimitStore {
+
+        /** {@link #decide(String, List, long, boolean)} for the caller whose storage tag is {@code tag}. */
+        CompletionStage<Decision> decideTagged(String tag, List<Limit> limits, long deadlineNanos, boolean fresh);
+
+        /** {@link #refund(String, List)} for the caller whose storage tag is {@code tag}. */
+        CompletionStage<Void> refundTagged(String tag, List<Limit> limits);
+    }
+
     private final RateLimitStore delegate;
+    /** The delegate if it takes tags, else {@code null}. */
+    private final Tagged tagged;
     private final TimeSource clock;
     private final long ttlMicros;
-    private final Cache<Key, Rejection> rejections;
+    /** Caller tag -> its copied rejections. */
+    private final Cache<String, Rejection[]> rejections;
 
     /** A cache on {@link System#nanoTime()}; see {@link #RejectionCache(RateLimitStore, int, Duration, TimeSource)}. */
     public RejectionCache(RateLimitStore delegate, int maximumCallers, Duration ttl) {
@@ -49,6 +76,7 @@ public final class RejectionCache implements RateLimitStore {
      */
     public RejectionCache(RateLimitStore delegate, int maximumCallers, Duration ttl, TimeSource clock) {
         this.delegate = Objects.requireNonNull(delegate, "delegate");
+        this.tagged = delegate instanceof Tagged t ? t : null;
         this.clock = Objects.requireNonNull(clock, "clock");
         if (maximumCallers < 1) {
             throw new IllegalArgumentException("'localRejections' must be at least 1, got '" + maximumCallers + "'");
@@ -60,8 +88,7 @@ public final class RejectionCache implements RateLimitStore {
                 // (a flood of callers) would otherwise let the cache outgrow its bound for a while.
                 .executor(Runnable::run)
                 .ticker(() -> clock.nowMicros() * 1_000)
-                .expireAfter(Expiry.creating((Key key, Rejection r) -> Duration.of(r.untilMicros - r.decidedAtMicros,
-                        ChronoUnit.MICROS)))
+                .expireAfter(new UntilLast())
                 .build();
     }
 
@@ -80,26 +107,28 @@ public final class RejectionCache implements RateLimitStore {
 
     @Override
     public CompletionStage<Decision> decide(String caller, List<Limit> limits) {
-        Key key = new Key(Keys.tag(caller), limits);
-        Decision cached = cached(key);
+        String tag = Keys.tag(caller);
+        Decision cached = cached(tag, limits);
         if (cached != null) {
             return CompletableFuture.completedFuture(cached);
         }
         long askedAt = clock.nowMicros();
-        return copied(delegate.decide(caller, limits).toCompletableFuture(), key, askedAt);
+        return copied(delegate.decide(caller, limits).toCompletableFuture(), tag, limits, askedAt);
     }
 
     @Override
     public CompletionStage<Decision> decide(String caller, List<Limit> limits, long deadlineNanos, boolean fresh) {
-        Key key = new Key(Keys.tag(caller), limits);
+        String tag = Keys.tag(caller);
         if (!fresh) {
-            Decision cached = cached(key);
+            Decision cached = cached(tag, limits);
             if (cached != null) {
                 return CompletableFuture.completedFuture(cached);
             }
         }
         long askedAt = clock.nowMicros();
-        return copied(delegate.decide(caller, limits, deadlineNanos, fresh).toCompletableFuture(), key, askedAt);
+        CompletionStage<Decision> answer = tagged != null ? tagged.decideTagged(tag, limits, deadlineNanos, fresh)
+                : delegate.decide(caller, limits, deadlineNanos, fresh);
+        return copied(answer.toCompletableFuture(), tag, limits, askedAt);
     }
 
     /**
@@ -121,7 +150,8 @@ public final class RejectionCache implements RateLimitStore {
     public CompletionStage<Void> refund(String caller, List<Limit> limits) {
         String tag = Keys.tag(caller);
         forget(tag);
-        return delegate.refund(caller, limits).thenRun(() -> forget(tag));
+        CompletionStage<Void> refunded = tagged != null ? tagged.refundTagged(tag, limits) : delegate.refund(caller, limits);
+        return refunded.thenRun(() -> forget(tag));
     }
 
     /** Leases are never copied: straight to the store behind. */
@@ -143,10 +173,11 @@ public final class RejectionCache implements RateLimitStore {
     }
 
     /** The store's answer, whose rejection is copied before the answer is given. */
-    private CompletableFuture<Decision> copied(CompletableFuture<Decision> answer, Key key, long askedAt) {
+    private CompletableFuture<Decision> copied(CompletableFuture<Decision> answer, String tag, List<Limit> limits,
+                                               long askedAt) {
         if (answer.isDone()) {
             if (!answer.isCompletedExceptionally()) {
-                remember(key, answer.join(), askedAt);
+                remember(tag, limits, answer.join(), askedAt);
             }
             return answer;
         }
@@ -155,7 +186,7 @@ public final class RejectionCache implements RateLimitStore {
             if (failure != null) {
                 copied.completeExceptionally(failure);
             } else {
-                remember(key, decision, askedAt);
+                remember(tag, limits, decision, askedAt);
                 copied.complete(decision);
             }
         });
@@ -167,18 +198,52 @@ public final class RejectionCache implements RateLimitStore {
         return copied;
     }
 
-    private void remember(Key key, Decision decision, long askedAtMicros) {
+    private void remember(String tag, List<Limit> limits, Decision decision, long askedAtMicros) {
         if (decision.outcome() == Decision.Outcome.REJECTED && !decision.retryAfter().isZero()) {
             long retry = Math.min(micros(decision.retryAfter()), ttlMicros);
             // Counted from when the store was asked, before it decided: the local wait never
             // outlasts the store's, and never the bound on how long a copy is trusted.
-            rejections.put(key, new Rejection(decision, askedAtMicros, askedAtMicros + retry));
+            Rejection rejection = new Rejection(limits, decision, askedAtMicros, askedAtMicros + retry);
+            long now = clock.nowMicros();
+            rejections.asMap().compute(tag, (t, held) -> with(held, rejection, now));
         }
     }
 
-    /** The copied rejection, its times counted down to now; {@code null} if there is none. */
-    private Decision cached(Key key) {
-        Rejection rejection = rejections.getIfPresent(key);
+    /**
+     * A caller's rejections with {@code added} in place of any under the same limits, without the
+     * ones that have passed, and without the oldest beyond {@link #MAX_PER_CALLER}. A new array:
+     * readers see one whole, never one being changed.
+     */
+    private static Rejection[] with(Rejection[] held, Rejection added, long now) {
+        if (held == null) {
+            return new Rejection[] {added};
+        }
+        List<Rejection> kept = new ArrayList<>(held.length + 1);
+        for (Rejection r : held) {
+            if (now < r.untilMicros && !r.sameLimits(added.limits)) {
+                kept.add(r);
+            }
+        }
+        if (kept.size() >= MAX_PER_CALLER) {
+            kept.subList(0, kept.size() - MAX_PER_CALLER + 1).clear();
+        }
+        kept.add(added);
+        return kept.toArray(new Rejection[0]);
+    }
+
+    /** The caller's copied rejection under these limits, its times counted down to now; {@code null} if there is none. */
+    private Decision cached(String tag, List<Limit> limits) {
+        Rejection[] held = rejections.getIfPresent(tag);
+        if (held == null) {
+            return null;
+        }
+        Rejection rejection = null;
+        for (Rejection r : held) {
+            if (r.sameLimits(limits)) {
+                rejection = r;
+                break;
+            }
+        }
         if (rejection == null) {
             return null;
         }
@@ -197,7 +262,7 @@ public final class RejectionCache implements RateLimitStore {
     }
 
     private void forget(String tag) {
-        rejections.asMap().keySet().removeIf(key -> key.tag.equals(tag));
+        rejections.invalidate(tag);
     }
 
     private static long micros(Duration d) {
@@ -208,11 +273,35 @@ public final class RejectionCache implements RateLimitStore {
         return Duration.of(Math.max(0, micros(d) - micros), ChronoUnit.MICROS);
     }
 
-    /** One caller (as its bounded storage tag) with one set of limits. */
-    private record Key(String tag, List<Limit> limits) {
+    /** A rejection under {@code limits} repeated until {@code untilMicros}, on this cache's clock. */
+    private record Rejection(List<Limit> limits, Decision decision, long decidedAtMicros, long untilMicros) {
+
+        /** Whether this rejection was under {@code other}: usually the very list the limiter holds. */
+        boolean sameLimits(List<Limit> other) {
+            return limits == other || limits.equals(other);
+        }
     }
 
-    /** A rejection repeated until {@code untilMicros}, on this cache's clock. */
-    private record Rejection(Decision decision, long decidedAtMicros, long untilMicros) {
+    /** A caller's copies expire when the last of them has passed (the ticker is this cache's clock, in nanoseconds). */
+    private static final class UntilLast implements Expiry<String, Rejection[]> {
+
+        @Override
+        public long expireAfterCreate(String tag, Rejection[] held, long nowNanos) {
+            long until = Long.MIN_VALUE;
+            for (Rejection r : held) {
+                until = Math.max(until, r.untilMicros);
+            }
+            return Math.max(1, TimeUnit.MICROSECONDS.toNanos(until) - nowNanos);
+        }
+
+        @Override
+        public long expireAfterUpdate(String tag, Rejection[] held, long nowNanos, long currentDuration) {
+            return expireAfterCreate(tag, held, nowNanos);
+        }
+
+        @Override
+        public long expireAfterRead(String tag, Rejection[] held, long nowNanos, long currentDuration) {
+            return currentDuration;
+        }
     }
 }

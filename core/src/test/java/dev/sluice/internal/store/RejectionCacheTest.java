@@ -8,6 +8,7 @@ import dev.sluice.testing.ManualClock;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -106,6 +107,115 @@ class RejectionCacheTest {
         assertThat(store.calls.get() - before).as("callers whose copy was not kept").isGreaterThanOrEqualTo(90);
     }
 
+    /**
+     * The copies are kept per caller: a caller refused under several sets of limits (routes, or
+     * costs) takes one of the {@code maximumCallers} places, not one per set.
+     */
+    @Test
+    void aCallerRefusedUnderSeveralLimitsTakesOnePlace() {
+        RejectionCache cache = new RejectionCache(store, 10, Duration.ofMinutes(1), clock);
+        List<Limit> other = List.of(Limit.of("cached-other", "1/1m"));
+        for (int i = 0; i < 10; i++) {
+            for (int n = 0; n < 3; n++) {
+                decide(cache, "p" + i, false);
+            }
+        }
+        for (int n = 0; n < 2; n++) {
+            cache.decide("p0", other, System.nanoTime() + FOREVER / 2, false).toCompletableFuture().join();
+        }
+        int before = store.calls.get();
+        for (int i = 0; i < 10; i++) {
+            assertThat(decide(cache, "p" + i, false).outcome()).isEqualTo(Decision.Outcome.REJECTED);
+        }
+        assertThat(cache.decide("p0", other, System.nanoTime() + FOREVER / 2, false).toCompletableFuture().join().outcome())
+                .isEqualTo(Decision.Outcome.REJECTED);
+        assertThat(store.calls.get() - before).as("requests that reached the store").isZero();
+    }
+
+    /** One caller's copies are bounded too: under a ninth set of limits its oldest copy goes. */
+    @Test
+    void aCallerKeepsItsCopiesUnderAtMostEightSetsOfLimits() {
+        RejectionCache cache = new RejectionCache(store, 100, Duration.ofMinutes(1), clock);
+        List<List<Limit>> sets = new ArrayList<>();
+        for (int i = 0; i <= RejectionCache.MAX_PER_CALLER; i++) {
+            List<Limit> set = List.of(Limit.of("cached-" + i, "1/1m"));
+            sets.add(set);
+            for (int n = 0; n < 2; n++) {
+                cache.decide("m", set, System.nanoTime() + FOREVER / 2, false).toCompletableFuture().join();
+            }
+        }
+        int before = store.calls.get();
+        for (List<Limit> set : sets.subList(1, sets.size())) {
+            assertThat(cache.decide("m", set, System.nanoTime() + FOREVER / 2, false).toCompletableFuture().join().outcome())
+                    .isEqualTo(Decision.Outcome.REJECTED);
+        }
+        assertThat(store.calls.get() - before).as("the newest eight copies answer locally").isZero();
+        cache.decide("m", sets.get(0), System.nanoTime() + FOREVER / 2, false).toCompletableFuture().join();
+        assertThat(store.calls.get() - before).as("the oldest copy was dropped").isEqualTo(1);
+    }
+
+    /** A refund forgets the caller's copies under every set of limits, and nobody else's. */
+    @Test
+    void aRefundForgetsTheCallersCopiesOnly() {
+        RejectionCache cache = new RejectionCache(store, 100, Duration.ofMinutes(1), clock);
+        List<Limit> other = List.of(Limit.of("cached-other", "1/1m"));
+        for (String caller : List.of("r1", "r2")) {
+            for (int n = 0; n < 3; n++) {
+                decide(cache, caller, false);
+                cache.decide(caller, other, System.nanoTime() + FOREVER / 2, false).toCompletableFuture().join();
+            }
+        }
+        cache.refund("r1", limits).toCompletableFuture().join();
+        int before = store.calls.get();
+        assertThat(decide(cache, "r1", false).allowed()).as("refunded, asked again").isTrue();
+        assertThat(cache.decide("r1", other, System.nanoTime() + FOREVER / 2, false).toCompletableFuture().join().outcome())
+                .as("its copy under the other limits is gone too").isEqualTo(Decision.Outcome.REJECTED);
+        assertThat(store.calls.get() - before).as("both of r1's requests reached the store").isEqualTo(2);
+        assertThat(decide(cache, "r2", false).outcome()).isEqualTo(Decision.Outcome.REJECTED);
+        assertThat(store.calls.get() - before).as("r2's copy is kept").isEqualTo(2);
+    }
+
+    /** A store that takes tags is handed the one the cache built: a decision or refund builds it once. */
+    @Test
+    void aStoreThatTakesTagsIsHandedTheCallersTag() {
+        List<String> tags = new ArrayList<>();
+        RejectionCache.Tagged tagged = new RejectionCache.Tagged() {
+            @Override
+            public CompletionStage<Decision> decide(String caller, List<Limit> limits) {
+                throw new AssertionError("asked by caller, not by tag");
+            }
+
+            @Override
+            public CompletionStage<Decision> decideTagged(String tag, List<Limit> limits, long deadlineNanos, boolean fresh) {
+                tags.add(tag);
+                return store.decide(tag, limits);
+            }
+
+            @Override
+            public CompletionStage<Void> refund(String caller, List<Limit> limits) {
+                throw new AssertionError("refunded by caller, not by tag");
+            }
+
+            @Override
+            public CompletionStage<Void> refundTagged(String tag, List<Limit> limits) {
+                tags.add(tag);
+                return store.refund(tag, limits);
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        RejectionCache cache = new RejectionCache(tagged, 100, Duration.ofMinutes(1), clock);
+        String caller = "key:" + "x".repeat(100); // hashed into its tag
+        for (int n = 0; n < 4; n++) {
+            decide(cache, caller, false);
+        }
+        cache.refund(caller, limits).toCompletableFuture().join();
+        assertThat(tags).as("three decisions (the fourth copied), then the refund").hasSize(4)
+                .containsOnly(dev.sluice.internal.Keys.tag(caller));
+    }
+
     @Test
     void aCallerThatGivesUpCompletesTheStoresFutureAndAFailureComesThroughAsItIs() {
         CompletableFuture<Decision> held = new CompletableFuture<>();
@@ -168,6 +278,11 @@ class RejectionCacheTest {
         @Override
         public CompletionStage<Void> reset(String caller, List<Limit> limits) {
             return store.reset(caller, limits);
+        }
+
+        @Override
+        public CompletionStage<Void> refund(String caller, List<Limit> limits) {
+            return store.refund(caller, limits);
         }
 
         @Override
