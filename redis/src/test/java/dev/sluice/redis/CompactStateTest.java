@@ -38,9 +38,12 @@ class CompactStateTest {
     @EnumSource(value = Algorithm.class, names = {"TOKEN_BUCKET", "GCRA"})
     void aBucketIsOneShortEmbeddedString(Algorithm algorithm) {
         // the benchmarks' limit, a few usual ones, and one whose units pass 2^32 (a token every 4.8
-        // hours: perToken and the debt take 9 bytes each, and a burst of 1,000 three)
-        List<Limit> limits = List.of(Limit.of("bytes", 100, Duration.ofHours(1)), Limit.of("bytes", "10/s"),
-                Limit.of("bytes", "1000/1m").withBurst(50), Limit.of("bytes", 7, Duration.ofMinutes(3)).withBurst(9),
+        // hours: perToken and the debt take 9 bytes each, and a burst of 1,000 three). The key lives
+        // only until the bucket is full again, so each limit's three tokens must take far longer to
+        // come back than a pause of a loaded machine: 10 a minute (18 s) stores the same sizes as 10 a
+        // second would (0.3 s), and none here lives less than 10 s.
+        List<Limit> limits = List.of(Limit.of("bytes", 100, Duration.ofHours(1)), Limit.of("bytes", "10/1m"),
+                Limit.of("bytes", "1000/1h").withBurst(50), Limit.of("bytes", 7, Duration.ofMinutes(3)).withBurst(9),
                 Limit.of("bytes", 5, Duration.ofDays(1)).withBurst(100), Limit.of("bytes", 5, Duration.ofDays(1)).withBurst(1000));
         for (Limit limit : limits) {
             Limit bucket = limit.withAlgorithm(algorithm);

@@ -49,16 +49,17 @@ public class SluiceBootApplication {
         return registration;
     }
 
-    /** 300 a minute per address, whatever API key the client sends. */
+    /** 300 a minute per address (or {@code sluice.per-ip-limit}), whatever API key the client sends. */
     @Bean
     FilterRegistrationBean<RateLimitFilter> searchPerIpRateLimit(@Value("${sluice.store:memory}") String store,
-                                                         @Value("${sluice.timeout:100ms}") String timeout) {
+                                                         @Value("${sluice.timeout:100ms}") String timeout,
+                                                         @Value("${sluice.per-ip-limit:300/1m}") String limit) {
         FilterRegistrationBean<RateLimitFilter> registration = new FilterRegistrationBean<>(new RateLimitFilter());
         registration.setName("search-per-ip");
         registration.addUrlPatterns("/search/*");
         registration.setAsyncSupported(true);
         registration.setInitParameters(Map.of(
-                "limit", "300/1m",
+                "limit", limit,
                 "key", "ip",
                 "headers", "none",
                 "store", store,
