@@ -40,7 +40,12 @@ class HygieneTest {
         }
 
         List<String> keys = TestRedis.sluiceKeys(client);
-        assertThat(keys).hasSizeGreaterThanOrEqualTo(callers.size() * 5);
+        // Every caller's keys of the limits that outlive a paused JVM are there to be checked; the
+        // token bucket's (1 s) and the log's (500 ms) may have expired by the scan on a loaded machine.
+        for (String lasting : List.of("hygiene-gcra", "hygiene-sw", "hygiene-fw")) {
+            assertThat(keys.stream().filter(key -> key.contains(":" + lasting + ":"))).as(lasting + " keys")
+                    .hasSizeGreaterThanOrEqualTo(callers.size());
+        }
         for (String key : keys) {
             assertThat(key.getBytes(StandardCharsets.UTF_8).length).as(key).isLessThanOrEqualTo(256);
             long ttl = client.getBucket(key).remainTimeToLive();
