@@ -8,7 +8,8 @@ import java.util.concurrent.atomic.LongAdder;
 /**
  * The last step of every decision: shadow mode turns a rejection (a local one too) into
  * {@link Decision.Outcome#SHADOW_REJECTED} (counted, logged at most every ten seconds), then the
- * listener hears the result. Thread-safe; logs under {@link RateLimiter}'s name.
+ * listener hears the result; and the one way to the listener for the events around decisions.
+ * Thread-safe; logs under {@link RateLimiter}'s name.
  */
 final class Announcer {
 
@@ -49,6 +50,17 @@ final class Announcer {
             }
         }
         return result;
+    }
+
+    /** Tells the listener why the store could not decide: once per decision made without it. */
+    void storeError(StoreError error) {
+        if (listener != null) {
+            try {
+                listener.onStoreError(error);
+            } catch (RuntimeException e) {
+                LOG.debug("A decision listener failed", e);
+            }
+        }
     }
 
     boolean shadow() {

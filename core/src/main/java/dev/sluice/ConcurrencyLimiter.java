@@ -88,6 +88,7 @@ public final class ConcurrencyLimiter {
         Decision decision;
         if (!breaker.tryPass()) {
             failures.increment();
+            announcer.storeError(StoreError.CIRCUIT_OPEN);
             decision = fallback();
         } else {
             decision = await(caller, id, started);
@@ -125,6 +126,7 @@ public final class ConcurrencyLimiter {
         }
         breaker.onFailure(started, failure);
         failures.increment();
+        announcer.storeError(StoreError.of(failure));
         log.warn("Rate-limit store failed or exceeded {} ms; failing {} for concurrency policy {} ({} failures so far): {}",
                 timeout.toMillis(), failureMode.configName(), limit.policy(), failures.sum(), String.valueOf(failure));
         return fallback();

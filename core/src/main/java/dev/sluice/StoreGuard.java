@@ -44,15 +44,22 @@ final class StoreGuard {
     private final CircuitBreaker breaker;
     /** The limiter of {@link FailureMode#LOCAL}; {@code null} for the other modes. */
     private final LocalLimiter local;
+    /** Where a store error is told, once per decision made without the store. */
+    private final Announcer announcer;
     private final LongAdder failures = new LongAdder();
     private final QuietLog failureLog = new QuietLog();
 
     StoreGuard(RateLimitStore store, FailureMode failureMode, Duration timeout, String policies) {
-        this(store, failureMode, timeout, policies, 1.0);
+        this(store, failureMode, timeout, policies, 1.0, new Announcer(false, null, policies));
     }
 
-    /** @param localShare the share of each limit the local limiter grants, with {@link FailureMode#LOCAL} */
-    StoreGuard(RateLimitStore store, FailureMode failureMode, Duration timeout, String policies, double localShare) {
+    /**
+     * @param localShare the share of each limit the local limiter grants, with {@link FailureMode#LOCAL}
+     * @param announcer  tells the limiter's listener of store errors
+     */
+    StoreGuard(RateLimitStore store, FailureMode failureMode, Duration timeout, String policies, double localShare,
+               Announcer announcer) {
+        this.announcer = announcer;
         this.local = failureMode == FailureMode.LOCAL ? new LocalLimiter(localShare) : null;
         this.store = store;
         this.immediate = store instanceof ImmediateStore i ? i : null;
@@ -162,6 +169,7 @@ final class StoreGuard {
         Throwable cause = failure == null ? new NullPointerException("the store answered no decision") : unwrap(failure);
         breaker.onFailure(started, cause);
         failures.increment();
+        announcer.storeError(StoreError.of(cause));
         if (failureLog.due()) {
             LOG.warn("Rate-limit store failed or exceeded {} ms; failing {} for policies {} ({} failures so far): {}",
                     timeout.toMillis(), failureMode.configName(), policies, failures.sum(), cause.toString());
@@ -178,6 +186,7 @@ final class StoreGuard {
     /** The circuit is open: no wait, no log (the breaker logged the opening); still a failure. */
     private Decision circuitOpen(String caller, List<Limit> request) {
         failures.increment();
+        announcer.storeError(StoreError.CIRCUIT_OPEN);
         return fallback(caller, request);
     }
 

@@ -58,7 +58,8 @@ class ShadowAndMetricsTest {
             assertThat(failing.decide("c").outcome()).isEqualTo(Decision.Outcome.FAILED_OPEN);
         }
         assertThat(count(registry, "down", "failed_open")).isEqualTo(1);
-        assertThat(registry.get("sluice.store.errors").tag("policy", "down").counter().count()).isEqualTo(1);
+        assertThat(registry.get("sluice.store.errors").tag("policy", "down").tag("error.type", "connection").counter().count())
+                .isEqualTo(1);
     }
 
     private static double count(SimpleMeterRegistry registry, String policy, String outcome) {

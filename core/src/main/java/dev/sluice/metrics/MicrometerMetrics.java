@@ -2,6 +2,7 @@ package dev.sluice.metrics;
 
 import dev.sluice.Decision;
 import dev.sluice.DecisionListener;
+import dev.sluice.StoreError;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Metrics;
@@ -19,8 +20,10 @@ import java.util.concurrent.TimeUnit;
  *       {@code failed_open} (allowed without the store), {@code failed_closed}, and the decisions of
  *       {@code failure-mode=local}'s limiter in this JVM, counted apart from the store's:
  *       {@code local_allowed} and {@code local_rejected};
- *   <li>{@code sluice.store.errors} (counter), tagged {@code policy}: decisions the store could not
- *       make, whatever the failure mode (local decisions included);
+ *   <li>{@code sluice.store.errors} (counter), tagged {@code policy} and {@code error.type}
+ *       ({@link StoreError#tag()}: {@code timeout}, {@code circuit_open}, {@code connection},
+ *       {@code script}, {@code unreadable_state}, {@code other}): decisions the store could not
+ *       make, whatever the failure mode (local decisions included), by why;
  *   <li>{@code sluice.decision.latency} (timer), tagged {@code policy}.
  * </ul>
  *
@@ -31,7 +34,7 @@ import java.util.concurrent.TimeUnit;
 public final class MicrometerMetrics implements DecisionListener {
 
     private final Counter[] decisions = new Counter[Decision.Outcome.values().length];
-    private final Counter storeErrors;
+    private final Counter[] storeErrors = new Counter[StoreError.values().length];
     private final Timer latency;
 
     private MicrometerMetrics(MeterRegistry registry, String policy) {
@@ -42,8 +45,11 @@ public final class MicrometerMetrics implements DecisionListener {
                     .tag("outcome", outcome.name().toLowerCase(Locale.ROOT))
                     .register(registry);
         }
-        storeErrors = Counter.builder("sluice.store.errors").description("Decisions the store failed to make")
-                .tag("policy", policy).register(registry);
+        for (StoreError error : StoreError.values()) {
+            storeErrors[error.ordinal()] = Counter.builder("sluice.store.errors")
+                    .description("Decisions the store failed to make, by why")
+                    .tag("policy", policy).tag("error.type", error.tag()).register(registry);
+        }
         latency = Timer.builder("sluice.decision.latency").description("Time to decide, including the store")
                 .tag("policy", policy).register(registry);
     }
@@ -65,9 +71,11 @@ public final class MicrometerMetrics implements DecisionListener {
     @Override
     public void onDecision(Decision decision, long elapsedNanos) {
         decisions[decision.outcome().ordinal()].increment();
-        if (decision.storeFailed()) {
-            storeErrors.increment();
-        }
         latency.record(elapsedNanos, TimeUnit.NANOSECONDS);
+    }
+
+    @Override
+    public void onStoreError(StoreError error) {
+        storeErrors[error.ordinal()].increment();
     }
 }

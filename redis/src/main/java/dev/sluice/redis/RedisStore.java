@@ -7,6 +7,7 @@ import dev.sluice.TimeSource;
 import dev.sluice.internal.Keys;
 import dev.sluice.internal.store.RejectionCache;
 import org.redisson.api.RedissonClient;
+import org.redisson.client.RedisConnectionException;
 import org.redisson.client.codec.StringCodec;
 import org.redisson.config.Config;
 
@@ -221,7 +222,7 @@ public final class RedisStore implements RateLimitStore {
     @Override
     public CompletionStage<Decision> acquireLease(String caller, Limit limit, String leaseId) {
         if (!connection.checkReady()) {
-            return CompletableFuture.failedFuture(new IllegalStateException("not connected to Redis yet"));
+            return CompletableFuture.failedFuture(new RedisConnectionException("not connected to Redis yet"));
         }
         return leases.acquire(Keys.tag(caller), limit, leaseId);
     }
@@ -267,7 +268,7 @@ public final class RedisStore implements RateLimitStore {
         @Override
         public CompletionStage<Decision> decide(String caller, List<Limit> limits, long deadlineNanos, boolean fresh) {
             if (!connection.checkReady()) {
-                return CompletableFuture.failedFuture(new IllegalStateException("not connected to Redis yet"));
+                return CompletableFuture.failedFuture(new RedisConnectionException("not connected to Redis yet"));
             }
             return coalescer.decide(new Coalescer.RequestKey(Keys.tag(caller), limits), deadlineNanos);
         }
@@ -285,7 +286,7 @@ public final class RedisStore implements RateLimitStore {
         @Override
         public CompletionStage<Void> refund(String caller, List<Limit> limits) {
             if (!connection.checkReady()) {
-                return CompletableFuture.failedFuture(new IllegalStateException("not connected to Redis yet"));
+                return CompletableFuture.failedFuture(new RedisConnectionException("not connected to Redis yet"));
             }
             return leases.refund(Keys.tag(caller), limits);
         }

@@ -1,0 +1,113 @@
+package dev.sluice;
+
+import dev.sluice.internal.UnreadableStateException;
+import dev.sluice.metrics.MicrometerMetrics;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import org.junit.jupiter.api.Test;
+
+import java.net.ConnectException;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.function.Supplier;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** What {@link MicrometerMetrics} publishes beyond decisions, against a real {@link SimpleMeterRegistry}. */
+class StoreMetricsTest {
+
+    private static final Duration TIMEOUT = Duration.ofMillis(100);
+
+    /** A store failing every decision with what {@code failure} gives, or never answering when it gives {@code null}. */
+    private record Failing(Supplier<Throwable> failure) implements RateLimitStore {
+        @Override
+        public CompletionStage<Decision> decide(String caller, List<Limit> limits) {
+            Throwable t = failure.get();
+            return t == null ? new CompletableFuture<>() : CompletableFuture.failedFuture(t);
+        }
+
+        @Override
+        public void close() {
+        }
+    }
+
+    /** Named as Redis clients name theirs: a connection failure is known by its type's name. */
+    private static final class RedisConnectionException extends RuntimeException {
+        RedisConnectionException(String message) {
+            super(message);
+        }
+    }
+
+    private static double errors(SimpleMeterRegistry registry, String policy, String type) {
+        return registry.get("sluice.store.errors").tag("policy", policy).tag("error.type", type).counter().count();
+    }
+
+    private static RateLimiter limiter(SimpleMeterRegistry registry, String policy, Supplier<Throwable> failure) {
+        return RateLimiter.builder().limit(Limit.of(policy, "10/1m")).store(new Failing(failure)).timeout(TIMEOUT)
+                .listener(MicrometerMetrics.of(registry, policy)).build();
+    }
+
+    @Test
+    void storeErrorsAreTaggedByKind() {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        assertThat(limiter(registry, "slow", () -> null).decide("c").outcome()).isEqualTo(Decision.Outcome.FAILED_OPEN);
+        limiter(registry, "refused", () -> new ConnectException("Connection refused")).decide("c");
+        limiter(registry, "client", () -> new RedisConnectionException("Unable to connect to 127.0.0.1:1")).decide("c");
+        limiter(registry, "lua", () -> new RuntimeException("ERR user_script:1: attempt to call a nil value")).decide("c");
+        limiter(registry, "wrongtype", () -> new UnreadableStateException("a key holds another type",
+                new RuntimeException("WRONGTYPE"))).decide("c");
+        limiter(registry, "odd", () -> new IllegalStateException("no idea")).decide("c");
+
+        assertThat(errors(registry, "slow", "timeout")).isEqualTo(1);
+        assertThat(errors(registry, "refused", "connection")).isEqualTo(1);
+        assertThat(errors(registry, "client", "connection")).isEqualTo(1);
+        assertThat(errors(registry, "lua", "script")).isEqualTo(1);
+        assertThat(errors(registry, "wrongtype", "unreadable_state")).isEqualTo(1);
+        assertThat(errors(registry, "odd", "other")).isEqualTo(1);
+        assertThat(registry.get("sluice.store.errors").counters().stream().mapToDouble(c -> c.count()).sum())
+                .as("each failure counted once, under one kind").isEqualTo(6);
+    }
+
+    @Test
+    void decisionsWhileTheCircuitIsOpenAreCountedAsCircuitOpen() {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        RateLimiter limiter = limiter(registry, "broken", () -> new ConnectException("Connection refused"));
+        for (int i = 0; i < CircuitBreaker.THRESHOLD; i++) {
+            limiter.decide("c");
+        }
+        assertThat(limiter.storeCircuitOpen()).isTrue();
+        limiter.decide("c");
+        limiter.decide("c");
+        assertThat(errors(registry, "broken", "connection")).isEqualTo(CircuitBreaker.THRESHOLD);
+        assertThat(errors(registry, "broken", "circuit_open")).isEqualTo(2);
+        assertThat(limiter.storeFailures()).isEqualTo(CircuitBreaker.THRESHOLD + 2);
+    }
+
+    @Test
+    void concurrencyLeasesCountStoreErrorsByKindToo() {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        ConcurrencyLimiter limiter = ConcurrencyLimiter.builder().limit(Limit.concurrency("reports", 2, Duration.ofSeconds(30)))
+                .store(new LeaseFailing()).timeout(TIMEOUT)
+                .listener(MicrometerMetrics.of(registry, "reports")).build();
+        assertThat(limiter.acquire("c").decision().outcome()).isEqualTo(Decision.Outcome.FAILED_OPEN);
+        assertThat(errors(registry, "reports", "connection")).isEqualTo(1);
+    }
+
+    /** A store whose leases fail to connect. */
+    private static final class LeaseFailing implements RateLimitStore {
+        @Override
+        public CompletionStage<Decision> decide(String caller, List<Limit> limits) {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public CompletionStage<Decision> acquireLease(String caller, Limit limit, String leaseId) {
+            return CompletableFuture.failedFuture(new ConnectException("Connection refused"));
+        }
+
+        @Override
+        public void close() {
+        }
+    }
+}
