@@ -63,6 +63,17 @@ final class Announcer {
         }
     }
 
+    /** Tells the listener that a refund ended, confirmed or not. */
+    void refund(boolean confirmed) {
+        if (listener != null) {
+            try {
+                listener.onRefund(confirmed);
+            } catch (RuntimeException e) {
+                LOG.debug("A decision listener failed", e);
+            }
+        }
+    }
+
     boolean shadow() {
         return shadow;
     }

@@ -29,4 +29,12 @@ public interface DecisionListener {
      */
     default void onStoreError(StoreError error) {
     }
+
+    /**
+     * A refund of one request ({@link RateLimiter#refund}) ended.
+     *
+     * @param confirmed whether the store confirmed it in time; if not, the request stays charged
+     */
+    default void onRefund(boolean confirmed) {
+    }
 }

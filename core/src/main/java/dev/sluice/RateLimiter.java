@@ -74,7 +74,7 @@ public final class RateLimiter {
         this.localLimits = guard.localLimits(costed.configured()); // built now: a scaled limit that is invalid fails here
         this.executor = builder.executor;
         this.listener = builder.listener;
-        this.refunds = new Refunds(store, builder.timeout, policies);
+        this.refunds = new Refunds(store, builder.timeout, policies, announcer);
         this.timed = builder.listener != null;
     }
 

@@ -110,4 +110,23 @@ class StoreMetricsTest {
         public void close() {
         }
     }
+
+    @Test
+    void refundsAreCountedWhetherTheStoreConfirmedThemOrNot() {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        RateLimiter limiter = RateLimiter.builder().limit(Limit.of("charged", "2/1m"))
+                .listener(MicrometerMetrics.of(registry, "charged")).build();
+        limiter.decide("c");
+        assertThat(limiter.refund("c")).isTrue();
+        assertThat(limiter.refund("c")).isTrue();
+        RateLimiter failing = limiter(registry, "unrefunded", () -> new ConnectException("Connection refused"));
+        assertThat(failing.refund("c")).as("the failing store cannot refund").isFalse();
+
+        assertThat(registry.get("sluice.refunds").tag("policy", "charged").tag("outcome", "refunded").counter().count())
+                .isEqualTo(2);
+        assertThat(registry.get("sluice.refunds").tag("policy", "charged").tag("outcome", "failed").counter().count())
+                .isZero();
+        assertThat(registry.get("sluice.refunds").tag("policy", "unrefunded").tag("outcome", "failed").counter().count())
+                .isEqualTo(1);
+    }
 }

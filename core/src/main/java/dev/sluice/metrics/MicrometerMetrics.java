@@ -24,7 +24,10 @@ import java.util.concurrent.TimeUnit;
  *       ({@link StoreError#tag()}: {@code timeout}, {@code circuit_open}, {@code connection},
  *       {@code script}, {@code unreadable_state}, {@code other}): decisions the store could not
  *       make, whatever the failure mode (local decisions included), by why;
- *   <li>{@code sluice.decision.latency} (timer), tagged {@code policy}.
+ *   <li>{@code sluice.decision.latency} (timer), tagged {@code policy};
+ *   <li>{@code sluice.refunds} (counter), tagged {@code policy} and {@code outcome}: {@code refunded}
+ *       when the store confirmed a refund ({@code charge=after}), {@code failed} when it did not
+ *       in time (the request stays charged).
  * </ul>
  *
  * <p>Micrometer is an optional dependency of Sluice: this class is only loaded when the
@@ -36,6 +39,8 @@ public final class MicrometerMetrics implements DecisionListener {
     private final Counter[] decisions = new Counter[Decision.Outcome.values().length];
     private final Counter[] storeErrors = new Counter[StoreError.values().length];
     private final Timer latency;
+    private final Counter refunded;
+    private final Counter refundFailed;
 
     private MicrometerMetrics(MeterRegistry registry, String policy) {
         for (Decision.Outcome outcome : Decision.Outcome.values()) {
@@ -52,6 +57,13 @@ public final class MicrometerMetrics implements DecisionListener {
         }
         latency = Timer.builder("sluice.decision.latency").description("Time to decide, including the store")
                 .tag("policy", policy).register(registry);
+        refunded = refunds(registry, policy, "refunded");
+        refundFailed = refunds(registry, policy, "failed");
+    }
+
+    private static Counter refunds(MeterRegistry registry, String policy, String outcome) {
+        return Counter.builder("sluice.refunds").description("Refunds of requests that turned out not to count")
+                .tag("policy", policy).tag("outcome", outcome).register(registry);
     }
 
     /**
@@ -77,5 +89,10 @@ public final class MicrometerMetrics implements DecisionListener {
     @Override
     public void onStoreError(StoreError error) {
         storeErrors[error.ordinal()].increment();
+    }
+
+    @Override
+    public void onRefund(boolean confirmed) {
+        (confirmed ? refunded : refundFailed).increment();
     }
 }
