@@ -74,6 +74,17 @@ final class Announcer {
         }
     }
 
+    /** Tells the listener that the circuit breaker changed state. */
+    void circuit(CircuitState state) {
+        if (listener != null) {
+            try {
+                listener.onCircuit(state);
+            } catch (RuntimeException e) {
+                LOG.debug("A decision listener failed", e);
+            }
+        }
+    }
+
     boolean shadow() {
         return shadow;
     }

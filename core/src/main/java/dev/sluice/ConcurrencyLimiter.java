@@ -64,8 +64,8 @@ public final class ConcurrencyLimiter {
         this.store = builder.store != null ? builder.store : StoreProvider.forStore("memory").open("memory");
         this.failureMode = builder.failureMode;
         this.timeout = builder.timeout;
-        this.breaker = new CircuitBreaker("concurrency policy " + limit.policy());
         this.announcer = new Announcer(builder.shadow, builder.listener, "[" + limit.policy() + "]");
+        this.breaker = new CircuitBreaker("concurrency policy " + limit.policy(), announcer);
         byte[] random = new byte[9];
         RANDOM.nextBytes(random);
         this.idPrefix = HexFormat.of().formatHex(random) + "-";

@@ -37,4 +37,8 @@ public interface DecisionListener {
      */
     default void onRefund(boolean confirmed) {
     }
+
+    /** The circuit breaker on the limiter's store changed state: called once per change. */
+    default void onCircuit(CircuitState state) {
+    }
 }

@@ -67,7 +67,7 @@ final class StoreGuard {
         this.timeout = timeout;
         this.timeoutNanos = timeout.toNanos();
         this.policies = policies;
-        this.breaker = new CircuitBreaker("policies " + policies);
+        this.breaker = new CircuitBreaker("policies " + policies, announcer);
     }
 
     /** Decides on the store, waiting on this thread at most the timeout: no timer, no shared scheduler. */

@@ -129,4 +129,53 @@ class StoreMetricsTest {
         assertThat(registry.get("sluice.refunds").tag("policy", "unrefunded").tag("outcome", "failed").counter().count())
                 .isEqualTo(1);
     }
+
+    /** A store failing, or holding its answer back for the test to give, or deciding in memory. */
+    private static final class Switchable implements RateLimitStore {
+        final RateLimitStore memory = StoreProvider.forStore("memory").open("memory");
+        volatile boolean failing = true;
+
+        @Override
+        public CompletionStage<Decision> decide(String caller, List<Limit> limits) {
+            if (failing) {
+                return CompletableFuture.failedFuture(new ConnectException("Connection refused"));
+            }
+            CompletableFuture<Decision> answer = new CompletableFuture<>();
+            answering = () -> memory.decide(caller, limits).thenAccept(answer::complete);
+            return answer;
+        }
+
+        volatile Runnable answering;
+
+        @Override
+        public void close() {
+        }
+    }
+
+    @Test
+    void theCircuitsStateIsAGauge() throws Exception {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        Switchable store = new Switchable();
+        RateLimiter limiter = RateLimiter.builder().limit(Limit.of("tripped", "10/1m")).store(store)
+                .timeout(Duration.ofSeconds(5))
+                .listener(MicrometerMetrics.of(registry, "tripped")).build();
+        assertThat(circuit(registry, "tripped")).as("closed").isZero();
+        for (int i = 0; i < CircuitBreaker.THRESHOLD; i++) {
+            limiter.decide("c");
+        }
+        assertThat(limiter.storeCircuitOpen()).isTrue();
+        assertThat(circuit(registry, "tripped")).as("open").isEqualTo(1);
+
+        Thread.sleep(600); // past the first pause (250 ms): the next decision is the probe
+        store.failing = false;
+        CompletableFuture<Decision> probe = limiter.decideAsync("c").toCompletableFuture();
+        assertThat(circuit(registry, "tripped")).as("half-open while the probe is out").isEqualTo(0.5);
+        store.answering.run();
+        assertThat(probe.get().outcome()).isEqualTo(Decision.Outcome.ALLOWED);
+        assertThat(circuit(registry, "tripped")).as("closed by the probe's success").isZero();
+    }
+
+    private static double circuit(SimpleMeterRegistry registry, String policy) {
+        return registry.get("sluice.store.circuit").tag("policy", policy).gauge().value();
+    }
 }

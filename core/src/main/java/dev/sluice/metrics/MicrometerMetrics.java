@@ -1,9 +1,11 @@
 package dev.sluice.metrics;
 
 import dev.sluice.Decision;
+import dev.sluice.CircuitState;
 import dev.sluice.DecisionListener;
 import dev.sluice.StoreError;
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Metrics;
 import io.micrometer.core.instrument.Timer;
@@ -27,7 +29,9 @@ import java.util.concurrent.TimeUnit;
  *   <li>{@code sluice.decision.latency} (timer), tagged {@code policy};
  *   <li>{@code sluice.refunds} (counter), tagged {@code policy} and {@code outcome}: {@code refunded}
  *       when the store confirmed a refund ({@code charge=after}), {@code failed} when it did not
- *       in time (the request stays charged).
+ *       in time (the request stays charged);
+ *   <li>{@code sluice.store.circuit} (gauge), tagged {@code policy}: the circuit breaker on the
+ *       store, {@code 0} closed, {@code 1} open, {@code 0.5} half-open (a probe out).
  * </ul>
  *
  * <p>Micrometer is an optional dependency of Sluice: this class is only loaded when the
@@ -41,6 +45,8 @@ public final class MicrometerMetrics implements DecisionListener {
     private final Timer latency;
     private final Counter refunded;
     private final Counter refundFailed;
+    /** The circuit's state as the gauge reads it; written on each change only. */
+    private volatile double circuit;
 
     private MicrometerMetrics(MeterRegistry registry, String policy) {
         for (Decision.Outcome outcome : Decision.Outcome.values()) {
@@ -59,6 +65,11 @@ public final class MicrometerMetrics implements DecisionListener {
                 .tag("policy", policy).register(registry);
         refunded = refunds(registry, policy, "refunded");
         refundFailed = refunds(registry, policy, "failed");
+        // Gauges hold this listener weakly (Micrometer's default): a limiter dropped is not kept
+        // alive by the registry; its gauge then reads NaN.
+        Gauge.builder("sluice.store.circuit", this, m -> m.circuit)
+                .description("The circuit breaker on the store: 0 closed, 1 open, 0.5 half-open")
+                .tag("policy", policy).register(registry);
     }
 
     private static Counter refunds(MeterRegistry registry, String policy, String outcome) {
@@ -94,5 +105,14 @@ public final class MicrometerMetrics implements DecisionListener {
     @Override
     public void onRefund(boolean confirmed) {
         (confirmed ? refunded : refundFailed).increment();
+    }
+
+    @Override
+    public void onCircuit(CircuitState state) {
+        circuit = switch (state) {
+            case CLOSED -> 0;
+            case OPEN -> 1;
+            case HALF_OPEN -> 0.5;
+        };
     }
 }
