@@ -85,6 +85,17 @@ final class Announcer {
         }
     }
 
+    /** Tells the listener that a lease was taken or returned. */
+    void lease(boolean taken) {
+        if (listener != null) {
+            try {
+                listener.onLease(taken);
+            } catch (RuntimeException e) {
+                LOG.debug("A decision listener failed", e);
+            }
+        }
+    }
+
     boolean shadow() {
         return shadow;
     }

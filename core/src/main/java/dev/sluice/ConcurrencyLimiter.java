@@ -93,7 +93,11 @@ public final class ConcurrencyLimiter {
         } else {
             decision = await(caller, id, started);
         }
-        return new Lease(this, caller, id, announcer.announce(decision, started));
+        Lease lease = new Lease(this, caller, id, announcer.announce(decision, started));
+        if (lease.held()) {
+            announcer.lease(true);
+        }
+        return lease;
     }
 
     private Decision await(String caller, String id, long started) {
@@ -134,6 +138,12 @@ public final class ConcurrencyLimiter {
 
     private Decision fallback() {
         return failureMode == FailureMode.CLOSED ? FAILED_CLOSED : FAILED_OPEN;
+    }
+
+    /** Returns a held lease ({@link Lease#release()}, once): one fewer in flight. */
+    void returned(String caller, String id) {
+        announcer.lease(false);
+        release(caller, id);
     }
 
     /** Returns a lease, waiting at most the timeout; a failure is logged, and the lease then expires on its own. */

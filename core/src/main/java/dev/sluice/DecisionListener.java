@@ -41,4 +41,11 @@ public interface DecisionListener {
     /** The circuit breaker on the limiter's store changed state: called once per change. */
     default void onCircuit(CircuitState state) {
     }
+
+    /**
+     * A {@link ConcurrencyLimiter}'s lease was taken (one more in flight in this instance) or
+     * returned (one fewer); a refused lease is neither.
+     */
+    default void onLease(boolean taken) {
+    }
 }

@@ -5,6 +5,7 @@ import dev.sluice.metrics.MicrometerMetrics;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.Test;
 
+import java.lang.ref.WeakReference;
 import java.net.ConnectException;
 import java.time.Duration;
 import java.util.List;
@@ -177,5 +178,58 @@ class StoreMetricsTest {
 
     private static double circuit(SimpleMeterRegistry registry, String policy) {
         return registry.get("sluice.store.circuit").tag("policy", policy).gauge().value();
+    }
+
+    @Test
+    void leasesInFlightAreAGauge() {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        ConcurrencyLimiter limiter = ConcurrencyLimiter.builder().limit(Limit.concurrency("exports", 2, Duration.ofSeconds(30)))
+                .listener(MicrometerMetrics.of(registry, "exports")).build();
+        assertThat(leases(registry, "exports")).isZero();
+        Lease first = limiter.acquire("a");
+        Lease second = limiter.acquire("b");
+        Lease third = limiter.acquire("b");
+        Lease refused = limiter.acquire("b");
+        assertThat(refused.decision().allowed()).isFalse();
+        assertThat(leases(registry, "exports")).as("three held, the refused one holds none").isEqualTo(3);
+        first.release();
+        first.release();
+        refused.release();
+        assertThat(leases(registry, "exports")).as("released once each; the refused one never held").isEqualTo(2);
+        second.close();
+        third.close();
+        assertThat(leases(registry, "exports")).isZero();
+    }
+
+    private static double leases(SimpleMeterRegistry registry, String policy) {
+        return registry.get("sluice.leases.active").tag("policy", policy).gauge().value();
+    }
+
+    @Test
+    void theRegistryKeepsNoLimiterAlive() throws InterruptedException {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        WeakReference<RateLimiter> limiter = dropped(registry);
+        WeakReference<ConcurrencyLimiter> capped = droppedCap(registry);
+        for (int i = 0; i < 100 && (limiter.get() != null || capped.get() != null); i++) {
+            System.gc();
+            Thread.sleep(20);
+        }
+        assertThat(limiter.get()).as("the rate limiter, collected").isNull();
+        assertThat(capped.get()).as("the concurrency limiter, collected").isNull();
+        assertThat(circuit(registry, "gone")).as("a gauge of a collected limiter").isNaN();
+    }
+
+    private static WeakReference<RateLimiter> dropped(SimpleMeterRegistry registry) {
+        RateLimiter limiter = RateLimiter.builder().limit(Limit.of("gone", "1/1m"))
+                .listener(MicrometerMetrics.of(registry, "gone")).build();
+        limiter.decide("c");
+        return new WeakReference<>(limiter);
+    }
+
+    private static WeakReference<ConcurrencyLimiter> droppedCap(SimpleMeterRegistry registry) {
+        ConcurrencyLimiter limiter = ConcurrencyLimiter.builder().limit(Limit.concurrency("gone-cap", 1, Duration.ofSeconds(30)))
+                .listener(MicrometerMetrics.of(registry, "gone-cap")).build();
+        limiter.acquire("c").release();
+        return new WeakReference<>(limiter);
     }
 }

@@ -12,6 +12,7 @@ import io.micrometer.core.instrument.Timer;
 
 import java.util.Locale;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Publishes a limiter's decisions to Micrometer, per policy:
@@ -31,7 +32,9 @@ import java.util.concurrent.TimeUnit;
  *       when the store confirmed a refund ({@code charge=after}), {@code failed} when it did not
  *       in time (the request stays charged);
  *   <li>{@code sluice.store.circuit} (gauge), tagged {@code policy}: the circuit breaker on the
- *       store, {@code 0} closed, {@code 1} open, {@code 0.5} half-open (a probe out).
+ *       store, {@code 0} closed, {@code 1} open, {@code 0.5} half-open (a probe out);
+ *   <li>{@code sluice.leases.active} (gauge), tagged {@code policy}: the leases of a concurrency
+ *       policy this instance holds now (taken and not yet returned).
  * </ul>
  *
  * <p>Micrometer is an optional dependency of Sluice: this class is only loaded when the
@@ -47,6 +50,7 @@ public final class MicrometerMetrics implements DecisionListener {
     private final Counter refundFailed;
     /** The circuit's state as the gauge reads it; written on each change only. */
     private volatile double circuit;
+    private final AtomicLong leases = new AtomicLong();
 
     private MicrometerMetrics(MeterRegistry registry, String policy) {
         for (Decision.Outcome outcome : Decision.Outcome.values()) {
@@ -69,6 +73,9 @@ public final class MicrometerMetrics implements DecisionListener {
         // alive by the registry; its gauge then reads NaN.
         Gauge.builder("sluice.store.circuit", this, m -> m.circuit)
                 .description("The circuit breaker on the store: 0 closed, 1 open, 0.5 half-open")
+                .tag("policy", policy).register(registry);
+        Gauge.builder("sluice.leases.active", this, m -> m.leases.get())
+                .description("Leases of a concurrency policy this instance holds now")
                 .tag("policy", policy).register(registry);
     }
 
@@ -114,5 +121,14 @@ public final class MicrometerMetrics implements DecisionListener {
             case OPEN -> 1;
             case HALF_OPEN -> 0.5;
         };
+    }
+
+    @Override
+    public void onLease(boolean taken) {
+        if (taken) {
+            leases.incrementAndGet();
+        } else {
+            leases.decrementAndGet();
+        }
     }
 }
