@@ -96,6 +96,17 @@ final class Announcer {
         }
     }
 
+    /** Tells the listener that a rejection was repeated from the local copy. */
+    void localRejection() {
+        if (listener != null) {
+            try {
+                listener.onLocalRejection();
+            } catch (RuntimeException e) {
+                LOG.debug("A decision listener failed", e);
+            }
+        }
+    }
+
     boolean shadow() {
         return shadow;
     }

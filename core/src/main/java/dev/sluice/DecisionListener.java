@@ -48,4 +48,11 @@ public interface DecisionListener {
      */
     default void onLease(boolean taken) {
     }
+
+    /**
+     * The store repeated a recent rejection from this JVM's copy, without a round trip (the Redis
+     * store's local rejections); called before {@link #onDecision} hears the rejection.
+     */
+    default void onLocalRejection() {
+    }
 }

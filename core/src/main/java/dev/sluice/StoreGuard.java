@@ -2,6 +2,7 @@ package dev.sluice;
 
 import dev.sluice.internal.Durations;
 import dev.sluice.internal.Timeouts;
+import dev.sluice.internal.store.RejectionCache;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -147,7 +148,11 @@ final class StoreGuard {
             return null;
         }
         try {
-            return store.decide(caller, request, started + timeoutNanos, probe).toCompletableFuture();
+            CompletableFuture<Decision> answer = store.decide(caller, request, started + timeoutNanos, probe).toCompletableFuture();
+            if (RejectionCache.repeated(answer)) {
+                announcer.localRejection();
+            }
+            return answer;
         } catch (RuntimeException e) {
             return CompletableFuture.failedFuture(e);
         }

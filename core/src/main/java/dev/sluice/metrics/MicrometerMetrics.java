@@ -34,7 +34,10 @@ import java.util.concurrent.atomic.AtomicLong;
  *   <li>{@code sluice.store.circuit} (gauge), tagged {@code policy}: the circuit breaker on the
  *       store, {@code 0} closed, {@code 1} open, {@code 0.5} half-open (a probe out);
  *   <li>{@code sluice.leases.active} (gauge), tagged {@code policy}: the leases of a concurrency
- *       policy this instance holds now (taken and not yet returned).
+ *       policy this instance holds now (taken and not yet returned); {@code 0} for a rate policy;
+ *   <li>{@code sluice.rejection.cache.hits} (counter), tagged {@code policy}: rejections the Redis
+ *       store repeated from this JVM's copy of recent rejections, without a round trip (counted
+ *       in {@code sluice.decisions{outcome=rejected}} too).
  * </ul>
  *
  * <p>Micrometer is an optional dependency of Sluice: this class is only loaded when the
@@ -51,6 +54,7 @@ public final class MicrometerMetrics implements DecisionListener {
     /** The circuit's state as the gauge reads it; written on each change only. */
     private volatile double circuit;
     private final AtomicLong leases = new AtomicLong();
+    private final Counter cacheHits;
 
     private MicrometerMetrics(MeterRegistry registry, String policy) {
         for (Decision.Outcome outcome : Decision.Outcome.values()) {
@@ -69,6 +73,9 @@ public final class MicrometerMetrics implements DecisionListener {
                 .tag("policy", policy).register(registry);
         refunded = refunds(registry, policy, "refunded");
         refundFailed = refunds(registry, policy, "failed");
+        cacheHits = Counter.builder("sluice.rejection.cache.hits")
+                .description("Rejections repeated from this JVM's copy, without asking the store")
+                .tag("policy", policy).register(registry);
         // Gauges hold this listener weakly (Micrometer's default): a limiter dropped is not kept
         // alive by the registry; its gauge then reads NaN.
         Gauge.builder("sluice.store.circuit", this, m -> m.circuit)
@@ -121,6 +128,11 @@ public final class MicrometerMetrics implements DecisionListener {
             case OPEN -> 1;
             case HALF_OPEN -> 0.5;
         };
+    }
+
+    @Override
+    public void onLocalRejection() {
+        cacheHits.increment();
     }
 
     @Override

@@ -83,7 +83,7 @@ public final class RejectionCache implements RateLimitStore {
         Key key = new Key(Keys.tag(caller), limits);
         Decision cached = cached(key);
         if (cached != null) {
-            return CompletableFuture.completedFuture(cached);
+            return Repeated.of(cached);
         }
         long askedAt = clock.nowMicros();
         return copied(delegate.decide(caller, limits).toCompletableFuture(), key, askedAt);
@@ -95,7 +95,7 @@ public final class RejectionCache implements RateLimitStore {
         if (!fresh) {
             Decision cached = cached(key);
             if (cached != null) {
-                return CompletableFuture.completedFuture(cached);
+                return Repeated.of(cached);
             }
         }
         long askedAt = clock.nowMicros();
@@ -206,6 +206,29 @@ public final class RejectionCache implements RateLimitStore {
 
     private static Duration minus(Duration d, long micros) {
         return Duration.of(Math.max(0, micros(d) - micros), ChronoUnit.MICROS);
+    }
+
+    /**
+     * Whether {@code answer} is a rejection this cache repeated without asking the store behind,
+     * for metrics; a stage derived from it is not.
+     */
+    public static boolean repeated(CompletionStage<?> answer) {
+        return answer instanceof Repeated;
+    }
+
+    /** A copied rejection given again: known apart from the store's answers by its type, at no cost. */
+    private static final class Repeated extends CompletableFuture<Decision> {
+        static Repeated of(Decision decision) {
+            Repeated answer = new Repeated();
+            answer.complete(decision);
+            return answer;
+        }
+
+        /** The stages derived from this one are plain. */
+        @Override
+        public <U> CompletableFuture<U> newIncompleteFuture() {
+            return new CompletableFuture<>();
+        }
     }
 
     /** One caller (as its bounded storage tag) with one set of limits. */
