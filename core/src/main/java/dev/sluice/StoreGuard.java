@@ -1,8 +1,8 @@
 package dev.sluice;
 
 import dev.sluice.internal.Durations;
+import dev.sluice.internal.Repeated;
 import dev.sluice.internal.Timeouts;
-import dev.sluice.internal.store.RejectionCache;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -149,7 +149,7 @@ final class StoreGuard {
         }
         try {
             CompletableFuture<Decision> answer = store.decide(caller, request, started + timeoutNanos, probe).toCompletableFuture();
-            if (RejectionCache.repeated(answer)) {
+            if (Repeated.is(answer)) {
                 announcer.localRejection();
             }
             return answer;

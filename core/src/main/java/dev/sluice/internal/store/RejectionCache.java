@@ -8,6 +8,7 @@ import dev.sluice.Limit;
 import dev.sluice.RateLimitStore;
 import dev.sluice.TimeSource;
 import dev.sluice.internal.Keys;
+import dev.sluice.internal.Repeated;
 
 import java.time.Duration;
 import java.time.temporal.ChronoUnit;
@@ -27,7 +28,8 @@ import java.util.concurrent.CompletionStage;
  * <p>The answer of a request that reaches the store is the store's own future when it is already
  * complete, and otherwise one completed after the rejection is copied; completing it early (a
  * caller that gives up) completes the store's future too, so that a store holding requests back
- * sees it. Thread-safe. Not API: this package may change in any release.
+ * sees it. A repeated rejection is answered as {@link Repeated}, for metrics. Thread-safe. Not
+ * API: this package may change in any release.
  */
 public final class RejectionCache implements RateLimitStore {
 
@@ -206,29 +208,6 @@ public final class RejectionCache implements RateLimitStore {
 
     private static Duration minus(Duration d, long micros) {
         return Duration.of(Math.max(0, micros(d) - micros), ChronoUnit.MICROS);
-    }
-
-    /**
-     * Whether {@code answer} is a rejection this cache repeated without asking the store behind,
-     * for metrics; a stage derived from it is not.
-     */
-    public static boolean repeated(CompletionStage<?> answer) {
-        return answer instanceof Repeated;
-    }
-
-    /** A copied rejection given again: known apart from the store's answers by its type, at no cost. */
-    private static final class Repeated extends CompletableFuture<Decision> {
-        static Repeated of(Decision decision) {
-            Repeated answer = new Repeated();
-            answer.complete(decision);
-            return answer;
-        }
-
-        /** The stages derived from this one are plain. */
-        @Override
-        public <U> CompletableFuture<U> newIncompleteFuture() {
-            return new CompletableFuture<>();
-        }
     }
 
     /** One caller (as its bounded storage tag) with one set of limits. */
