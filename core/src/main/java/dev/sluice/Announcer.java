@@ -8,7 +8,8 @@ import java.util.concurrent.atomic.LongAdder;
 /**
  * The last step of every decision: shadow mode turns a rejection (a local one too) into
  * {@link Decision.Outcome#SHADOW_REJECTED} (counted, logged at most every ten seconds), then the
- * listener hears the result. Thread-safe; logs under {@link RateLimiter}'s name.
+ * listener hears the result; and the one way to the listener for the events around decisions.
+ * Thread-safe; logs under {@link RateLimiter}'s name.
  */
 final class Announcer {
 
@@ -49,6 +50,61 @@ final class Announcer {
             }
         }
         return result;
+    }
+
+    /** Tells the listener why the store could not decide: once per decision made without it. */
+    void storeError(StoreError error) {
+        if (listener != null) {
+            try {
+                listener.onStoreError(error);
+            } catch (RuntimeException e) {
+                LOG.debug("A decision listener failed", e);
+            }
+        }
+    }
+
+    /** Tells the listener that a refund ended, confirmed or not. */
+    void refund(boolean confirmed) {
+        if (listener != null) {
+            try {
+                listener.onRefund(confirmed);
+            } catch (RuntimeException e) {
+                LOG.debug("A decision listener failed", e);
+            }
+        }
+    }
+
+    /** Tells the listener that the circuit breaker changed state. */
+    void circuit(CircuitState state) {
+        if (listener != null) {
+            try {
+                listener.onCircuit(state);
+            } catch (RuntimeException e) {
+                LOG.debug("A decision listener failed", e);
+            }
+        }
+    }
+
+    /** Tells the listener that a lease was taken or returned. */
+    void lease(boolean taken) {
+        if (listener != null) {
+            try {
+                listener.onLease(taken);
+            } catch (RuntimeException e) {
+                LOG.debug("A decision listener failed", e);
+            }
+        }
+    }
+
+    /** Tells the listener that a rejection was repeated from the local copy. */
+    void localRejection() {
+        if (listener != null) {
+            try {
+                listener.onLocalRejection();
+            } catch (RuntimeException e) {
+                LOG.debug("A decision listener failed", e);
+            }
+        }
     }
 
     boolean shadow() {

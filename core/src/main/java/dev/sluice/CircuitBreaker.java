@@ -32,6 +32,8 @@ final class CircuitBreaker {
     private static final long MAX_PAUSE_NANOS = TimeUnit.SECONDS.toNanos(8);
 
     private final String name;
+    /** Tells the limiter's listener of each change of state. */
+    private final Announcer announcer;
     private final AtomicInteger failures = new AtomicInteger();
     /** When the last counted failure was seen; requests sent before it that fail are not counted again. */
     private final AtomicLong lastFailureNanos = new AtomicLong(System.nanoTime() - TimeUnit.DAYS.toNanos(1));
@@ -41,7 +43,12 @@ final class CircuitBreaker {
     private volatile long pauseNanos = MIN_PAUSE_NANOS;
 
     CircuitBreaker(String name) {
+        this(name, new Announcer(false, null, name));
+    }
+
+    CircuitBreaker(String name, Announcer announcer) {
         this.name = name;
+        this.announcer = announcer;
     }
 
     /** Whether a decision may go to the store now: always when closed; one probe after a pause when open. */
@@ -49,7 +56,11 @@ final class CircuitBreaker {
         if (!open) {
             return true;
         }
-        return System.nanoTime() - openUntil >= 0 && probing.compareAndSet(false, true);
+        if (System.nanoTime() - openUntil >= 0 && probing.compareAndSet(false, true)) {
+            announcer.circuit(CircuitState.HALF_OPEN);
+            return true;
+        }
+        return false;
     }
 
     void onSuccess() {
@@ -61,6 +72,7 @@ final class CircuitBreaker {
                     failures.set(0);
                     probing.set(false);
                     LOG.info("Rate-limit store answers again; circuit closed for {}", name);
+                    announcer.circuit(CircuitState.CLOSED);
                 }
             }
         } else if (failures.get() != 0) {
@@ -90,6 +102,7 @@ final class CircuitBreaker {
                     pauseNanos = Math.min(MAX_PAUSE_NANOS, pauseNanos * 2);
                     openUntil = System.nanoTime() + pauseNanos;
                     probing.set(false);
+                    announcer.circuit(CircuitState.OPEN);
                 }
             }
             return;
@@ -106,6 +119,7 @@ final class CircuitBreaker {
                     LOG.warn("Rate-limit store failed {} times in a row; circuit open for {}: decisions follow the "
                             + "failure mode without waiting, probing again in {} ms", THRESHOLD, name,
                             TimeUnit.NANOSECONDS.toMillis(pauseNanos));
+                    announcer.circuit(CircuitState.OPEN);
                 }
             }
         }

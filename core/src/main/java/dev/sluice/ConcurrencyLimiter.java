@@ -64,8 +64,8 @@ public final class ConcurrencyLimiter {
         this.store = builder.store != null ? builder.store : StoreProvider.forStore("memory").open("memory");
         this.failureMode = builder.failureMode;
         this.timeout = builder.timeout;
-        this.breaker = new CircuitBreaker("concurrency policy " + limit.policy());
         this.announcer = new Announcer(builder.shadow, builder.listener, "[" + limit.policy() + "]");
+        this.breaker = new CircuitBreaker("concurrency policy " + limit.policy(), announcer);
         byte[] random = new byte[9];
         RANDOM.nextBytes(random);
         this.idPrefix = HexFormat.of().formatHex(random) + "-";
@@ -88,11 +88,16 @@ public final class ConcurrencyLimiter {
         Decision decision;
         if (!breaker.tryPass()) {
             failures.increment();
+            announcer.storeError(StoreError.CIRCUIT_OPEN);
             decision = fallback();
         } else {
             decision = await(caller, id, started);
         }
-        return new Lease(this, caller, id, announcer.announce(decision, started));
+        Lease lease = new Lease(this, caller, id, announcer.announce(decision, started));
+        if (lease.held()) {
+            announcer.lease(true);
+        }
+        return lease;
     }
 
     private Decision await(String caller, String id, long started) {
@@ -125,6 +130,7 @@ public final class ConcurrencyLimiter {
         }
         breaker.onFailure(started, failure);
         failures.increment();
+        announcer.storeError(StoreError.of(failure));
         log.warn("Rate-limit store failed or exceeded {} ms; failing {} for concurrency policy {} ({} failures so far): {}",
                 timeout.toMillis(), failureMode.configName(), limit.policy(), failures.sum(), String.valueOf(failure));
         return fallback();
@@ -132,6 +138,12 @@ public final class ConcurrencyLimiter {
 
     private Decision fallback() {
         return failureMode == FailureMode.CLOSED ? FAILED_CLOSED : FAILED_OPEN;
+    }
+
+    /** Returns a held lease ({@link Lease#release()}, once): one fewer in flight. */
+    void returned(String caller, String id) {
+        announcer.lease(false);
+        release(caller, id);
     }
 
     /** Returns a lease, waiting at most the timeout; a failure is logged, and the lease then expires on its own. */

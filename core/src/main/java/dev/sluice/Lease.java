@@ -37,7 +37,7 @@ public final class Lease implements AutoCloseable {
     /** Returns the place, once; waits at most the limiter's timeout, after which the lease expires on its own. */
     public void release() {
         if (held.compareAndSet(true, false)) {
-            limiter.release(caller, id);
+            limiter.returned(caller, id);
         }
     }
 

@@ -68,13 +68,13 @@ public final class RateLimiter {
         this.costed = new CostedLimits(builder.limits);
         String policies = costed.configured().stream().map(Limit::policy).toList().toString();
         RateLimitStore store = builder.store != null ? builder.store : StoreProvider.forStore("memory").open("memory");
-        this.guard = new StoreGuard(store, builder.failureMode, builder.timeout, policies, builder.localShare);
+        this.announcer = new Announcer(builder.shadow, builder.listener, policies);
+        this.guard = new StoreGuard(store, builder.failureMode, builder.timeout, policies, builder.localShare, announcer);
         this.localShare = builder.localShare;
         this.localLimits = guard.localLimits(costed.configured()); // built now: a scaled limit that is invalid fails here
-        this.announcer = new Announcer(builder.shadow, builder.listener, policies);
         this.executor = builder.executor;
         this.listener = builder.listener;
-        this.refunds = new Refunds(store, builder.timeout, policies);
+        this.refunds = new Refunds(store, builder.timeout, policies, announcer);
         this.timed = builder.listener != null;
     }
 

@@ -16,9 +16,11 @@ final class Refunds {
     private final RateLimitStore store;
     private final Duration timeout;
     private final String policies;
+    private final Announcer announcer;
     private final QuietLog log = new QuietLog();
 
-    Refunds(RateLimitStore store, Duration timeout, String policies) {
+    Refunds(RateLimitStore store, Duration timeout, String policies, Announcer announcer) {
+        this.announcer = announcer;
         this.store = store;
         this.timeout = timeout;
         this.policies = policies;
@@ -29,6 +31,7 @@ final class Refunds {
         Throwable failure;
         try {
             store.refund(caller, limits).toCompletableFuture().get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+            announcer.refund(true);
             return true;
         } catch (ExecutionException e) {
             failure = e.getCause();
@@ -40,6 +43,7 @@ final class Refunds {
         }
         log.warn("Rate-limit store could not refund a request within {} ms for policies {}; it stays charged: {}",
                 timeout.toMillis(), policies, String.valueOf(failure));
+        announcer.refund(false);
         return false;
     }
 }

@@ -1,6 +1,7 @@
 package dev.sluice;
 
 import dev.sluice.internal.Durations;
+import dev.sluice.internal.Repeated;
 import dev.sluice.internal.Timeouts;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -45,15 +46,22 @@ final class StoreGuard {
     private final CircuitBreaker breaker;
     /** The limiter of {@link FailureMode#LOCAL}; {@code null} for the other modes. */
     private final LocalLimiter local;
+    /** Where a store error is told, once per decision made without the store. */
+    private final Announcer announcer;
     private final LongAdder failures = new LongAdder();
     private final QuietLog failureLog = new QuietLog();
 
     StoreGuard(RateLimitStore store, FailureMode failureMode, Duration timeout, String policies) {
-        this(store, failureMode, timeout, policies, 1.0);
+        this(store, failureMode, timeout, policies, 1.0, new Announcer(false, null, policies));
     }
 
-    /** @param localShare the share of each limit the local limiter grants, with {@link FailureMode#LOCAL} */
-    StoreGuard(RateLimitStore store, FailureMode failureMode, Duration timeout, String policies, double localShare) {
+    /**
+     * @param localShare the share of each limit the local limiter grants, with {@link FailureMode#LOCAL}
+     * @param announcer  tells the limiter's listener of store errors
+     */
+    StoreGuard(RateLimitStore store, FailureMode failureMode, Duration timeout, String policies, double localShare,
+               Announcer announcer) {
+        this.announcer = announcer;
         this.local = failureMode == FailureMode.LOCAL ? new LocalLimiter(localShare) : null;
         this.store = store;
         this.immediate = store instanceof ImmediateStore i ? i : null;
@@ -61,7 +69,7 @@ final class StoreGuard {
         this.timeout = timeout;
         this.timeoutNanos = timeout.toNanos();
         this.policies = policies;
-        this.breaker = new CircuitBreaker("policies " + policies);
+        this.breaker = new CircuitBreaker("policies " + policies, announcer);
     }
 
     /** Decides on the store, waiting on this thread at most the timeout: no timer, no shared scheduler. */
@@ -146,7 +154,11 @@ final class StoreGuard {
             return null;
         }
         try {
-            return store.decide(caller, request, started + timeoutNanos, probe).toCompletableFuture();
+            CompletableFuture<Decision> answer = store.decide(caller, request, started + timeoutNanos, probe).toCompletableFuture();
+            if (Repeated.is(answer)) {
+                announcer.localRejection();
+            }
+            return answer;
         } catch (RuntimeException e) {
             return CompletableFuture.failedFuture(e);
         }
@@ -168,6 +180,7 @@ final class StoreGuard {
         Throwable cause = failure == null ? new NullPointerException("the store answered no decision") : unwrap(failure);
         breaker.onFailure(started, cause);
         failures.increment();
+        announcer.storeError(StoreError.of(cause));
         if (failureLog.due()) {
             LOG.warn("Rate-limit store failed or exceeded {} ms; failing {} for policies {} ({} failures so far): {}",
                     timeout.toMillis(), failureMode.configName(), policies, failures.sum(), cause.toString());
@@ -184,6 +197,7 @@ final class StoreGuard {
     /** The circuit is open: no wait, no log (the breaker logged the opening); still a failure. */
     private Decision circuitOpen(String caller, List<Limit> request) {
         failures.increment();
+        announcer.storeError(StoreError.CIRCUIT_OPEN);
         return fallback(caller, request);
     }
 

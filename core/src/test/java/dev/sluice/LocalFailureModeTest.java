@@ -180,7 +180,7 @@ class LocalFailureModeTest {
         assertThat(registry.counter("sluice.decisions", "policy", "counted", "outcome", "local_allowed").count()).isEqualTo(2);
         assertThat(registry.counter("sluice.decisions", "policy", "counted", "outcome", "local_rejected").count()).isEqualTo(1);
         assertThat(registry.counter("sluice.decisions", "policy", "counted", "outcome", "allowed").count()).isZero();
-        assertThat(registry.counter("sluice.store.errors", "policy", "counted").count()).isEqualTo(3);
+        assertThat(registry.counter("sluice.store.errors", "policy", "counted", "error.type", "other").count()).isEqualTo(3);
     }
 
     @Test

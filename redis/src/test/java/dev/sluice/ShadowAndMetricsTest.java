@@ -9,6 +9,7 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
+import java.util.UUID;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -58,7 +59,26 @@ class ShadowAndMetricsTest {
             assertThat(failing.decide("c").outcome()).isEqualTo(Decision.Outcome.FAILED_OPEN);
         }
         assertThat(count(registry, "down", "failed_open")).isEqualTo(1);
-        assertThat(registry.get("sluice.store.errors").tag("policy", "down").counter().count()).isEqualTo(1);
+        assertThat(registry.get("sluice.store.errors").tag("policy", "down").tag("error.type", "connection").counter().count())
+                .isEqualTo(1);
+    }
+
+    @Test
+    void rejectionsRepeatedFromTheLocalCopyOfRedisAreCounted() {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        String caller = "copied-" + UUID.randomUUID();
+        try (RedisStore redis = RedisStore.builder().connect(TestRedis.shared().url())
+                .localRejectionTtl(Duration.ofSeconds(30)).build()) {
+            RateLimiter limiter = RateLimiter.builder().limit(Limit.of("copied", "1/1m")).store(redis)
+                    .timeout(Duration.ofSeconds(2)).listener(MicrometerMetrics.of(registry, "copied")).build();
+            assertThat(limiter.decide(caller).outcome()).isEqualTo(Decision.Outcome.ALLOWED);
+            assertThat(limiter.decide(caller).outcome()).as("rejected by Redis, and copied").isEqualTo(Decision.Outcome.REJECTED);
+            assertThat(limiter.decide(caller).outcome()).isEqualTo(Decision.Outcome.REJECTED);
+            assertThat(limiter.decide(caller).outcome()).isEqualTo(Decision.Outcome.REJECTED);
+        }
+        assertThat(registry.get("sluice.rejection.cache.hits").tag("policy", "copied").counter().count())
+                .as("the rejections repeated without asking Redis").isEqualTo(2);
+        assertThat(count(registry, "copied", "rejected")).isEqualTo(3);
     }
 
     private static double count(SimpleMeterRegistry registry, String policy, String outcome) {

@@ -8,6 +8,7 @@ import dev.sluice.internal.Keys;
 import dev.sluice.internal.store.LimitKeys;
 import dev.sluice.internal.store.RejectionCache;
 import org.redisson.api.RedissonClient;
+import org.redisson.client.RedisConnectionException;
 import org.redisson.client.codec.StringCodec;
 import org.redisson.config.Config;
 
@@ -222,7 +223,7 @@ public final class RedisStore implements RateLimitStore {
     @Override
     public CompletionStage<Decision> acquireLease(String caller, Limit limit, String leaseId) {
         if (!connection.checkReady()) {
-            return CompletableFuture.failedFuture(new IllegalStateException("not connected to Redis yet"));
+            return CompletableFuture.failedFuture(new RedisConnectionException("not connected to Redis yet"));
         }
         return leases.acquire(Keys.tag(caller), limit, leaseId);
     }
@@ -273,7 +274,7 @@ public final class RedisStore implements RateLimitStore {
         @Override
         public CompletionStage<Decision> decideTagged(String tag, List<Limit> limits, long deadlineNanos, boolean fresh) {
             if (!connection.checkReady()) {
-                return CompletableFuture.failedFuture(new IllegalStateException("not connected to Redis yet"));
+                return CompletableFuture.failedFuture(new RedisConnectionException("not connected to Redis yet"));
             }
             return coalescer.decide(new Coalescer.RequestKey(tag, limits), deadlineNanos);
         }
@@ -296,7 +297,7 @@ public final class RedisStore implements RateLimitStore {
         @Override
         public CompletionStage<Void> refundTagged(String tag, List<Limit> limits) {
             if (!connection.checkReady()) {
-                return CompletableFuture.failedFuture(new IllegalStateException("not connected to Redis yet"));
+                return CompletableFuture.failedFuture(new RedisConnectionException("not connected to Redis yet"));
             }
             return leases.refund(tag, limits);
         }

@@ -8,6 +8,7 @@ import dev.sluice.Limit;
 import dev.sluice.RateLimitStore;
 import dev.sluice.TimeSource;
 import dev.sluice.internal.Keys;
+import dev.sluice.internal.Repeated;
 
 import java.time.Duration;
 import java.time.temporal.ChronoUnit;
@@ -28,7 +29,7 @@ import java.util.concurrent.TimeUnit;
  * <p>The answer of a request that reaches the store is the store's own future when it is already
  * complete, and otherwise one completed after the rejection is copied; completing it early (a
  * caller that gives up) completes the store's future too, so that a store holding requests back
- * sees it.
+ * sees it. A repeated rejection is answered as {@link Repeated}, for metrics.
  *
  * <p>The copies are indexed by caller (its storage tag, {@link Keys#tag}), each caller holding its
  * rejections under at most eight sets of limits, so a reset or refund forgets a caller's copies in
@@ -110,7 +111,7 @@ public final class RejectionCache implements RateLimitStore {
         String tag = Keys.tag(caller);
         Decision cached = cached(tag, limits);
         if (cached != null) {
-            return CompletableFuture.completedFuture(cached);
+            return Repeated.of(cached);
         }
         long askedAt = clock.nowMicros();
         return copied(delegate.decide(caller, limits).toCompletableFuture(), tag, limits, askedAt);
@@ -122,7 +123,7 @@ public final class RejectionCache implements RateLimitStore {
         if (!fresh) {
             Decision cached = cached(tag, limits);
             if (cached != null) {
-                return CompletableFuture.completedFuture(cached);
+                return Repeated.of(cached);
             }
         }
         long askedAt = clock.nowMicros();
