@@ -1,5 +1,7 @@
 package dev.sluice;
 
+import dev.sluice.spi.RateLimitStore;
+
 import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.Executor;

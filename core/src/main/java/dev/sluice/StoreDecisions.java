@@ -1,5 +1,6 @@
 package dev.sluice;
 
+import dev.sluice.spi.ImmediateStore;
 import dev.sluice.internal.Durations;
 import dev.sluice.internal.Repeated;
 

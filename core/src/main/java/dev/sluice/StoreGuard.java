@@ -1,5 +1,6 @@
 package dev.sluice;
 
+import dev.sluice.spi.ImmediateStore;
 import dev.sluice.internal.Timeouts;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;

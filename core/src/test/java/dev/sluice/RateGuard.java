@@ -1,5 +1,6 @@
 package dev.sluice;
 
+import dev.sluice.spi.RateLimitStore;
 import dev.sluice.internal.Completions;
 
 import java.time.Duration;

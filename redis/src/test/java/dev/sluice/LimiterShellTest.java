@@ -1,6 +1,7 @@
 package dev.sluice;
 
 import dev.sluice.redis.RedisStore;
+import dev.sluice.spi.RateLimitStore;
 import dev.sluice.testing.StallingProxy;
 import dev.sluice.testing.Stores;
 import dev.sluice.testing.TestRedis;
