@@ -1,10 +1,8 @@
 package dev.sluice;
 
-import dev.sluice.spi.RateLimitStore;
 import dev.sluice.internal.Durations;
 
 import java.security.SecureRandom;
-import java.time.Duration;
 import java.util.HexFormat;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
@@ -40,12 +38,11 @@ import java.util.concurrent.atomic.AtomicLong;
  * built: leases are held in the store alone. In shadow mode a refusal becomes
  * {@link Decision.Outcome#SHADOW_REJECTED} and holds no lease. Thread-safe.
  */
-public final class ConcurrencyLimiter {
+public final class ConcurrencyLimiter extends LimiterShell {
 
     private static final SecureRandom RANDOM = new SecureRandom();
 
     private final Limit limit;
-    private final LimiterSettings settings;
     private final Announcer announcer;
     private final StoreGuard<String, Decision> guard;
     /** Lease ids: a random prefix per limiter (unique across instances sharing a store) and a counter. */
@@ -54,8 +51,8 @@ public final class ConcurrencyLimiter {
     private final QuietLog log = new QuietLog();
 
     private ConcurrencyLimiter(Limit limit, LimiterSettings settings) {
+        super(settings);
         this.limit = limit;
-        this.settings = settings;
         this.announcer = new Announcer(settings.shadow(), settings.listener(), "[" + limit.policy() + "]");
         this.guard = new StoreGuard<>(new Leases(), StoreGuard.failing(settings.failureMode(), null), settings,
                 "concurrency policy " + limit.policy(), announcer);
@@ -134,32 +131,9 @@ public final class ConcurrencyLimiter {
         return limit;
     }
 
-    /** The store the leases are held in. */
-    public RateLimitStore store() {
-        return settings.store();
-    }
-
-    /** What taking a lease does when the store fails or is late: {@link FailureMode#OPEN} or {@link FailureMode#CLOSED}. */
-    public FailureMode failureMode() {
-        return settings.failureMode();
-    }
-
-    /** The longest taking (or returning) a lease waits on the store. */
-    public Duration timeout() {
-        return settings.timeout();
-    }
-
-    /**
-     * Whether this limiter has stopped waiting on its store after repeated failures: while open,
-     * leases are decided by the failure mode at once, and one probe at a time retries the store.
-     */
-    public boolean storeCircuitOpen() {
-        return guard.circuitOpen();
-    }
-
-    /** How many leases were decided without the store (errors, timeouts, an open circuit). */
-    public long storeFailures() {
-        return guard.failures();
+    @Override
+    StoreGuard<?, ?> guard() {
+        return guard;
     }
 
     @Override

@@ -3,7 +3,6 @@ package dev.sluice;
 import dev.sluice.spi.RateLimitStore;
 import dev.sluice.internal.Durations;
 
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -47,12 +46,11 @@ import java.util.stream.Collectors;
  * decisions, so a web application leaves no thread behind (it is not the JDK's JVM-global
  * {@code CompletableFuture.orTimeout} thread, which would keep the first application's class loader).
  */
-public final class RateLimiter {
+public final class RateLimiter extends LimiterShell {
 
     private static final Decision UNSATISFIABLE = new Decision(Decision.Outcome.UNSATISFIABLE, List.of(), Decision.NEVER);
 
     private final CostedLimits costed;
-    private final LimiterSettings settings;
     private final StoreDecisions store;
     private final StoreGuard<List<Limit>, Decision> guard;
     private final Announcer announcer;
@@ -64,8 +62,8 @@ public final class RateLimiter {
     private final boolean timed;
 
     private RateLimiter(List<Limit> limits, LimiterSettings settings) {
+        super(settings);
         this.costed = new CostedLimits(limits);
-        this.settings = settings;
         String policies = costed.configured().stream().map(Limit::policy).toList().toString();
         this.announcer = new Announcer(settings.shadow(), settings.listener(), policies);
         this.store = new StoreDecisions(settings, policies, announcer);
@@ -202,16 +200,6 @@ public final class RateLimiter {
         return costed.configured();
     }
 
-    /** The store this limiter decides on. */
-    public RateLimitStore store() {
-        return settings.store();
-    }
-
-    /** What a decision does when the store fails or is late. */
-    public FailureMode failureMode() {
-        return settings.failureMode();
-    }
-
     /** The share of each limit this JVM grants alone while the store fails, with {@link FailureMode#LOCAL}. */
     public double localShare() {
         return settings.localShare();
@@ -224,27 +212,6 @@ public final class RateLimiter {
      */
     public List<Limit> localLimits() {
         return localLimits;
-    }
-
-    /** The longest a decision waits on the store. */
-    public Duration timeout() {
-        return settings.timeout();
-    }
-
-    /**
-     * Whether this limiter has stopped waiting on its store after repeated failures: while open,
-     * decisions follow the failure mode at once, and one probe at a time retries the store.
-     */
-    public boolean storeCircuitOpen() {
-        return guard.circuitOpen();
-    }
-
-    /**
-     * How many decisions were made without the store (errors, timeouts, an open circuit) since this
-     * limiter was built.
-     */
-    public long storeFailures() {
-        return guard.failures();
     }
 
     /**
@@ -272,6 +239,11 @@ public final class RateLimiter {
     /** The limiter's policy names joined with {@code +}: how metrics and logs name it. */
     public String name() {
         return limits().stream().map(Limit::policy).collect(Collectors.joining("+"));
+    }
+
+    @Override
+    StoreGuard<?, ?> guard() {
+        return guard;
     }
 
     @Override

@@ -5,6 +5,7 @@ import dev.sluice.spi.RateLimitStore;
 import dev.sluice.testing.StallingProxy;
 import dev.sluice.testing.Stores;
 import dev.sluice.testing.TestRedis;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 import org.redisson.Redisson;
@@ -16,6 +17,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import java.util.function.Function;
+import java.util.function.LongSupplier;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -37,22 +41,7 @@ class LimiterShellTest {
             Limiter build(RateLimitStore store) {
                 RateLimiter limiter = RateLimiter.builder().limit(Limit.of("shell-rate", "1000/1h")).store(store)
                         .failureMode(FailureMode.CLOSED).timeout(TIMEOUT).build();
-                return new Limiter() {
-                    @Override
-                    public Decision take(String caller) {
-                        return limiter.decide(caller);
-                    }
-
-                    @Override
-                    public boolean circuitOpen() {
-                        return limiter.storeCircuitOpen();
-                    }
-
-                    @Override
-                    public long failures() {
-                        return limiter.storeFailures();
-                    }
-                };
+                return new Limiter(limiter::decide, limiter::storeCircuitOpen, limiter::storeFailures);
             }
         },
         CONCURRENCY {
@@ -61,36 +50,30 @@ class LimiterShellTest {
                 ConcurrencyLimiter limiter = ConcurrencyLimiter.builder()
                         .limit(Limit.concurrency("shell-cap", CAP, Duration.ofHours(1))).store(store)
                         .failureMode(FailureMode.CLOSED).timeout(TIMEOUT).build();
-                return new Limiter() {
-                    @Override
-                    public Decision take(String caller) {
-                        Lease lease = limiter.acquire(caller);
-                        lease.release(); // a place taken by the test is given back at once
-                        return lease.decision();
-                    }
-
-                    @Override
-                    public boolean circuitOpen() {
-                        return limiter.storeCircuitOpen();
-                    }
-
-                    @Override
-                    public long failures() {
-                        return limiter.storeFailures();
-                    }
-                };
+                return new Limiter(caller -> {
+                    Lease lease = limiter.acquire(caller);
+                    lease.release(); // a place taken by the test is given back at once
+                    return lease.decision();
+                }, limiter::storeCircuitOpen, limiter::storeFailures);
             }
         };
 
         abstract Limiter build(RateLimitStore store);
     }
 
-    interface Limiter {
-        Decision take(String caller);
+    /** What a test asks of either limiter: one decision, the circuit, the failures counted. */
+    record Limiter(Function<String, Decision> decide, BooleanSupplier circuit, LongSupplier failed) {
+        Decision take(String caller) {
+            return decide.apply(caller);
+        }
 
-        boolean circuitOpen();
+        boolean circuitOpen() {
+            return circuit.getAsBoolean();
+        }
 
-        long failures();
+        long failures() {
+            return failed.getAsLong();
+        }
     }
 
     private static RedissonClient client(String url) {
@@ -155,7 +138,7 @@ class LimiterShellTest {
     }
 
     /** A lease granted after its caller stopped waiting is given back once its answer arrives. */
-    @org.junit.jupiter.api.Test
+    @Test
     void leasesGrantedAfterTheTimeoutAreReturned() throws Exception {
         try (StallingProxy proxy = new StallingProxy(TestRedis.shared().port())) {
             RedissonClient stalled = client(proxy.url());
