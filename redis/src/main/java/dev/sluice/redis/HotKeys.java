@@ -5,18 +5,17 @@ import dev.sluice.Decision;
 import dev.sluice.Limit;
 import dev.sluice.TimeSource;
 import dev.sluice.internal.Timeouts;
+import dev.sluice.internal.store.CompiledLimit;
 import dev.sluice.internal.store.LimitKeys;
 import org.redisson.api.RScript;
 import org.redisson.api.RedissonClient;
 
 import java.time.Duration;
-import java.time.temporal.ChronoUnit;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -104,6 +103,12 @@ final class HotKeys {
      * limit is a window or log.
      */
     CompletionStage<Decision> decide(String tag, List<Limit> limits, long deadlineNanos) {
+        Slice slice = slices.get(tag);
+        if (slice != null && !slice.limits.equals(limits)) {
+            // the caller asks under other limits (another cost, another route): its state in Redis
+            // must be whole before they read it, so the slice goes, given back first
+            return retire(tag).thenCompose(back -> direct.decide(tag, limits, deadlineNanos));
+        }
         if (limits.size() != 1) {
             return null;
         }
@@ -111,8 +116,7 @@ final class HotKeys {
         if (limit.algorithm() != Algorithm.TOKEN_BUCKET && limit.algorithm() != Algorithm.GCRA) {
             return null;
         }
-        Slice slice = slices.get(tag);
-        if (slice == null || !slice.limits.equals(limits)) {
+        if (slice == null) {
             if (!hot(tag) || closed) {
                 return null;
             }
@@ -127,6 +131,16 @@ final class HotKeys {
             }
         }
         return slice.decide(deadlineNanos);
+    }
+
+    /**
+     * Drops the caller's slice, if any, completing once what it held is given back (and any call
+     * of it in flight has come back): before a refund or reset, whose scripts read the state in
+     * Redis alone, and before a decision under other limits.
+     */
+    CompletableFuture<Void> retire(String tag) {
+        Slice slice = slices.get(tag);
+        return slice == null ? CompletableFuture.completedFuture(null) : slice.close();
     }
 
     /** Counts a decision of {@code tag}; whether it reaches the threshold in this window. */
@@ -148,10 +162,9 @@ final class HotKeys {
     void close() {
         closed = true;
         List<CompletableFuture<?>> returns = new ArrayList<>();
-        for (Slice slice : slices.values()) {
-            returns.add(slice.close());
+        for (String tag : List.copyOf(slices.keySet())) {
+            returns.add(retire(tag));
         }
-        slices.clear();
         try {
             CompletableFuture.allOf(returns.toArray(CompletableFuture[]::new)).get(CLOSE_WAIT_MILLIS, TimeUnit.MILLISECONDS);
         } catch (Exception e) {
@@ -168,6 +181,11 @@ final class HotKeys {
         return testTime == null ? "" : Long.toString(testTime.nowMicros());
     }
 
+    /** The clock a slice's decisions count down on: the store's (the test clock in tests). */
+    private long micros() {
+        return testTime == null ? System.nanoTime() / 1_000 : testTime.nowMicros();
+    }
+
     /** One hot caller's slice: the requests Redis granted this instance and it has not granted yet. */
     private final class Slice {
         final String tag;
@@ -176,6 +194,11 @@ final class HotKeys {
         final List<Object> keys;
         final String[] encoded;
         final long lifetimeNanos;
+        final long perToken;
+        final long perMicro;
+        final long capacity;
+        /** Completes when the slice is dead, no call of it is in flight and what it held is given back. */
+        final CompletableFuture<Void> retired = new CompletableFuture<>();
 
         // guarded by this
         private long left;
@@ -185,9 +208,10 @@ final class HotKeys {
         private long want = 1;
         private long takenAt;
         private long expiresAt;
-        private long remaining;
-        private long resetMicros;
-        private long nextMicros;
+        /** The units used in Redis after the last call (the whole slice counted), and how far its time was ahead. */
+        private long debt;
+        private long skew;
+        private long takenAtMicros;
         private boolean calling;
         private boolean dead;
         private long generation;
@@ -199,6 +223,13 @@ final class HotKeys {
             this.limit = limits.get(0);
             this.keys = List.of(LimitKeys.key(tag, limit));
             this.encoded = DecideScript.encode(limit);
+            CompiledLimit compiled = CompiledLimit.of(limit);
+            this.perToken = compiled.unitsPerToken();
+            this.perMicro = compiled.unitsPerMicro();
+            this.capacity = compiled.capacityUnits();
+            // a dead slice stays found until what it held is back in Redis: the caller's next
+            // decisions wait for that, and never read a state that still lacks it
+            retired.whenComplete((back, failure) -> slices.remove(tag, this));
             this.lifetimeNanos = Math.max(MIN_LIFETIME_NANOS,
                     Math.min(MAX_LIFETIME_NANOS, TimeUnit.MICROSECONDS.toNanos(limit.periodMicros()) / 10));
         }
@@ -209,14 +240,14 @@ final class HotKeys {
             CompletableFuture<Decision> answer;
             synchronized (this) {
                 if (dead) {
-                    return direct.decide(tag, limits, deadlineNanos);
+                    return retired.thenCompose(back -> direct.decide(tag, limits, deadlineNanos));
                 }
                 long now = System.nanoTime();
                 if (left > 0 && now < expiresAt) {
                     left--;
                     used++;
                     sinceCheck++;
-                    return CompletableFuture.completedFuture(allowed(now));
+                    return CompletableFuture.completedFuture(allowed());
                 }
                 answer = new CompletableFuture<>();
                 waiting.add(answer);
@@ -262,13 +293,13 @@ final class HotKeys {
         /** Takes a slice.lua reply: grants the waiting requests from the new slice, or refuses them. */
         private void settle(long give, long asked, List<Object> reply, Throwable failure) {
             List<CompletableFuture<Decision>> granted = new ArrayList<>();
+            List<Decision> grants = new ArrayList<>();
             List<CompletableFuture<Decision>> refused = new ArrayList<>();
             List<CompletableFuture<Decision>> decidedDirectly = new ArrayList<>();
             Decision rejection = null;
             Throwable failed = null;
-            long nextGive = 0;
             long nextAsk = -1;
-            List<Decision> grants = new ArrayList<>();
+            long giveBack = -1;
             synchronized (this) {
                 calling = false;
                 if (failure != null) {
@@ -278,7 +309,6 @@ final class HotKeys {
                     waiting.clear();
                 } else if (DecideScript.number(reply, 0) == OTHER_UNITS) {
                     dead = true;
-                    slices.remove(tag, this);
                     decidedDirectly.addAll(waiting);
                     waiting.clear();
                 } else {
@@ -291,32 +321,39 @@ final class HotKeys {
                         takenAt = now;
                         expiresAt = now + lifetimeNanos;
                     }
-                    remaining = DecideScript.number(reply, 1);
-                    resetMicros = DecideScript.number(reply, 2);
-                    nextMicros = DecideScript.number(reply, 4);
+                    debt = DecideScript.number(reply, 5);
+                    skew = DecideScript.number(reply, 6);
+                    takenAtMicros = micros();
                     long gen = ++generation;
                     while (left > 0 && !waiting.isEmpty()) {
                         left--;
                         used++;
                         sinceCheck++;
                         granted.add(waiting.poll());
-                        grants.add(allowed(now));
+                        grants.add(allowed());
                     }
                     if (!waiting.isEmpty()) {
-                        if (got > 0 || asked == 0) {
+                        if (got == 0 && asked > 0) {
+                            rejection = rejected(reply);
+                            refused.addAll(waiting);
+                            waiting.clear();
+                        } else if (dead) {
+                            decidedDirectly.addAll(waiting);
+                            waiting.clear();
+                        } else {
                             // Redis may hold more (a slice is at most a share of it): another call
                             // for the requests that came meanwhile; refused only when none fits
                             calling = true;
                             nextAsk = nextWant(now);
-                        } else {
-                            rejection = rejected(reply);
-                            refused.addAll(waiting);
-                            waiting.clear();
                         }
                     }
-                    if (!calling) {
+                    if (!calling && !dead) {
                         expireLater(gen);
                     }
+                }
+                if (dead && !calling) {
+                    giveBack = left;
+                    left = 0;
                 }
             }
             for (int i = 0; i < granted.size(); i++) {
@@ -329,17 +366,21 @@ final class HotKeys {
                     f.complete(rejection);
                 }
             }
+            if (giveBack >= 0) {
+                giveBack(giveBack).whenComplete((x, e) -> retired.complete(null));
+            }
             for (CompletableFuture<Decision> f : decidedDirectly) {
-                direct.decide(tag, limits, System.nanoTime() + TimeUnit.SECONDS.toNanos(1)).whenComplete((d, e) -> {
-                    if (e != null) {
-                        f.completeExceptionally(e instanceof CompletionException && e.getCause() != null ? e.getCause() : e);
-                    } else {
-                        f.complete(d);
-                    }
-                });
+                retired.thenCompose(back -> direct.decide(tag, limits, System.nanoTime() + TimeUnit.SECONDS.toNanos(1)))
+                        .whenComplete((d, e) -> {
+                            if (e != null) {
+                                f.completeExceptionally(DecideScript.unwrap(e));
+                            } else {
+                                f.complete(d);
+                            }
+                        });
             }
             if (nextAsk >= 0) {
-                call(nextGive, nextAsk);
+                call(0, nextAsk);
             }
         }
 
@@ -368,13 +409,12 @@ final class HotKeys {
                 left = 0;
                 if (cooled) {
                     dead = true;
-                    slices.remove(tag, this);
                 } else if (give > 0) {
                     calling = true;
                 }
             }
             if (cooled) {
-                giveBack(give);
+                giveBack(give).whenComplete((x, e) -> retired.complete(null));
             } else if (give > 0) {
                 call(give, 0);
             } else {
@@ -382,15 +422,25 @@ final class HotKeys {
             }
         }
 
-        /** Gives back what the slice holds, for good: the store is closing. */
+        /**
+         * Gives back what the slice holds, for good, now or (a call in flight) when its reply
+         * comes; completes when it is given back.
+         */
         CompletableFuture<Void> close() {
             long give;
             synchronized (this) {
+                if (dead) {
+                    return retired;
+                }
                 dead = true;
+                if (calling) {
+                    return retired;
+                }
                 give = left;
                 left = 0;
             }
-            return giveBack(give);
+            giveBack(give).whenComplete((x, e) -> retired.complete(null));
+            return retired;
         }
 
         /** A slice.lua call only giving back {@code give} requests, outside the slice's turn. */
@@ -408,15 +458,21 @@ final class HotKeys {
         }
 
         /**
-         * An allowed request's decision from the slice: remaining is what Redis had left after the
-         * slice and what the slice still holds; reset and next count down from the slice's call.
-         * Called holding the lock.
+         * An allowed request's decision from the slice, as decide.lua would answer it if it held
+         * what this instance's slice holds: the state in Redis after the last call, refilled to
+         * now, without the requests the slice still holds. Called holding the lock.
          */
-        private Decision allowed(long now) {
-            long elapsed = (now - takenAt) / 1_000;
-            long rest = Math.min(limit.capacity(), remaining + left * limit.cost());
-            Decision.Quota quota = new Decision.Quota(limit, true, rest, micros(resetMicros - elapsed), Duration.ZERO,
-                    micros(nextMicros - elapsed));
+        private Decision allowed() {
+            long elapsed = micros() - takenAtMicros;
+            long ahead = Math.max(0, skew - elapsed);
+            long refill = Math.max(0, elapsed - skew);
+            long owed = refill >= ceilDiv(debt, perMicro) ? 0 : debt - refill * perMicro;
+            owed = Math.max(0, owed - left * limit.cost() * perToken);
+            long remaining = Math.floorDiv(capacity - owed, perToken);
+            long reset = ahead + ceilDiv(owed, perMicro);
+            long next = owed == 0 ? 0 : ahead + ceilDiv(owed + (remaining + 1) * perToken - capacity, perMicro);
+            Decision.Quota quota = DecideScript.quota(limit, true, remaining, DecideScript.micros(reset), Duration.ZERO,
+                    DecideScript.micros(next));
             return new Decision(Decision.Outcome.ALLOWED, List.of(quota), Duration.ZERO);
         }
 
@@ -429,7 +485,7 @@ final class HotKeys {
         }
     }
 
-    private static Duration micros(long micros) {
-        return micros <= 0 ? Duration.ZERO : Duration.of(micros, ChronoUnit.MICROS);
+    private static long ceilDiv(long a, long b) {
+        return -Math.floorDiv(-a, b);
     }
 }

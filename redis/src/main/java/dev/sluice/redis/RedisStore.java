@@ -319,7 +319,10 @@ public final class RedisStore implements RateLimitStore {
             for (int i = 0; i < keys.length; i++) {
                 keys[i] = LimitKeys.key(tag, limits.get(i));
             }
-            return connection.client().getKeys().deleteAsync(keys).toCompletableFuture().thenRun(() -> { });
+            // a slice held here would outlive the reset: it goes first (given back, then deleted)
+            CompletableFuture<Void> retired = hotKeys == null ? CompletableFuture.completedFuture(null) : hotKeys.retire(tag);
+            return retired.thenCompose(back -> connection.client().getKeys().deleteAsync(keys).toCompletableFuture())
+                    .thenRun(() -> { });
         }
 
         @Override
@@ -332,7 +335,11 @@ public final class RedisStore implements RateLimitStore {
             if (!connection.checkReady()) {
                 return CompletableFuture.failedFuture(new RedisConnectionException("not connected to Redis yet"));
             }
-            return leases.refund(tag, limits);
+            if (hotKeys == null) {
+                return leases.refund(tag, limits);
+            }
+            // refund.lua reads the state in Redis alone: a slice held here is given back first
+            return hotKeys.retire(tag).thenCompose(back -> leases.refund(tag, limits));
         }
 
         @Override

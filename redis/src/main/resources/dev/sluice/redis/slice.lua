@@ -18,7 +18,11 @@ Returns   granted, remaining, reset_us, retry_us, next_us
             reset_us   until the budget is whole again, as decide.lua answers it
             retry_us   until one more request (of cost) fits, 0 if it does now
             next_us    until one token more than remaining is there
-          or -2 (and zeros) when the key holds a bucket written under other units (a limit
+            debt       the units used after the slice (the whole slice counted), from which
+                       the instance answers its local grants as decide.lua would
+            skew       how far the bucket's time is ahead of now (a token bucket written
+                       ahead by a clock that went back), microseconds
+          or -2 (and six zeros) when the key holds a bucket written under other units (a limit
           changed by a deployment): the caller decides those requests with decide.lua, which
           converts the state; nothing was written
 
@@ -42,7 +46,7 @@ local need = a.cost * per_token
 
 local stamp, debt, old_per_token, old_per_micro, old_cap = read_state(key)
 if stamp and not same_units(old_per_token, old_per_micro, old_cap, a) then
-  return {-2, 0, 0, 0, 0}
+  return {-2, 0, 0, 0, 0, 0, 0}
 end
 
 -- The state as units used (debt) at time t: for the token bucket capacity - level after refill
@@ -90,8 +94,11 @@ if granted > 0 or give > 0 then
   write_state(key, t, debt, a, reset)
 end
 local l = cap - debt
+local remaining = 0
+if l > 0 then remaining = idiv(l, per_token) end
 local retry = 0
 if l < need then retry = skew + cdiv(need - l, per_micro) end
+-- one token more than remaining (gcra owing more than its burst counts from none left)
 local nxt = 0
-if l < cap then nxt = skew + cdiv((idiv(l, per_token) + 1) * per_token - l, per_micro) end
-return {granted, idiv(l, per_token), reset, retry, nxt}
+if l < cap then nxt = skew + cdiv((remaining + 1) * per_token - l, per_micro) end
+return {granted, remaining, reset, retry, nxt, debt, skew}
