@@ -5,8 +5,8 @@ import dev.sluice.Decision;
 import dev.sluice.Limit;
 import dev.sluice.TimeSource;
 import dev.sluice.internal.Timeouts;
-import dev.sluice.internal.store.CompiledLimit;
-import dev.sluice.internal.store.LimitKeys;
+import dev.sluice.spi.CompiledLimit;
+import dev.sluice.spi.LimitKeys;
 import org.redisson.api.RScript;
 import org.redisson.api.RedissonClient;
 
