@@ -1,21 +1,15 @@
 package dev.sluice;
 
-import dev.sluice.spi.RateLimitStore;
-import dev.sluice.spi.StoreProvider;
 import dev.sluice.internal.Durations;
 
 import java.security.SecureRandom;
-import java.time.Duration;
 import java.util.HexFormat;
-import java.util.List;
 import java.util.Objects;
-import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.LongAdder;
 
 /**
  * Caps the requests a caller has in flight: {@link Algorithm#CONCURRENCY}. A request takes a
@@ -37,37 +31,31 @@ import java.util.concurrent.atomic.LongAdder;
  * }</pre>
  *
  * <p>Taking a lease waits at most the timeout; when the store fails or is late the decision follows
- * the {@link FailureMode} ({@link Decision.Outcome#FAILED_OPEN}: proceed without a lease), a
- * circuit breaker stops waiting after repeated failures, and a lease granted after the wait ended
- * is returned as soon as its answer arrives. In shadow mode a refusal becomes
+ * the {@link FailureMode} ({@link Decision.Outcome#FAILED_OPEN}: proceed without a lease;
+ * {@link Decision.Outcome#FAILED_CLOSED}), a circuit breaker stops waiting after repeated
+ * failures, exactly as for a {@link RateLimiter}, and a lease granted after the wait ended is
+ * returned as soon as its answer arrives. {@link FailureMode#LOCAL} is refused when the limiter is
+ * built: leases are held in the store alone. In shadow mode a refusal becomes
  * {@link Decision.Outcome#SHADOW_REJECTED} and holds no lease. Thread-safe.
  */
-public final class ConcurrencyLimiter {
+public final class ConcurrencyLimiter extends LimiterShell {
 
-    private static final Decision FAILED_OPEN = new Decision(Decision.Outcome.FAILED_OPEN, List.of(), Duration.ZERO);
-    private static final Decision FAILED_CLOSED = new Decision(Decision.Outcome.FAILED_CLOSED, List.of(),
-            StoreGuard.FAILED_CLOSED_RETRY);
     private static final SecureRandom RANDOM = new SecureRandom();
 
     private final Limit limit;
-    private final RateLimitStore store;
-    private final FailureMode failureMode;
-    private final Duration timeout;
-    private final CircuitBreaker breaker;
     private final Announcer announcer;
+    private final StoreGuard<String, Decision> guard;
     /** Lease ids: a random prefix per limiter (unique across instances sharing a store) and a counter. */
     private final String idPrefix;
     private final AtomicLong ids = new AtomicLong();
-    private final LongAdder failures = new LongAdder();
     private final QuietLog log = new QuietLog();
 
-    private ConcurrencyLimiter(Builder builder) {
-        this.limit = builder.limit;
-        this.store = builder.store != null ? builder.store : StoreProvider.forStore("memory").open("memory");
-        this.failureMode = builder.failureMode;
-        this.timeout = builder.timeout;
-        this.announcer = new Announcer(builder.shadow, builder.listener, "[" + limit.policy() + "]");
-        this.breaker = new CircuitBreaker("concurrency policy " + limit.policy(), announcer);
+    private ConcurrencyLimiter(Limit limit, LimiterSettings settings) {
+        super(settings);
+        this.limit = limit;
+        this.announcer = new Announcer(settings.shadow(), settings.listener(), "[" + limit.policy() + "]");
+        this.guard = new StoreGuard<>(new Leases(), StoreGuard.failing(settings.failureMode(), null), settings,
+                "concurrency policy " + limit.policy(), announcer);
         byte[] random = new byte[9];
         RANDOM.nextBytes(random);
         this.idPrefix = HexFormat.of().formatHex(random) + "-";
@@ -87,59 +75,29 @@ public final class ConcurrencyLimiter {
         Objects.requireNonNull(caller, "caller");
         long started = System.nanoTime();
         String id = idPrefix + Long.toString(ids.incrementAndGet(), 36);
-        Decision decision;
-        if (!breaker.tryPass()) {
-            failures.increment();
-            announcer.storeError(StoreError.CIRCUIT_OPEN);
-            decision = fallback();
-        } else {
-            decision = await(caller, id, started);
-        }
-        Lease lease = new Lease(this, caller, id, announcer.announce(decision, started));
+        Lease lease = new Lease(this, caller, id, announcer.announce(guard.await(caller, id, started), started));
         if (lease.held()) {
             announcer.lease(true);
         }
         return lease;
     }
 
-    private Decision await(String caller, String id, long started) {
-        CompletableFuture<Decision> answer;
-        try {
-            answer = store.acquireLease(caller, limit, id).toCompletableFuture();
-        } catch (RuntimeException e) {
-            answer = CompletableFuture.failedFuture(e);
+    /** Taking the lease {@code id} is the call to the store; a lease granted after the wait ended is returned. */
+    private final class Leases implements StoreGuard.Call<String, Decision> {
+        @Override
+        public CompletableFuture<Decision> send(String caller, String id, long deadlineNanos, boolean probe) {
+            return settings.store().acquireLease(caller, limit, id).toCompletableFuture();
         }
-        Throwable failure;
-        try {
-            Decision decision = answer.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
-            breaker.onSuccess();
-            return decision;
-        } catch (TimeoutException e) {
+
+        @Override
+        public void abandoned(String caller, String id, CompletableFuture<Decision> answer, TimeoutException timeout) {
             // Granted after we stopped waiting, the lease would be held by nobody until it expires.
             answer.thenAccept(late -> {
                 if (late.outcome() == Decision.Outcome.ALLOWED) {
                     release(caller, id);
                 }
             });
-            failure = e;
-        } catch (ExecutionException e) {
-            failure = e.getCause();
-        } catch (CancellationException e) {
-            failure = e;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            failure = e;
         }
-        breaker.onFailure(started, failure);
-        failures.increment();
-        announcer.storeError(StoreError.of(failure));
-        log.warn("Rate-limit store failed or exceeded {} ms; failing {} for concurrency policy {} ({} failures so far): {}",
-                timeout.toMillis(), failureMode.configName(), limit.policy(), failures.sum(), String.valueOf(failure));
-        return fallback();
-    }
-
-    private Decision fallback() {
-        return failureMode == FailureMode.CLOSED ? FAILED_CLOSED : FAILED_OPEN;
     }
 
     /** Returns a held lease ({@link Lease#release()}, once): one fewer in flight. */
@@ -151,7 +109,8 @@ public final class ConcurrencyLimiter {
     /** Returns a lease, waiting at most the timeout; a failure is logged, and the lease then expires on its own. */
     void release(String caller, String id) {
         try {
-            store.releaseLease(caller, limit, id).toCompletableFuture().get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+            settings.store().releaseLease(caller, limit, id).toCompletableFuture()
+                    .get(settings.timeout().toNanos(), TimeUnit.NANOSECONDS);
         } catch (ExecutionException e) {
             logReleaseFailure(e.getCause());
         } catch (TimeoutException | RuntimeException e) {
@@ -172,40 +131,23 @@ public final class ConcurrencyLimiter {
         return limit;
     }
 
-    /** The store the leases are held in. */
-    public RateLimitStore store() {
-        return store;
-    }
-
-    /** What taking a lease does when the store fails or is late. */
-    public FailureMode failureMode() {
-        return failureMode;
-    }
-
-    /** The longest taking (or returning) a lease waits on the store. */
-    public Duration timeout() {
-        return timeout;
-    }
-
-    /** How many leases were decided without the store (errors, timeouts, an open circuit). */
-    public long storeFailures() {
-        return failures.sum();
+    @Override
+    StoreGuard<?, ?> guard() {
+        return guard;
     }
 
     @Override
     public String toString() {
-        return "ConcurrencyLimiter[" + limit + "] failure-mode " + failureMode.configName() + " timeout "
-                + Durations.formatDuration(timeout) + (announcer.shadow() ? " shadow" : "");
+        return "ConcurrencyLimiter[" + limit + "] failure-mode " + failureMode().configName() + " timeout "
+                + Durations.formatDuration(timeout()) + (announcer.shadow() ? " shadow" : "");
     }
 
-    /** Collects the limit and settings of a {@link ConcurrencyLimiter}; validates in {@link #build()}. */
-    public static final class Builder {
+    /**
+     * Collects the limit and settings of a {@link ConcurrencyLimiter}; validates in {@link #build()}.
+     * The store, failure mode, timeout, shadow mode and listener are set as for every limiter.
+     */
+    public static final class Builder extends LimiterBuilder<Builder> {
         private Limit limit;
-        private RateLimitStore store;
-        private FailureMode failureMode = FailureMode.OPEN;
-        private Duration timeout = Durations.DEFAULT_TIMEOUT;
-        private boolean shadow;
-        private DecisionListener listener;
 
         private Builder() {
         }
@@ -216,47 +158,24 @@ public final class ConcurrencyLimiter {
             return this;
         }
 
-        /** The store; default a new {@link dev.sluice.memory.MemoryStore}. */
-        public Builder store(RateLimitStore store) {
-            this.store = Objects.requireNonNull(store, "store");
-            return this;
-        }
-
-        /** What taking a lease does when the store fails or is late; default {@link FailureMode#OPEN}. */
-        public Builder failureMode(FailureMode failureMode) {
-            this.failureMode = Objects.requireNonNull(failureMode, "failureMode");
-            return this;
-        }
-
-        /** The longest taking a lease may wait on the store, from 1 ms to 1 minute; default 100 ms. */
-        public Builder timeout(Duration timeout) {
-            this.timeout = Durations.checkTimeout(timeout);
-            return this;
-        }
-
-        /** Shadow mode: refuse nothing; a refusal becomes {@link Decision.Outcome#SHADOW_REJECTED}, holding no lease. */
-        public Builder shadowMode(boolean shadow) {
-            this.shadow = shadow;
-            return this;
-        }
-
-        /** Hears every decision, e.g. {@link dev.sluice.metrics.MicrometerMetrics}; default none. */
-        public Builder listener(DecisionListener listener) {
-            this.listener = listener;
-            return this;
-        }
-
         /**
          * Builds the limiter.
          *
-         * @throws IllegalArgumentException if the limit is missing or not a concurrency limit
+         * @throws IllegalArgumentException if the limit is missing or not a concurrency limit, or
+         *                                  the failure mode is {@link FailureMode#LOCAL}, naming
+         *                                  {@code 'failure-mode'} and the value
          */
         public ConcurrencyLimiter build() {
             if (limit == null || limit.algorithm().isRate()) {
                 throw new IllegalArgumentException("a concurrency limiter needs a 'limit' of algorithm concurrency, got '"
                         + limit + "'");
             }
-            return new ConcurrencyLimiter(this);
+            if (chosenFailureMode() == FailureMode.LOCAL) {
+                throw new IllegalArgumentException("'failure-mode' of concurrency policy '" + limit.policy()
+                        + "' must be open or closed: its leases are held in the store alone, so no local limiter can "
+                        + "take over while the store fails, got 'local'");
+            }
+            return new ConcurrencyLimiter(limit, settings());
         }
     }
 }

@@ -30,7 +30,7 @@ import java.util.concurrent.atomic.AtomicReference;
  * <p>Thread-safe. The scaled limits of each list of limits the limiter asks for (one per cost)
  * are built once; a local decision is a cache lookup and a decision of the memory store.
  */
-final class LocalLimiter {
+final class LocalLimiter implements StoreGuard.Fallback<List<Limit>, Decision> {
 
     /** As many lists as the limiter's costed lists can be at once, and one more for the configured list. */
     private static final long SCALED_LISTS = CostedLimits.ARRAY_COSTS + CostedLimits.CACHED_COSTS + 1;
@@ -74,7 +74,8 @@ final class LocalLimiter {
     }
 
     /** Decides one request in this JVM; always {@link Decision.Outcome#LOCAL_ALLOWED} or {@link Decision.Outcome#LOCAL_REJECTED}. */
-    Decision decide(String caller, List<Limit> request) {
+    @Override
+    public Decision decide(String caller, List<Limit> request) {
         List<Limit> limits = limits(request);
         // Before the store is read: a concurrent storeAnswered sees this use and keeps the state.
         lastUsedNanos = System.nanoTime();
@@ -98,7 +99,8 @@ final class LocalLimiter {
      * The store answered: drops the local state once it has answered for {@link #keepNanos} since
      * the last local decision. One volatile read while there is no local state.
      */
-    void storeAnswered() {
+    @Override
+    public void storeAnswered() {
         RateLimitStore store = memory.get();
         if (store != null && System.nanoTime() - lastUsedNanos >= keepNanos && memory.compareAndSet(store, null)) {
             store.close();

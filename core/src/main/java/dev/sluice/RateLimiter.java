@@ -1,11 +1,8 @@
 package dev.sluice;
 
 import dev.sluice.spi.RateLimitStore;
-import dev.sluice.spi.StoreProvider;
-import dev.sluice.internal.Completions;
 import dev.sluice.internal.Durations;
 
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -49,35 +46,34 @@ import java.util.stream.Collectors;
  * decisions, so a web application leaves no thread behind (it is not the JDK's JVM-global
  * {@code CompletableFuture.orTimeout} thread, which would keep the first application's class loader).
  */
-public final class RateLimiter {
+public final class RateLimiter extends LimiterShell {
 
-    /** Pooled threads, a new one only when none is free (see {@link Completions} for why not the JDK's default). */
-    private static final Executor DEFAULT_EXECUTOR = Completions.EXECUTOR;
     private static final Decision UNSATISFIABLE = new Decision(Decision.Outcome.UNSATISFIABLE, List.of(), Decision.NEVER);
 
     private final CostedLimits costed;
-    private final StoreGuard guard;
+    private final StoreDecisions store;
+    private final StoreGuard<List<Limit>, Decision> guard;
     private final Announcer announcer;
-    private final Executor executor;
-    private final DecisionListener listener;
+    /** The limiter of {@link FailureMode#LOCAL}; {@code null} for the other modes. */
+    private final LocalLimiter local;
     private final List<Limit> localLimits;
-    private final double localShare;
     private final Refunds refunds;
     /** Whether a listener hears each decision's latency: only then does a decision on an immediate store read the clock. */
     private final boolean timed;
 
-    private RateLimiter(Builder builder) {
-        this.costed = new CostedLimits(builder.limits);
+    private RateLimiter(List<Limit> limits, LimiterSettings settings) {
+        super(settings);
+        this.costed = new CostedLimits(limits);
         String policies = costed.configured().stream().map(Limit::policy).toList().toString();
-        RateLimitStore store = builder.store != null ? builder.store : StoreProvider.forStore("memory").open("memory");
-        this.announcer = new Announcer(builder.shadow, builder.listener, policies);
-        this.guard = new StoreGuard(store, builder.failureMode, builder.timeout, policies, builder.localShare, announcer);
-        this.localShare = builder.localShare;
-        this.localLimits = guard.localLimits(costed.configured()); // built now: a scaled limit that is invalid fails here
-        this.executor = builder.executor;
-        this.listener = builder.listener;
-        this.refunds = new Refunds(store, builder.timeout, policies, announcer);
-        this.timed = builder.listener != null;
+        this.announcer = new Announcer(settings.shadow(), settings.listener(), policies);
+        this.store = new StoreDecisions(settings, policies, announcer);
+        this.local = settings.failureMode() == FailureMode.LOCAL ? new LocalLimiter(settings.localShare()) : null;
+        this.guard = new StoreGuard<>(store, StoreGuard.failing(settings.failureMode(), local), settings,
+                "policies " + policies, announcer);
+        // built now: a scaled limit that is invalid fails here
+        this.localLimits = local == null ? List.of() : local.limits(costed.configured());
+        this.refunds = new Refunds(settings.store(), settings.timeout(), policies, announcer);
+        this.timed = settings.listener() != null;
     }
 
     /** A builder with the defaults: in-memory store, {@link FailureMode#OPEN}, 100 ms timeout. */
@@ -124,7 +120,7 @@ public final class RateLimiter {
 
     private Decision await(String caller, List<Limit> request) {
         Objects.requireNonNull(caller, "caller");
-        if (guard.immediate()) {
+        if (store.immediate()) {
             // Nothing to wait for, so no deadline: the clock is read only for a listener.
             long started = timed ? System.nanoTime() : 0;
             return announcer.announce(guard.now(caller, request), started);
@@ -135,7 +131,7 @@ public final class RateLimiter {
 
     private CompletionStage<Decision> ask(String caller, List<Limit> request) {
         Objects.requireNonNull(caller, "caller");
-        if (guard.immediate()) {
+        if (store.immediate()) {
             return CompletableFuture.completedFuture(await(caller, request));
         }
         long started = System.nanoTime();
@@ -148,7 +144,7 @@ public final class RateLimiter {
             // This thread is the store's I/O thread or the timer's: the caller's continuations,
             // which may block, run on the executor instead.
             try {
-                executor.execute(() -> result.complete(announced));
+                settings.executor().execute(() -> result.complete(announced));
             } catch (RejectedExecutionException e) {
                 result.complete(announced);
             }
@@ -166,7 +162,7 @@ public final class RateLimiter {
      *                               or may not be gone, and resetting again is harmless
      */
     public void reset(String caller) {
-        guard.reset(Objects.requireNonNull(caller, "caller"), costed.configured());
+        store.reset(Objects.requireNonNull(caller, "caller"), costed.configured());
     }
 
     /**
@@ -204,19 +200,9 @@ public final class RateLimiter {
         return costed.configured();
     }
 
-    /** The store this limiter decides on. */
-    public RateLimitStore store() {
-        return guard.store();
-    }
-
-    /** What a decision does when the store fails or is late. */
-    public FailureMode failureMode() {
-        return guard.failureMode();
-    }
-
     /** The share of each limit this JVM grants alone while the store fails, with {@link FailureMode#LOCAL}. */
     public double localShare() {
-        return localShare;
+        return settings.localShare();
     }
 
     /**
@@ -228,42 +214,36 @@ public final class RateLimiter {
         return localLimits;
     }
 
-    /** The longest a decision waits on the store. */
-    public Duration timeout() {
-        return guard.timeout();
-    }
-
     /**
-     * Whether this limiter has stopped waiting on its store after repeated failures: while open,
-     * decisions follow the failure mode at once, and one probe at a time retries the store.
-     */
-    public boolean storeCircuitOpen() {
-        return guard.circuitOpen();
-    }
-
-    /**
-     * How many decisions were made without the store (errors, timeouts, an open circuit) since this
-     * limiter was built.
-     */
-    public long storeFailures() {
-        return guard.failures();
-    }
-
-    /**
-     * A limiter of other limits with every setting of this one: store, failure mode, timeout,
-     * shadow mode, local share, listener and executor. For limits chosen per request among a few
-     * built once (plans, tiers): build the limiter once per list, not per request.
+     * A limiter of other limits sharing this one's store and settings: failure mode, timeout,
+     * shadow mode, local share, listener and executor. Its circuit breaker, failure count and local
+     * limiter are its own. For limits chosen per request among a few built once (plans, tiers):
+     * build the limiter once per list, not per request.
      *
      * @throws IllegalArgumentException as {@link Builder#build()} does
      */
     public RateLimiter withLimits(List<Limit> limits) {
-        return builder().limits(limits).store(store()).failureMode(failureMode()).timeout(timeout())
-                .shadowMode(shadowMode()).localShare(localShare()).listener(listener).executor(executor).build();
+        return new RateLimiter(Builder.check(limits), settings);
+    }
+
+    /**
+     * As {@link #withLimits(List)}, heard by {@code listener} instead of this limiter's listener
+     * ({@code null}: none): for metrics named after each list's policies.
+     *
+     * @throws IllegalArgumentException as {@link Builder#build()} does
+     */
+    public RateLimiter withLimits(List<Limit> limits, DecisionListener listener) {
+        return new RateLimiter(Builder.check(limits), settings.withListener(listener));
     }
 
     /** The limiter's policy names joined with {@code +}: how metrics and logs name it. */
     public String name() {
         return limits().stream().map(Limit::policy).collect(Collectors.joining("+"));
+    }
+
+    @Override
+    StoreGuard<?, ?> guard() {
+        return guard;
     }
 
     @Override
@@ -273,16 +253,12 @@ public final class RateLimiter {
                 + Durations.formatDuration(timeout()) + (shadowMode() ? " shadow" : "");
     }
 
-    /** Collects the limits and settings of a {@link RateLimiter}; validates in {@link #build()}. */
-    public static final class Builder {
+    /**
+     * Collects the limits and settings of a {@link RateLimiter}; validates in {@link #build()}. The
+     * store, failure mode, timeout, shadow mode and listener are set as for every limiter.
+     */
+    public static final class Builder extends LimiterBuilder<Builder> {
         private final List<Limit> limits = new ArrayList<>();
-        private RateLimitStore store;
-        private FailureMode failureMode = FailureMode.OPEN;
-        private Duration timeout = Durations.DEFAULT_TIMEOUT;
-        private boolean shadow;
-        private DecisionListener listener;
-        private Executor executor = DEFAULT_EXECUTOR;
-        private double localShare = 1.0;
 
         private Builder() {
         }
@@ -301,23 +277,6 @@ public final class RateLimiter {
             return this;
         }
 
-        /**
-         * Shadow mode: decide and count as usual, but let every request through; a rejection that
-         * would have happened becomes {@link Decision.Outcome#SHADOW_REJECTED}, consumes nothing,
-         * and is counted and logged (at most every ten seconds). The way to roll out a limit safely.
-         * Default off.
-         */
-        public Builder shadowMode(boolean shadow) {
-            this.shadow = shadow;
-            return this;
-        }
-
-        /** Hears every decision, e.g. {@link dev.sluice.metrics.MicrometerMetrics}; default none. */
-        public Builder listener(DecisionListener listener) {
-            this.listener = listener;
-            return this;
-        }
-
         /** Adds a limit; all limits are decided together. */
         public Builder limit(Limit limit) {
             limits.add(Objects.requireNonNull(limit, "limit"));
@@ -327,18 +286,6 @@ public final class RateLimiter {
         /** Adds limits; all limits are decided together. */
         public Builder limits(List<Limit> more) {
             more.forEach(this::limit);
-            return this;
-        }
-
-        /** The store; default a new {@link dev.sluice.memory.MemoryStore}. */
-        public Builder store(RateLimitStore store) {
-            this.store = Objects.requireNonNull(store, "store");
-            return this;
-        }
-
-        /** What a decision does when the store fails or is late; default {@link FailureMode#OPEN}. */
-        public Builder failureMode(FailureMode failureMode) {
-            this.failureMode = Objects.requireNonNull(failureMode, "failureMode");
             return this;
         }
 
@@ -355,18 +302,17 @@ public final class RateLimiter {
             return this;
         }
 
-        /** The longest a decision may wait on the store, from 1 ms to 1 minute; default 100 ms. */
-        public Builder timeout(Duration timeout) {
-            this.timeout = Durations.checkTimeout(timeout);
-            return this;
-        }
-
         /**
          * Builds the limiter.
          *
          * @throws IllegalArgumentException if there is no limit or two limits share a policy name
          */
         public RateLimiter build() {
+            return new RateLimiter(check(limits), settings());
+        }
+
+        /** {@code limits}, copied, if a rate limiter can decide them together. */
+        private static List<Limit> check(List<Limit> limits) {
             if (limits.isEmpty()) {
                 throw new IllegalArgumentException("a rate limiter needs at least one 'limit'");
             }
@@ -381,7 +327,7 @@ public final class RateLimiter {
                             + "' is used by two limits of one limiter; give each limit its own policy name");
                 }
             }
-            return new RateLimiter(this);
+            return List.copyOf(limits);
         }
     }
 }

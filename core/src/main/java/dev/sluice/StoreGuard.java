@@ -1,15 +1,13 @@
 package dev.sluice;
 
 import dev.sluice.spi.ImmediateStore;
-import dev.sluice.spi.RateLimitStore;
-import dev.sluice.internal.Durations;
-import dev.sluice.internal.Repeated;
 import dev.sluice.internal.Timeouts;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -20,16 +18,21 @@ import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Consumer;
 
 /**
- * A limiter's way to its store: the timeout, the circuit breaker, failure counting and logging,
- * and the failure mode. Both paths, blocking and asynchronous, end in one {@link #settle}: the
- * same answer or failure gives the same decision, counts once toward the breaker and once as a
- * store failure. A decision made without the store comes from {@link #fallback} alone, once per
- * request: a request that timed out is decided there once (with {@link FailureMode#LOCAL}, charged
- * once locally), though its script may still have run in the store and charged it there too.
+ * Every limiter's way to its store: the timeout, the circuit breaker, failure counting and
+ * logging, and the failure mode, around a {@link Call} that says what is asked of the store (a
+ * decision, a lease) and a {@link Fallback} that answers without it. Both paths, blocking and
+ * asynchronous, end in one {@link #settle}: the same answer or failure gives the same result,
+ * counts once toward the breaker and once as a store failure. A result made without the store
+ * comes from the fallback alone, once per request: a request that timed out is decided there once
+ * (with {@link FailureMode#LOCAL}, charged once locally), though the store may still have done it
+ * too.
  *
  * <p>Thread-safe. Logs under {@link RateLimiter}'s name, which is the one users configure.
+ *
+ * @param <A> what a call asks about besides the caller (the limits, a lease id)
+ * @param <T> what the store answers (a {@link Decision})
  */
-final class StoreGuard {
+final class StoreGuard<A, T> {
 
     private static final Logger LOG = LoggerFactory.getLogger(RateLimiter.class);
     /** What a 503 suggests to the client when the store is down. */
@@ -37,57 +40,94 @@ final class StoreGuard {
     private static final Decision FAILED_OPEN = new Decision(Decision.Outcome.FAILED_OPEN, List.of(), Duration.ZERO);
     private static final Decision FAILED_CLOSED = new Decision(Decision.Outcome.FAILED_CLOSED, List.of(), FAILED_CLOSED_RETRY);
 
-    private final RateLimitStore store;
-    /** The store when it decides on the calling thread ({@link #now}); {@code null} otherwise. */
-    private final ImmediateStore immediate;
+    /** What a limiter asks of its store. */
+    interface Call<A, T> {
+        /**
+         * Sends the request; may throw, which is a failure like a failed future.
+         *
+         * @param deadlineNanos when the caller stops waiting, on {@link System#nanoTime()}'s clock
+         * @param probe         whether this is the circuit's probe, which must reach the store itself
+         */
+        CompletableFuture<T> send(String caller, A request, long deadlineNanos, boolean probe);
+
+        /** Answers on this thread, for a store that can ({@link ImmediateStore}); see {@link StoreGuard#now}. */
+        default T sendNow(String caller, A request) {
+            throw new UnsupportedOperationException("this store answers later");
+        }
+
+        /**
+         * The caller stopped waiting for {@code answer} at the timeout. By default the answer is
+         * completed with the timeout, which tells a store holding the request back (coalescing)
+         * that the caller gave up, so that it is not charged.
+         */
+        default void abandoned(String caller, A request, CompletableFuture<T> answer, TimeoutException timeout) {
+            answer.completeExceptionally(timeout);
+        }
+    }
+
+    /** The answer made without the store, following the failure mode. */
+    interface Fallback<A, T> {
+        T decide(String caller, A request);
+
+        /** The store answered; a fallback holding state of its own may drop it. */
+        default void storeAnswered() {
+        }
+    }
+
+    private final Call<A, T> call;
+    private final Fallback<A, T> fallback;
     private final FailureMode failureMode;
     private final Duration timeout;
     private final long timeoutNanos;
-    /** The limiter's policies, as logs and errors name them. */
-    private final String policies;
+    /** The limiter, as logs name it: {@code policies [a, b]}, {@code concurrency policy c}. */
+    private final String name;
     private final CircuitBreaker breaker;
-    /** The limiter of {@link FailureMode#LOCAL}; {@code null} for the other modes. */
-    private final LocalLimiter local;
-    /** Where a store error is told, once per decision made without the store. */
+    /** Where a store error is told, once per result made without the store. */
     private final Announcer announcer;
     private final LongAdder failures = new LongAdder();
     private final QuietLog failureLog = new QuietLog();
 
-    StoreGuard(RateLimitStore store, FailureMode failureMode, Duration timeout, String policies) {
-        this(store, failureMode, timeout, policies, 1.0, new Announcer(false, null, policies));
+    /**
+     * @param fallback  the answer without the store, for {@code settings}' failure mode
+     * @param name      the limiter, as logs name it
+     * @param announcer tells the limiter's listener of store errors and circuit changes
+     */
+    StoreGuard(Call<A, T> call, Fallback<A, T> fallback, LimiterSettings settings, String name, Announcer announcer) {
+        this.call = call;
+        this.fallback = Objects.requireNonNull(fallback, "fallback");
+        this.failureMode = settings.failureMode();
+        this.timeout = settings.timeout();
+        this.timeoutNanos = timeout.toNanos();
+        this.name = name;
+        this.announcer = announcer;
+        this.breaker = new CircuitBreaker(name, announcer);
     }
 
     /**
-     * @param localShare the share of each limit the local limiter grants, with {@link FailureMode#LOCAL}
-     * @param announcer  tells the limiter's listener of store errors
+     * The fallback of failure mode {@code open} ({@link Decision.Outcome#FAILED_OPEN}) or
+     * {@code closed} ({@link Decision.Outcome#FAILED_CLOSED}); {@code local} for
+     * {@link FailureMode#LOCAL}, which a limiter that cannot decide locally refuses when it is built.
      */
-    StoreGuard(RateLimitStore store, FailureMode failureMode, Duration timeout, String policies, double localShare,
-               Announcer announcer) {
-        this.announcer = announcer;
-        this.local = failureMode == FailureMode.LOCAL ? new LocalLimiter(localShare) : null;
-        this.store = store;
-        this.immediate = store instanceof ImmediateStore i ? i : null;
-        this.failureMode = failureMode;
-        this.timeout = timeout;
-        this.timeoutNanos = timeout.toNanos();
-        this.policies = policies;
-        this.breaker = new CircuitBreaker("policies " + policies, announcer);
+    static <A> Fallback<A, Decision> failing(FailureMode mode, Fallback<A, Decision> local) {
+        return switch (mode) {
+            case OPEN -> (caller, request) -> FAILED_OPEN;
+            case CLOSED -> (caller, request) -> FAILED_CLOSED;
+            case LOCAL -> Objects.requireNonNull(local, "a local fallback");
+        };
     }
 
-    /** Decides on the store, waiting on this thread at most the timeout: no timer, no shared scheduler. */
-    Decision await(String caller, List<Limit> request, long started) {
-        CompletableFuture<Decision> answer = send(caller, request, started);
+    /** Asks the store, waiting on this thread at most the timeout: no timer, no shared scheduler. */
+    T await(String caller, A request, long started) {
+        CompletableFuture<T> answer = send(caller, request, started);
         if (answer == null) {
             return circuitOpen(caller, request);
         }
-        Decision decision = null;
+        T result = null;
         Throwable failure = null;
         try {
-            decision = answer.isDone() ? answer.join() : answer.get(timeoutNanos, TimeUnit.NANOSECONDS);
+            result = answer.isDone() ? answer.join() : answer.get(timeoutNanos, TimeUnit.NANOSECONDS);
         } catch (TimeoutException e) {
-            // Completing the store's future tells a store holding the request back (coalescing)
-            // that this caller gave up, so that it is not charged.
-            answer.completeExceptionally(e);
+            call.abandoned(caller, request, answer, e);
             failure = e;
         } catch (ExecutionException | CompletionException | CancellationException e) {
             failure = e;
@@ -95,99 +135,88 @@ final class StoreGuard {
             Thread.currentThread().interrupt();
             failure = e;
         }
-        return settle(caller, request, started, decision, failure);
-    }
-
-    /** Whether the store decides on the calling thread: {@link #now} is its path. */
-    boolean immediate() {
-        return immediate != null;
+        return settle(caller, request, started, result, failure);
     }
 
     /**
-     * Decides on a store that answers on this thread ({@link ImmediateStore}): no future, no
-     * deadline, no clock read while it answers. The breaker and the failure mode apply as on the
-     * other paths, through the same {@link #settle}: a thrown exception is a failure.
+     * Asks a store that answers on this thread ({@link Call#sendNow}): no future, no deadline, no
+     * clock read while it answers. The breaker and the failure mode apply as on the other paths,
+     * through the same {@link #settle}: a thrown exception is a failure.
      */
-    Decision now(String caller, List<Limit> request) {
+    T now(String caller, A request) {
         if (!breaker.tryPass()) {
             return circuitOpen(caller, request);
         }
-        Decision decision = null;
+        T result = null;
         RuntimeException failure = null;
         try {
-            decision = immediate.decideNow(caller, request);
+            result = call.sendNow(caller, request);
         } catch (RuntimeException e) {
             failure = e;
         }
         // A failure's time is read when it happens: the breaker counts it by when it was sent,
         // which for a store answering on this thread is a moment ago.
-        return settle(caller, request, decision == null || failure != null ? System.nanoTime() : 0, decision, failure);
+        return settle(caller, request, result == null || failure != null ? System.nanoTime() : 0, result, failure);
     }
 
     /**
-     * Decides on the store without blocking. Returns the decision when the store answered at once
-     * or the circuit is open. Otherwise returns {@code null}, and {@code later} receives the
-     * decision within the timeout, on the store's I/O thread or on the timer's (on this thread if
-     * either came before this returned): exactly one of the two, never a failure.
+     * Asks the store without blocking. Returns the result when the store answered at once or the
+     * circuit is open. Otherwise returns {@code null}, and {@code later} receives the result within
+     * the timeout, on the store's I/O thread or on the timer's (on this thread if either came
+     * before this returned): exactly one of the two, never a failure.
      */
-    Decision ask(String caller, List<Limit> request, long started, Consumer<Decision> later) {
-        CompletableFuture<Decision> answer = send(caller, request, started);
+    T ask(String caller, A request, long started, Consumer<T> later) {
+        CompletableFuture<T> answer = send(caller, request, started);
         if (answer == null) {
             return circuitOpen(caller, request);
         }
         if (answer.isDone()) {
-            return answer.handle((decision, failure) -> settle(caller, request, started, decision, failure)).join();
+            return answer.handle((result, failure) -> settle(caller, request, started, result, failure)).join();
         }
         // The store's own future times out, so that a store holding requests back (coalescing) can
         // see that a caller gave up before its turn and not charge it. Sluice's timer, not the
         // JDK's orTimeout, whose JVM-global thread would pin the first web application (see Timeouts).
         Timeouts.orTimeout(answer, timeoutNanos)
-                .whenComplete((decision, failure) -> later.accept(settle(caller, request, started, decision, failure)));
+                .whenComplete((result, failure) -> later.accept(settle(caller, request, started, result, failure)));
         return null;
     }
 
     /**
-     * The store's answer; a failed future if the store threw; {@code null} while the circuit is
+     * The store's answer; a failed future if the call threw; {@code null} while the circuit is
      * open. The circuit's probe must reach the store itself, not a copy kept in this JVM.
      */
-    private CompletableFuture<Decision> send(String caller, List<Limit> request, long started) {
+    private CompletableFuture<T> send(String caller, A request, long started) {
         boolean probe = breaker.isOpen();
         if (!breaker.tryPass()) {
             return null;
         }
         try {
-            CompletableFuture<Decision> answer = store.decide(caller, request, started + timeoutNanos, probe).toCompletableFuture();
-            if (Repeated.is(answer)) {
-                announcer.localRejection();
-            }
-            return answer;
+            return call.send(caller, request, started + timeoutNanos, probe);
         } catch (RuntimeException e) {
             return CompletableFuture.failedFuture(e);
         }
     }
 
     /**
-     * Turns the store's answer, or its failure, into a decision: the one place both paths meet.
-     * A store that completes without a decision has failed too; one that could not read this
+     * Turns the store's answer, or its failure, into a result: the one place every path meets.
+     * A store that completes without an answer has failed too; one that could not read this
      * caller's state fails this request alone (see {@link CircuitBreaker#onFailure(long, Throwable)}).
      */
-    Decision settle(String caller, List<Limit> request, long started, Decision answer, Throwable failure) {
+    private T settle(String caller, A request, long started, T answer, Throwable failure) {
         if (failure == null && answer != null) {
             breaker.onSuccess();
-            if (local != null) {
-                local.storeAnswered();
-            }
+            fallback.storeAnswered();
             return answer;
         }
-        Throwable cause = failure == null ? new NullPointerException("the store answered no decision") : unwrap(failure);
+        Throwable cause = failure == null ? new NullPointerException("the store answered nothing") : unwrap(failure);
         breaker.onFailure(started, cause);
         failures.increment();
         announcer.storeError(StoreError.of(cause));
         if (failureLog.due()) {
-            LOG.warn("Rate-limit store failed or exceeded {} ms; failing {} for policies {} ({} failures so far): {}",
-                    timeout.toMillis(), failureMode.configName(), policies, failures.sum(), cause.toString());
+            LOG.warn("Rate-limit store failed or exceeded {} ms; failing {} for {} ({} failures so far): {}",
+                    timeout.toMillis(), failureMode.configName(), name, failures.sum(), cause.toString());
         }
-        return fallback(caller, request);
+        return fallback.decide(caller, request);
     }
 
     private static Throwable unwrap(Throwable failure) {
@@ -197,67 +226,18 @@ final class StoreGuard {
     }
 
     /** The circuit is open: no wait, no log (the breaker logged the opening); still a failure. */
-    private Decision circuitOpen(String caller, List<Limit> request) {
+    private T circuitOpen(String caller, A request) {
         failures.increment();
         announcer.storeError(StoreError.CIRCUIT_OPEN);
-        return fallback(caller, request);
+        return fallback.decide(caller, request);
     }
 
-    /** The decision made without the store, following the failure mode: the one place that decides so. */
-    private Decision fallback(String caller, List<Limit> request) {
-        return switch (failureMode) {
-            case OPEN -> FAILED_OPEN;
-            case CLOSED -> FAILED_CLOSED;
-            case LOCAL -> local.decide(caller, request);
-        };
-    }
-
-    /** The limits the local limiter decides for {@code request}; empty unless the failure mode is {@link FailureMode#LOCAL}. */
-    List<Limit> localLimits(List<Limit> request) {
-        return local == null ? List.of() : local.limits(request);
-    }
-
-    /** Whether the local limiter holds state now. */
-    boolean holdsLocalState() {
-        return local != null && local.holdsState();
-    }
-
-    /**
-     * Deletes {@code caller}'s state under {@code limits}, waiting at most the timeout.
-     *
-     * @throws IllegalStateException if the store failed or did not answer in time
-     */
-    void reset(String caller, List<Limit> limits) {
-        try {
-            store.reset(caller, limits).toCompletableFuture().get(timeoutNanos, TimeUnit.NANOSECONDS);
-        } catch (ExecutionException e) {
-            throw new IllegalStateException("could not reset caller state for policies " + policies + ": "
-                    + e.getCause(), e.getCause());
-        } catch (TimeoutException e) {
-            throw new IllegalStateException("could not reset caller state for policies " + policies
-                    + " within " + Durations.formatDuration(timeout), e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted while resetting caller state for policies " + policies, e);
-        }
-    }
-
-    RateLimitStore store() {
-        return store;
-    }
-
-    FailureMode failureMode() {
-        return failureMode;
-    }
-
-    Duration timeout() {
-        return timeout;
-    }
-
+    /** Whether the circuit is open: results follow the failure mode at once, one probe at a time retries. */
     boolean circuitOpen() {
         return breaker.isOpen();
     }
 
+    /** How many results were made without the store (errors, timeouts, an open circuit). */
     long failures() {
         return failures.sum();
     }

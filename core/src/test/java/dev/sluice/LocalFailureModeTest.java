@@ -132,7 +132,7 @@ class LocalFailureModeTest {
     void localStateOutlivesAFlapButGoesOnceTheStoreHasAnsweredLongEnough() throws InterruptedException {
         Switchable store = new Switchable();
         // an hour's bucket: a state the store's brief return must not forget
-        StoreGuard kept = new StoreGuard(store, FailureMode.LOCAL, TIMEOUT, "[kept]");
+        RateGuard kept = RateGuard.of(store, FailureMode.LOCAL, TIMEOUT, "[kept]");
         List<Limit> hourly = List.of(Limit.of("kept", 2, Duration.ofHours(1)));
         store.failing = true;
         kept.await("c", hourly, System.nanoTime());
@@ -146,7 +146,7 @@ class LocalFailureModeTest {
 
         // a 100 ms bucket is whole again 100 ms after its last use: then the state can go
         Switchable quick = new Switchable();
-        StoreGuard dropped = new StoreGuard(quick, FailureMode.LOCAL, TIMEOUT, "[dropped]");
+        RateGuard dropped = RateGuard.of(quick, FailureMode.LOCAL, TIMEOUT, "[dropped]");
         List<Limit> brief = List.of(Limit.of("dropped", 1_000, Duration.ofMillis(100)));
         quick.failing = true;
         assertThat(dropped.await("c", brief, System.nanoTime()).outcome()).isEqualTo(Decision.Outcome.LOCAL_ALLOWED);

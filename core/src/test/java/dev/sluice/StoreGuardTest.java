@@ -73,7 +73,7 @@ class StoreGuardTest {
         }
     }
 
-    private static Decision async(StoreGuard guard) {
+    private static Decision async(RateGuard guard) {
         CompletableFuture<Decision> later = new CompletableFuture<>();
         Decision atOnce = guard.ask("c", LIMITS, System.nanoTime(), later::complete);
         return atOnce != null ? atOnce : later.orTimeout(10, TimeUnit.SECONDS).join();
@@ -83,8 +83,8 @@ class StoreGuardTest {
     @EnumSource(Fault.class)
     void bothPathsSettleAFailureIntoTheSameDecision(Fault fault) {
         for (FailureMode mode : FailureMode.values()) {
-            StoreGuard blocking = new StoreGuard(new Faulty(fault.answer), mode, TIMEOUT, "[guarded]");
-            StoreGuard asynchronous = new StoreGuard(new Faulty(fault.answer), mode, TIMEOUT, "[guarded]");
+            RateGuard blocking = RateGuard.of(new Faulty(fault.answer), mode, TIMEOUT, "[guarded]");
+            RateGuard asynchronous = RateGuard.of(new Faulty(fault.answer), mode, TIMEOUT, "[guarded]");
 
             Decision waited = blocking.await("c", LIMITS, System.nanoTime());
             Decision asked = async(asynchronous);
@@ -105,8 +105,8 @@ class StoreGuardTest {
     void bothPathsTellAStoreTheyGaveUpOnThatTheyTimedOut() {
         Faulty waitedOn = new Faulty(Fault.NEVER_ANSWERS.answer);
         Faulty askedOf = new Faulty(Fault.NEVER_ANSWERS.answer);
-        new StoreGuard(waitedOn, FailureMode.CLOSED, TIMEOUT, "[guarded]").await("c", LIMITS, System.nanoTime());
-        async(new StoreGuard(askedOf, FailureMode.CLOSED, TIMEOUT, "[guarded]"));
+        RateGuard.of(waitedOn, FailureMode.CLOSED, TIMEOUT, "[guarded]").await("c", LIMITS, System.nanoTime());
+        async(RateGuard.of(askedOf, FailureMode.CLOSED, TIMEOUT, "[guarded]"));
         for (Faulty store : List.of(waitedOn, askedOf)) {
             CompletableFuture<Decision> future = store.handedOut.get(0);
             assertThat(future).isCompletedExceptionally();
@@ -117,7 +117,7 @@ class StoreGuardTest {
     @Test
     void bothPathsPassTheStoresDecisionThrough() {
         MemoryStore memory = MemoryStore.create();
-        StoreGuard guard = new StoreGuard(memory, FailureMode.CLOSED, TIMEOUT, "[guarded]");
+        RateGuard guard = RateGuard.of(memory, FailureMode.CLOSED, TIMEOUT, "[guarded]");
         Decision waited = guard.await("c", LIMITS, System.nanoTime());
         Decision asked = async(guard);
         assertThat(waited.outcome()).isEqualTo(Decision.Outcome.ALLOWED);
@@ -130,7 +130,7 @@ class StoreGuardTest {
     @Test
     void failuresOfEitherPathOpenTheCircuitForBoth() {
         Faulty store = new Faulty(Fault.FAILS.answer);
-        StoreGuard guard = new StoreGuard(store, FailureMode.CLOSED, TIMEOUT, "[guarded]");
+        RateGuard guard = RateGuard.of(store, FailureMode.CLOSED, TIMEOUT, "[guarded]");
         // Read before the failure that opens the circuit, so no later than the pause begins: a
         // thread descheduled after that failure cannot make the pause look younger than it is.
         long opened = 0;
@@ -154,7 +154,7 @@ class StoreGuardTest {
     /** A store that answers it cannot read one caller's state fails that request alone: the circuit stays closed. */
     @Test
     void aCallersUnreadableStateFailsItsRequestButNeverOpensTheCircuit() {
-        StoreGuard guard = new StoreGuard(new Faulty(Fault.UNREADABLE_STATE.answer), FailureMode.CLOSED, TIMEOUT, "[guarded]");
+        RateGuard guard = RateGuard.of(new Faulty(Fault.UNREADABLE_STATE.answer), FailureMode.CLOSED, TIMEOUT, "[guarded]");
         for (int i = 0; i < 2 * CircuitBreaker.THRESHOLD; i++) {
             Decision decision = i % 2 == 0 ? guard.await("c", LIMITS, System.nanoTime()) : async(guard);
             assertThat(decision.outcome()).isEqualTo(Decision.Outcome.FAILED_CLOSED);

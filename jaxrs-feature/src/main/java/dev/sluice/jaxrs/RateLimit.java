@@ -56,7 +56,9 @@ import java.lang.annotation.Target;
  *       nothing from any of them. They must therefore name the same {@link #key()}; different ones
  *       fail start-up, naming both.
  *   <li>If any of them says {@link FailureMode#CLOSED}, the method fails closed; else if any says
- *       {@link FailureMode#LOCAL}, the method decides locally while the store fails.
+ *       {@link FailureMode#LOCAL}, the method decides locally while the store fails. A
+ *       {@link dev.sluice.Algorithm#CONCURRENCY} limit cannot decide locally (its leases are held
+ *       in the store alone): one that says {@code LOCAL} fails start-up.
  *   <li>Without {@link #policy()}, each resource method gets its own budget (overloads and
  *       same-named classes of other packages included) under a default name
  *       {@code <SimpleClassName>.<method>~<hash>}, where {@code <hash>} is the first 8 hex digits

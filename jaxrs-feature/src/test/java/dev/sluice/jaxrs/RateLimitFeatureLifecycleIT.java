@@ -68,6 +68,18 @@ class RateLimitFeatureLifecycleIT {
                         .contains("'ip' (policy 'per-address') and 'principal' (policy 'per-user')"));
     }
 
+    /** A concurrency limit failing locally used to fail open without a word: leases cannot be kept locally. */
+    @Test
+    void aConcurrencyLimitFailingLocallyFailsStartUpNamingTheMethodTheAttributeAndTheValue() {
+        assertThatThrownBy(() -> JerseyApp.start(new ResourceConfig(Resources.LocalCap.class)
+                .register(RateLimitFeature.class)).close())
+                .satisfies(thrown -> assertThat(messages(thrown))
+                        .contains("@RateLimit on resource method 'dev.sluice.jaxrs.Resources$LocalCap.get': "
+                                + "'failure-mode' of concurrency policy 'cap-local' must be open or closed: its leases "
+                                + "are held in the store alone, so no local limiter can take over while the store "
+                                + "fails, got 'local'"));
+    }
+
     @Test
     void aBadPropertyFailsStartUpNamingThePropertyAndTheValue() {
         assertThatThrownBy(() -> JerseyApp.start(new ResourceConfig(Resources.IpLimited.class)

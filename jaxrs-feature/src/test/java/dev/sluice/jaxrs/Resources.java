@@ -1,5 +1,7 @@
 package dev.sluice.jaxrs;
 
+import dev.sluice.Algorithm;
+
 import dev.sluice.FailureMode;
 import jakarta.annotation.Priority;
 import jakarta.ws.rs.GET;
@@ -157,6 +159,16 @@ final class Resources {
     public static class BadLimit {
         @GET
         @RateLimit(limit = "100/minutes")
+        public String get() {
+            return "never";
+        }
+    }
+
+    @Path("/cap-local")
+    public static class LocalCap {
+        @GET
+        @RateLimit(limit = "10/1m", policy = "cap-rate", failureMode = FailureMode.LOCAL)
+        @RateLimit(limit = "5", policy = "cap-local", algorithm = Algorithm.CONCURRENCY, failureMode = FailureMode.LOCAL)
         public String get() {
             return "never";
         }

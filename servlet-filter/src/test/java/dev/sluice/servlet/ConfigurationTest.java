@@ -90,6 +90,16 @@ class ConfigurationTest {
                 .hasMessageEndingWith("got '10.0.0.0/33'");
     }
 
+    /** A concurrency limit failing locally used to fail open without a word: leases cannot be kept locally. */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("containers")
+    void aConcurrencyLimitFailingLocallyFailsDeploymentNamingParamAndValue(Container container) {
+        assertThat(deploymentFailure(container, new TestApp().filter("caps", "/*", "algorithm", "concurrency",
+                "limit", "5", "failure-mode", "local"))).hasMessage("filter 'caps': init-param 'failure-mode' of "
+                + "concurrency policy 'caps' must be open or closed: its leases are held in the store alone, so no "
+                + "local limiter can take over while the store fails, got 'local'");
+    }
+
     @ParameterizedTest(name = "{0}")
     @MethodSource("containers")
     void badClientAddressSettingsFailDeploymentNamingParamAndValue(Container container) {

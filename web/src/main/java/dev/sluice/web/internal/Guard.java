@@ -7,12 +7,9 @@ import dev.sluice.web.RequestAttributes;
 import dev.sluice.web.RequestView;
 import dev.sluice.ConcurrencyLimiter;
 import dev.sluice.Decision;
-import dev.sluice.FailureMode;
 import dev.sluice.Lease;
-import dev.sluice.Limit;
 import dev.sluice.spi.RateLimitStore;
 import dev.sluice.RateLimiter;
-import dev.sluice.metrics.OptionalMetrics;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -26,8 +23,6 @@ import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
-import java.util.function.Function;
-import java.util.stream.Collectors;
 
 /**
  * The rate limit of one route (a servlet filter, a JAX-RS resource method), built once at
@@ -105,7 +100,7 @@ public final class Guard {
      * @param where   the route, for log lines, such as {@code filter 'search'}
      */
     public Guard(RateLimiter limiter, List<KeySource> key, WebSettings web, String where) {
-        this(LimitChoice.fixed(limiter, sameSettingsAs(limiter), web.headers(), where), null, Charging.BEFORE, key, web,
+        this(LimitChoice.fixed(limiter, limiter::withLimits, web.headers(), where), null, Charging.BEFORE, key, web,
                 CallerRules.NONE, Set.of(), where);
     }
 
@@ -183,12 +178,14 @@ public final class Guard {
      * A guard of {@code routes} as {@link #of(List, WebSettings, RateLimitStore, String)}, with
      * the tier source and exemptions of {@code rules}: one limiter per tier, built now, so that a
      * request only picks one. A route of {@code algorithm=concurrency} becomes the guard's
-     * concurrency limit (failing closed only on a closed route; open otherwise), the others its
-     * rate limits, which must agree on {@code charge} and {@code charge-when}.
+     * concurrency limit (failing closed on a closed route or beside one, as its own route says
+     * otherwise; never locally), the others its rate limits, which must agree on {@code charge}
+     * and {@code charge-when}.
      *
      * @throws IllegalArgumentException also if the routes name different {@code methods}, name
      *                                  tiers while {@code rules} has no tier source, name two
-     *                                  concurrency limits or charge differently
+     *                                  concurrency limits, charge differently, or a concurrency
+     *                                  limit says {@code failure-mode=local}
      */
     public static Guard of(List<RouteSpec> routes, WebSettings web, CallerRules rules, RateLimitStore store,
                            String where) {
@@ -204,60 +201,10 @@ public final class Guard {
      */
     public static Guard of(List<RouteSpec> routes, WebSettings web, CallerRules rules, RateLimitStore store,
                            String where, Object meterRegistry) {
-        FailureMode failureMode = FailureMode.OPEN;
-        RouteSpec first = routes.get(0);
-        List<RouteSpec> rates = new ArrayList<>();
-        Limit cap = null;
-        Charging charging = null;
-        for (RouteSpec route : routes) {
-            if (!route.key().equals(first.key())) {
-                throw new IllegalArgumentException("repeated limits are decided together for one caller, so they must "
-                        + "share one 'key', got '" + KeySource.format(first.key()) + "' (policy '"
-                        + first.limit().policy() + "') and '" + KeySource.format(route.key()) + "' (policy '"
-                        + route.limit().policy() + "')");
-            }
-            if (!route.methods().equals(first.methods())) {
-                throw new IllegalArgumentException("repeated limits are decided together, so they must share one "
-                        + "'methods', got '" + String.join(",", first.methods()) + "' (policy '" + first.limit().policy()
-                        + "') and '" + String.join(",", route.methods()) + "' (policy '" + route.limit().policy() + "')");
-            }
-            if (!route.limit().algorithm().isRate()) {
-                if (cap != null) {
-                    throw new IllegalArgumentException("a route takes at most one lease, so at most one limit of "
-                            + "algorithm concurrency, got policies '" + cap.policy() + "' and '" + route.limit().policy() + "'");
-                }
-                cap = route.limit();
-            } else if (charging != null && !charging.equals(route.charging())) {
-                throw new IllegalArgumentException("repeated limits are charged together, so they must share 'charge' and "
-                        + "'charge-when', got '" + charging + "' and '" + route.charging() + "' (policy '"
-                        + route.limit().policy() + "')");
-            } else {
-                charging = route.charging();
-                rates.add(route);
-            }
-            if (route.failureMode() == FailureMode.CLOSED
-                    || route.failureMode() == FailureMode.LOCAL && failureMode == FailureMode.OPEN) {
-                failureMode = route.failureMode(); // the strictest: closed, then local, then open
-            }
-        }
-        FailureMode mode = failureMode;
-        Function<List<Limit>, RateLimiter> builder = limits -> RateLimiter.builder().limits(limits).store(store)
-                .failureMode(mode).timeout(web.timeout()).shadowMode(web.shadow()).localShare(web.localShare())
-                .listener(OptionalMetrics.listener(web.metrics(), meterRegistry,
-                        limits.stream().map(Limit::policy).collect(Collectors.joining("+"))))
-                .build();
-        LimitChoice choice = rates.isEmpty() ? null : LimitChoice.of(rates, rules.tier(), builder, web.headers(), where);
-        // Leases are not kept locally: a cap on a local route fails open while the store fails.
-        ConcurrencyLimiter concurrency = cap == null ? null : ConcurrencyLimiter.builder().limit(cap).store(store)
-                .failureMode(mode == FailureMode.CLOSED ? FailureMode.CLOSED : FailureMode.OPEN).timeout(web.timeout())
-                .shadowMode(web.shadow()).listener(OptionalMetrics.listener(web.metrics(), meterRegistry, cap.policy())).build();
-        return new Guard(choice, concurrency, charging == null ? Charging.BEFORE : charging, first.key(), web, rules,
-                first.methods(), where);
-    }
-
-    /** Builds limiters of other limits with every setting of {@code limiter}, its listener and executor included. */
-    private static Function<List<Limit>, RateLimiter> sameSettingsAs(RateLimiter limiter) {
-        return limiter::withLimits;
+        RouteGroup group = RouteGroup.of(routes);
+        LimitChoice choice = group.rateLimits(web, rules.tier(), store, meterRegistry, where);
+        ConcurrencyLimiter concurrency = group.concurrency(web, store, meterRegistry);
+        return new Guard(choice, concurrency, group.charging(), group.key(), web, rules, group.methods(), where);
     }
 
     /** Decides one request; see the class description. */

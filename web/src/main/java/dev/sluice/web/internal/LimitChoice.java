@@ -94,14 +94,14 @@ final class LimitChoice {
     }
 
     /**
-     * The limiters of {@code routes}, decided together: one of their own limits and one per tier
-     * named by any of them (each route's limit of that tier, or its own limit if it names no such
-     * tier; a tier unlimited on every route asks no store).
+     * The limiters of {@code routes}, decided together: {@code own}, of their own limits, and one
+     * per tier named by any of them (each route's limit of that tier, or its own limit if it names
+     * no such tier; a tier unlimited on every route asks no store), built by {@code builder}.
      *
      * @throws IllegalArgumentException if the routes name tiers but {@code tierSource} is {@code null}
      */
-    static LimitChoice of(List<RouteSpec> routes, TierSource tierSource, Function<List<Limit>, RateLimiter> builder,
-                          HeaderStyle headers, String where) {
+    static LimitChoice of(List<RouteSpec> routes, TierSource tierSource, RateLimiter own,
+                          Function<List<Limit>, RateLimiter> builder, HeaderStyle headers, String where) {
         Set<String> names = new LinkedHashSet<>();
         routes.forEach(route -> route.tiers().forEach(tier -> names.add(tier.name())));
         if (!names.isEmpty() && tierSource == null) {
@@ -120,7 +120,6 @@ final class LimitChoice {
             }
             tiers.put(name, limits.isEmpty() ? UNLIMITED : Branch.of(builder.apply(limits), headers, where));
         }
-        RateLimiter own = builder.apply(routes.stream().map(RouteSpec::limit).toList());
         return new LimitChoice(Branch.of(own, headers, where), builder, headers, where, tierSource, tiers, null);
     }
 

@@ -1,6 +1,7 @@
 package dev.sluice.web.internal;
 
 import dev.sluice.Algorithm;
+import dev.sluice.FailureMode;
 import dev.sluice.Limit;
 import dev.sluice.memory.MemoryStore;
 import org.junit.jupiter.api.Test;
@@ -149,5 +150,25 @@ class AfterResponseGuardTest {
                 parse("policy", "b", "limit", "3", "algorithm", "concurrency")))
                 .hasMessageContaining("at most one limit of algorithm concurrency");
         assertThat(Algorithm.fromConfigName("concurrency")).isEqualTo(Algorithm.CONCURRENCY);
+    }
+
+    /** A cap on a route failing locally used to fail open without a word: leases cannot be kept locally. */
+    @Test
+    void aConcurrencyLimitFailingLocallyIsRefusedNamingTheParameterAndTheValue() {
+        String refused = "'failure-mode' of concurrency policy 'cap' must be open or closed: its leases are held in the "
+                + "store alone, so no local limiter can take over while the store fails, got 'local'";
+        assertThatThrownBy(() -> guard(parse("policy", "cap", "limit", "3", "algorithm", "concurrency",
+                "failure-mode", "local"))).isInstanceOf(IllegalArgumentException.class).hasMessage(refused);
+        assertThatThrownBy(() -> guard(parse("policy", "rate", "limit", "3/1h", "failure-mode", "closed"),
+                parse("policy", "cap", "limit", "3", "algorithm", "concurrency", "failure-mode", "local")))
+                .hasMessage(refused);
+        // a cap beside a rate limit failing locally fails as its own route says; beside a closed one, closed
+        Guard beside = guard(parse("policy", "rate", "limit", "3/1h", "failure-mode", "local"),
+                parse("policy", "cap", "limit", "3", "algorithm", "concurrency"));
+        assertThat(beside.limiter().failureMode()).isEqualTo(FailureMode.LOCAL);
+        assertThat(beside.concurrencyLimiter().failureMode()).isEqualTo(FailureMode.OPEN);
+        Guard closed = guard(parse("policy", "rate", "limit", "3/1h", "failure-mode", "closed"),
+                parse("policy", "cap", "limit", "3", "algorithm", "concurrency"));
+        assertThat(closed.concurrencyLimiter().failureMode()).isEqualTo(FailureMode.CLOSED);
     }
 }
