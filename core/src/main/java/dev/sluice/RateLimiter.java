@@ -2,6 +2,7 @@ package dev.sluice;
 
 import dev.sluice.internal.Completions;
 import dev.sluice.internal.Durations;
+import dev.sluice.internal.Timeouts;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -13,6 +14,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
 /**
@@ -118,6 +121,181 @@ public final class RateLimiter {
         return request == null
                 ? CompletableFuture.completedFuture(announcer.announce(UNSATISFIABLE, System.nanoTime()))
                 : ask(caller, request);
+    }
+
+    /**
+     * Waits until {@code caller} may spend each limit's configured cost, at most {@code maxWait};
+     * see {@link #acquire(String, long, Duration)}.
+     */
+    public Decision acquire(String caller, Duration maxWait) throws InterruptedException {
+        return reserveAndWait(caller, costed.configured(), maxWait);
+    }
+
+    /**
+     * Waits until {@code caller} may spend {@code cost} units of every limit, at most
+     * {@code maxWait}: for calls this application makes to a rate-limited provider, shared by
+     * every instance on the same store. One round trip reserves the earliest slot within
+     * {@code maxWait} atomically in the store ({@link RateLimitStore#reserve}): a token bucket or
+     * GCRA goes into debt, a window books a later window, a sliding log stamps its entries ahead.
+     * Waiters are served in the order they reach the store, across all instances, with no
+     * retries; the units are spent when reserved, and this thread then sleeps until its slot.
+     *
+     * <p>The answer: {@link Decision.Outcome#ALLOWED} once the slot has come, its
+     * {@link Decision#retryAfter()} the wait it reserved; {@link Decision.Outcome#REJECTED} at once,
+     * nothing spent, when no slot is free within {@code maxWait} (its retry-after the wait it would
+     * need); {@link Decision.Outcome#UNSATISFIABLE} for a cost above a limit's capacity. When the
+     * store fails or is late the failure mode decides: {@link FailureMode#OPEN} goes at once
+     * ({@link Decision.Outcome#FAILED_OPEN}), {@link FailureMode#CLOSED} fails at once
+     * ({@link Decision.Outcome#FAILED_CLOSED}), {@link FailureMode#LOCAL} waits on this JVM's
+     * local share ({@link Decision.Outcome#LOCAL_ALLOWED} after its wait, or
+     * {@link Decision.Outcome#LOCAL_REJECTED}). Proceed when {@link Decision#allowed()}.
+     *
+     * @param maxWait from zero (only what {@link #decide} would allow now) to {@link #LONGEST_WAIT};
+     *                above zero only if no limit is a {@link Algorithm#SLIDING_LOG} (see {@link #checkCanWait})
+     * @throws InterruptedException if interrupted while waiting for the slot: the reservation is
+     *                              refunded ({@link #refund}) before this is thrown
+     * @throws IllegalArgumentException if {@code cost} is below 1 or {@code maxWait} out of range
+     */
+    public Decision acquire(String caller, long cost, Duration maxWait) throws InterruptedException {
+        List<Limit> request = costed.withCost(cost);
+        return request == null ? announcer.announce(UNSATISFIABLE, System.nanoTime())
+                : reserveAndWait(caller, request, maxWait);
+    }
+
+    /** As {@link #acquireAsync(String, long, Duration)}, spending each limit's configured cost. */
+    public CompletableFuture<Decision> acquireAsync(String caller, Duration maxWait) {
+        return reserveLater(caller, costed.configured(), maxWait);
+    }
+
+    /**
+     * As {@link #acquire(String, long, Duration)} without blocking a thread while it waits: the
+     * reservation is one asynchronous store call, and the stage completes when the slot comes,
+     * on the limiter's {@linkplain Builder#executor executor}, from Sluice's timer (no thread sleeps;
+     * fine with virtual threads). A stage completed otherwise before its slot (cancelled, completed
+     * by the caller, {@code orTimeout}) gives the reservation back. Store failures become
+     * decisions following the failure mode, as for {@link #acquire(String, long, Duration)}.
+     *
+     * @throws IllegalArgumentException if {@code cost} is below 1 or {@code maxWait} out of range
+     */
+    public CompletableFuture<Decision> acquireAsync(String caller, long cost, Duration maxWait) {
+        List<Limit> request = costed.withCost(cost);
+        if (request == null) {
+            checkCanWait(maxWait);
+            return CompletableFuture.completedFuture(announcer.announce(UNSATISFIABLE, System.nanoTime()));
+        }
+        return reserveLater(caller, request, maxWait);
+    }
+
+    /** The longest {@code maxWait} {@link #acquire(String, long, Duration)} accepts: one hour. */
+    public static final Duration LONGEST_WAIT = Duration.ofHours(1);
+
+    private static Duration checkWait(Duration maxWait) {
+        Objects.requireNonNull(maxWait, "maxWait");
+        if (maxWait.isNegative() || maxWait.compareTo(LONGEST_WAIT) > 0) {
+            throw new IllegalArgumentException("'maxWait' must be from 0 to 1h, got '" + maxWait + "'");
+        }
+        return maxWait;
+    }
+
+    /** How long a decision of {@link #acquire} still has to wait for its slot: only a granted one waits. */
+    private static long waitNanos(Decision decision) {
+        boolean granted = decision.outcome() == Decision.Outcome.ALLOWED || decision.outcome() == Decision.Outcome.LOCAL_ALLOWED;
+        return granted ? decision.retryAfter().toNanos() : 0;
+    }
+
+    /**
+     * Throws unless every limit can wait ({@link Algorithm#SLIDING_LOG} cannot, see
+     * {@link RateLimitStore#reserve}) or {@code maxWait} is zero.
+     *
+     * @throws IllegalArgumentException naming the limit
+     */
+    public void checkCanWait(Duration maxWait) {
+        checkWait(maxWait);
+        if (maxWait.isZero()) {
+            return;
+        }
+        for (Limit limit : limits()) {
+            if (limit.algorithm() == Algorithm.SLIDING_LOG) {
+                throw new IllegalArgumentException("'algorithm' sliding-log cannot wait for a permit (it would have to stamp "
+                        + "entries ahead); acquire with maxWait 0 or use token-bucket, gcra, sliding-window or "
+                        + "fixed-window, got '" + limit + "'");
+            }
+        }
+    }
+
+    private Decision reserveAndWait(String caller, List<Limit> request, Duration maxWait) throws InterruptedException {
+        Objects.requireNonNull(caller, "caller");
+        checkCanWait(maxWait);
+        long started = System.nanoTime();
+        Decision decision = announcer.announce(guard.await(caller, request, started, maxWait), started);
+        long wait = waitNanos(decision);
+        if (wait > 0) {
+            // From the answer's arrival, not from when it was asked: later than the store's slot,
+            // never earlier.
+            long until = System.nanoTime() + wait;
+            try {
+                for (long left = wait; left > 0; left = until - System.nanoTime()) {
+                    TimeUnit.NANOSECONDS.sleep(left);
+                }
+            } catch (InterruptedException e) {
+                giveBack(caller, request, decision, true);
+                throw e;
+            }
+        }
+        return decision;
+    }
+
+    private CompletableFuture<Decision> reserveLater(String caller, List<Limit> request, Duration maxWait) {
+        Objects.requireNonNull(caller, "caller");
+        checkCanWait(maxWait);
+        long started = System.nanoTime();
+        CompletableFuture<Decision> result = new CompletableFuture<>();
+        Decision atOnce = guard.ask(caller, request, started, maxWait,
+                decision -> grantLater(result, caller, request, announcer.announce(decision, started)));
+        if (atOnce != null) {
+            grantLater(result, caller, request, announcer.announce(atOnce, started));
+        }
+        return result;
+    }
+
+    /**
+     * Completes {@code result} with {@code decision} once its slot comes, on the executor; a stage
+     * completed otherwise first (cancelled, timed out) gives a granted reservation back.
+     */
+    private void grantLater(CompletableFuture<Decision> result, String caller, List<Limit> request, Decision decision) {
+        boolean granted = decision.outcome() == Decision.Outcome.ALLOWED || decision.outcome() == Decision.Outcome.LOCAL_ALLOWED;
+        if (granted) {
+            result.whenComplete((value, failure) -> {
+                if (value != decision) {
+                    giveBack(caller, request, decision, false);
+                }
+            });
+        }
+        Runnable complete = () -> {
+            try {
+                executor.execute(() -> result.complete(decision));
+            } catch (RejectedExecutionException e) {
+                result.complete(decision);
+            }
+        };
+        long wait = waitNanos(decision);
+        if (wait <= 0) {
+            complete.run();
+            return;
+        }
+        ScheduledFuture<?> timer = Timeouts.after(complete, wait);
+        result.whenComplete((value, failure) -> timer.cancel(false));
+    }
+
+    /** Returns a reservation its waiter gave up: to the store, or to the local limiter that made it. */
+    private void giveBack(String caller, List<Limit> request, Decision decision, boolean mayBlock) {
+        if (decision.outcome() == Decision.Outcome.LOCAL_ALLOWED) {
+            guard.refundLocal(caller, request);
+        } else if (mayBlock) {
+            refunds.refund(caller, request);
+        } else {
+            refunds.refundLater(caller, request);
+        }
     }
 
     private Decision await(String caller, List<Limit> request) {

@@ -74,9 +74,19 @@ final class StoreGuard {
 
     /** Decides on the store, waiting on this thread at most the timeout: no timer, no shared scheduler. */
     Decision await(String caller, List<Limit> request, long started) {
-        CompletableFuture<Decision> answer = send(caller, request, started);
+        return await(caller, request, started, null);
+    }
+
+    /**
+     * As {@link #await(String, List, long)}; with {@code ahead} set, reserves the request at most
+     * that far ahead instead of deciding it ({@link RateLimitStore#reserve}, for
+     * {@code RateLimiter.acquire}), and the local limiter of {@link FailureMode#LOCAL} reserves
+     * likewise.
+     */
+    Decision await(String caller, List<Limit> request, long started, Duration ahead) {
+        CompletableFuture<Decision> answer = send(caller, request, started, ahead);
         if (answer == null) {
-            return circuitOpen(caller, request);
+            return circuitOpen(caller, request, ahead);
         }
         Decision decision = null;
         Throwable failure = null;
@@ -93,7 +103,7 @@ final class StoreGuard {
             Thread.currentThread().interrupt();
             failure = e;
         }
-        return settle(caller, request, started, decision, failure);
+        return settle(caller, request, started, decision, failure, ahead);
     }
 
     /** Whether the store decides on the calling thread: {@link #now} is its path. */
@@ -129,18 +139,23 @@ final class StoreGuard {
      * either came before this returned): exactly one of the two, never a failure.
      */
     Decision ask(String caller, List<Limit> request, long started, Consumer<Decision> later) {
-        CompletableFuture<Decision> answer = send(caller, request, started);
+        return ask(caller, request, started, null, later);
+    }
+
+    /** As {@link #ask(String, List, long, Consumer)}; with {@code ahead} set, reserves as {@link #await(String, List, long, Duration)} does. */
+    Decision ask(String caller, List<Limit> request, long started, Duration ahead, Consumer<Decision> later) {
+        CompletableFuture<Decision> answer = send(caller, request, started, ahead);
         if (answer == null) {
-            return circuitOpen(caller, request);
+            return circuitOpen(caller, request, ahead);
         }
         if (answer.isDone()) {
-            return answer.handle((decision, failure) -> settle(caller, request, started, decision, failure)).join();
+            return answer.handle((decision, failure) -> settle(caller, request, started, decision, failure, ahead)).join();
         }
         // The store's own future times out, so that a store holding requests back (coalescing) can
         // see that a caller gave up before its turn and not charge it. Sluice's timer, not the
         // JDK's orTimeout, whose JVM-global thread would pin the first web application (see Timeouts).
         Timeouts.orTimeout(answer, timeoutNanos)
-                .whenComplete((decision, failure) -> later.accept(settle(caller, request, started, decision, failure)));
+                .whenComplete((decision, failure) -> later.accept(settle(caller, request, started, decision, failure, ahead)));
         return null;
     }
 
@@ -148,13 +163,14 @@ final class StoreGuard {
      * The store's answer; a failed future if the store threw; {@code null} while the circuit is
      * open. The circuit's probe must reach the store itself, not a copy kept in this JVM.
      */
-    private CompletableFuture<Decision> send(String caller, List<Limit> request, long started) {
+    private CompletableFuture<Decision> send(String caller, List<Limit> request, long started, Duration ahead) {
         boolean probe = breaker.isOpen();
         if (!breaker.tryPass()) {
             return null;
         }
         try {
-            CompletableFuture<Decision> answer = store.decide(caller, request, started + timeoutNanos, probe).toCompletableFuture();
+            CompletableFuture<Decision> answer = ahead != null ? store.reserve(caller, request, ahead).toCompletableFuture()
+                    : store.decide(caller, request, started + timeoutNanos, probe).toCompletableFuture();
             if (Repeated.is(answer)) {
                 announcer.localRejection();
             }
@@ -170,6 +186,11 @@ final class StoreGuard {
      * caller's state fails this request alone (see {@link CircuitBreaker#onFailure(long, Throwable)}).
      */
     Decision settle(String caller, List<Limit> request, long started, Decision answer, Throwable failure) {
+        return settle(caller, request, started, answer, failure, null);
+    }
+
+    private Decision settle(String caller, List<Limit> request, long started, Decision answer, Throwable failure,
+                            Duration ahead) {
         if (failure == null && answer != null) {
             breaker.onSuccess();
             if (local != null) {
@@ -185,7 +206,7 @@ final class StoreGuard {
             LOG.warn("Rate-limit store failed or exceeded {} ms; failing {} for policies {} ({} failures so far): {}",
                     timeout.toMillis(), failureMode.configName(), policies, failures.sum(), cause.toString());
         }
-        return fallback(caller, request);
+        return fallback(caller, request, ahead);
     }
 
     private static Throwable unwrap(Throwable failure) {
@@ -196,18 +217,29 @@ final class StoreGuard {
 
     /** The circuit is open: no wait, no log (the breaker logged the opening); still a failure. */
     private Decision circuitOpen(String caller, List<Limit> request) {
+        return circuitOpen(caller, request, null);
+    }
+
+    private Decision circuitOpen(String caller, List<Limit> request, Duration ahead) {
         failures.increment();
         announcer.storeError(StoreError.CIRCUIT_OPEN);
-        return fallback(caller, request);
+        return fallback(caller, request, ahead);
     }
 
     /** The decision made without the store, following the failure mode: the one place that decides so. */
-    private Decision fallback(String caller, List<Limit> request) {
+    private Decision fallback(String caller, List<Limit> request, Duration ahead) {
         return switch (failureMode) {
             case OPEN -> FAILED_OPEN;
             case CLOSED -> FAILED_CLOSED;
-            case LOCAL -> local.decide(caller, request);
+            case LOCAL -> ahead == null ? local.decide(caller, request) : local.reserve(caller, request, ahead);
         };
+    }
+
+    /** Gives back a reservation the local limiter made ({@link Decision.Outcome#LOCAL_ALLOWED}); nothing without one. */
+    void refundLocal(String caller, List<Limit> request) {
+        if (local != null) {
+            local.refund(caller, request);
+        }
     }
 
     /** The limits the local limiter decides for {@code request}; empty unless the failure mode is {@link FailureMode#LOCAL}. */
