@@ -1,6 +1,7 @@
 package dev.sluice;
 
 import dev.sluice.internal.Timeouts;
+import dev.sluice.spi.RateLimitStore;
 
 import java.time.Duration;
 import java.util.List;

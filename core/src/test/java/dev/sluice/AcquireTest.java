@@ -1,6 +1,7 @@
 package dev.sluice;
 
 import dev.sluice.memory.MemoryStore;
+import dev.sluice.spi.RateLimitStore;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;

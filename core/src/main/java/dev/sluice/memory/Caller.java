@@ -5,7 +5,7 @@ import dev.sluice.Algorithm;
 import dev.sluice.Decision;
 import dev.sluice.Limit;
 import dev.sluice.TimeSource;
-import dev.sluice.internal.store.CompiledLimit;
+import dev.sluice.spi.CompiledLimit;
 
 import java.time.Duration;
 import java.util.Arrays;
