@@ -154,8 +154,8 @@ public final class RateLimiter {
      *
      * @param maxWait from zero (only what {@link #decide} would allow now) to {@link #LONGEST_WAIT};
      *                above zero only if no limit is a {@link Algorithm#SLIDING_LOG} (see {@link #checkCanWait})
-     * @throws InterruptedException if interrupted while waiting for the slot: the reservation is
-     *                              refunded ({@link #refund}) before this is thrown
+     * @throws InterruptedException if interrupted while waiting for the slot, which then passes
+     *                              unused (see {@link #acquireAsync(String, long, Duration)})
      * @throws IllegalArgumentException if {@code cost} is below 1 or {@code maxWait} out of range
      */
     public Decision acquire(String caller, long cost, Duration maxWait) throws InterruptedException {
@@ -174,7 +174,10 @@ public final class RateLimiter {
      * reservation is one asynchronous store call, and the stage completes when the slot comes,
      * on the limiter's {@linkplain Builder#executor executor}, from Sluice's timer (no thread sleeps;
      * fine with virtual threads). A stage completed otherwise before its slot (cancelled, completed
-     * by the caller, {@code orTimeout}) gives the reservation back. Store failures become
+     * by the caller, {@code orTimeout}) does not send, and its slot passes unused: the reservations
+     * behind it hold theirs, and handing it to a later caller would put two calls in one slot. Only
+     * a stage given up before the store answered, with a slot that needed no wait, is refunded.
+     * Store failures become
      * decisions following the failure mode, as for {@link #acquire(String, long, Duration)}.
      *
      * @throws IllegalArgumentException if {@code cost} is below 1 or {@code maxWait} out of range
@@ -262,7 +265,7 @@ public final class RateLimiter {
 
     /**
      * Completes {@code result} with {@code decision} once its slot comes, on the executor; a stage
-     * completed otherwise first (cancelled, timed out) gives a granted reservation back.
+     * completed otherwise first (cancelled, timed out) gives back a granted reservation that had no wait.
      */
     private void grantLater(CompletableFuture<Decision> result, String caller, List<Limit> request, Decision decision) {
         boolean granted = decision.outcome() == Decision.Outcome.ALLOWED || decision.outcome() == Decision.Outcome.LOCAL_ALLOWED;
@@ -289,8 +292,17 @@ public final class RateLimiter {
         result.whenComplete((value, failure) -> timer.cancel(false));
     }
 
-    /** Returns a reservation its waiter gave up: to the store, or to the local limiter that made it. */
+    /**
+     * Returns a reservation its waiter gave up: to the store, or to the local limiter that made it.
+     * Only one that had no wait: a slot ahead is taken by the reservations behind it, and a refund
+     * would hand its unit to the next caller at the end of the queue, beside the last reserved one,
+     * so two calls would share one slot (more than the burst in a provider's second). A slot given
+     * up ahead passes unused.
+     */
     private void giveBack(String caller, List<Limit> request, Decision decision, boolean mayBlock) {
+        if (!decision.retryAfter().isZero()) {
+            return;
+        }
         if (decision.outcome() == Decision.Outcome.LOCAL_ALLOWED) {
             guard.refundLocal(caller, request);
         } else if (mayBlock) {

@@ -95,8 +95,9 @@ public interface RateLimitStore extends AutoCloseable {
      * is written ahead of time, as a debt paid off at its rate; a window books a later window. A
      * {@link Algorithm#SLIDING_LOG} reserves only what it has now, whatever {@code maxWait}: entries
      * stamped ahead would trim ones that still count now, which a refund could not bring back. A
-     * reservation the caller gives up
-     * is returned with {@link #refund}. The default refuses.
+     * refund gives the units back at the end of the queue, where the next reservation takes
+     * them beside the last reserved one: exact for a reservation that had no wait, which is the only
+     * kind {@code RateLimiter} refunds (a slot given up ahead passes unused). The default refuses.
      *
      * @param maxWait from zero to {@code RateLimiter}'s longest wait; zero reserves only what a
      *                decision would allow now
