@@ -77,6 +77,35 @@ final class LocalLimiter implements StoreGuard.Fallback<List<Limit>, Decision> {
     @Override
     public Decision decide(String caller, List<Limit> request) {
         List<Limit> limits = limits(request);
+        // The memory store decides synchronously and never fails.
+        return local(memory().decide(caller, limits).toCompletableFuture().join());
+    }
+
+    /**
+     * Reserves one request in this JVM at most {@code ahead} ahead, on the local share
+     * ({@link RateLimitStore#reserve}); {@link Decision.Outcome#LOCAL_ALLOWED} with the wait as its
+     * retry-after, or {@link Decision.Outcome#LOCAL_REJECTED}.
+     */
+    Decision reserve(String caller, List<Limit> request, java.time.Duration ahead) {
+        List<Limit> limits = limits(request);
+        return local(memory().reserve(caller, limits, ahead).toCompletableFuture().join());
+    }
+
+    /** Gives back a local reservation or admission; nothing if there is no local state. */
+    void refund(String caller, List<Limit> request) {
+        RateLimitStore store = memory.get();
+        if (store != null) {
+            store.refund(caller, limits(request)).toCompletableFuture().join();
+        }
+    }
+
+    private static Decision local(Decision decision) {
+        return new Decision(decision.outcome() == Decision.Outcome.ALLOWED ? Decision.Outcome.LOCAL_ALLOWED
+                : Decision.Outcome.LOCAL_REJECTED, decision.quotas(), decision.retryAfter());
+    }
+
+    /** The local store, created by the first local decision. */
+    private RateLimitStore memory() {
         // Before the store is read: a concurrent storeAnswered sees this use and keeps the state.
         lastUsedNanos = System.nanoTime();
         RateLimitStore store = memory.get();
@@ -89,10 +118,7 @@ final class LocalLimiter implements StoreGuard.Fallback<List<Limit>, Decision> {
                 fresh.close();
             }
         }
-        // The memory store decides synchronously and never fails.
-        Decision decision = store.decide(caller, limits).toCompletableFuture().join();
-        return new Decision(decision.outcome() == Decision.Outcome.ALLOWED ? Decision.Outcome.LOCAL_ALLOWED
-                : Decision.Outcome.LOCAL_REJECTED, decision.quotas(), decision.retryAfter());
+        return store;
     }
 
     /**

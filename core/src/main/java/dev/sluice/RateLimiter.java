@@ -2,7 +2,9 @@ package dev.sluice;
 
 import dev.sluice.spi.RateLimitStore;
 import dev.sluice.internal.Durations;
+import dev.sluice.internal.Timeouts;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -12,6 +14,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
 /**
@@ -53,6 +57,8 @@ public final class RateLimiter extends LimiterShell {
     private final CostedLimits costed;
     private final StoreDecisions store;
     private final StoreGuard<List<Limit>, Decision> guard;
+    /** The same shell around {@link RateLimitStore#reserve}, for {@link #acquire}: a circuit of its own. */
+    private final StoreGuard<Reservation, Decision> reservations;
     private final Announcer announcer;
     /** The limiter of {@link FailureMode#LOCAL}; {@code null} for the other modes. */
     private final LocalLimiter local;
@@ -70,6 +76,12 @@ public final class RateLimiter extends LimiterShell {
         this.local = settings.failureMode() == FailureMode.LOCAL ? new LocalLimiter(settings.localShare()) : null;
         this.guard = new StoreGuard<>(store, StoreGuard.failing(settings.failureMode(), local), settings,
                 "policies " + policies, announcer);
+        this.reservations = new StoreGuard<>(
+                (caller, reservation, deadlineNanos, probe) -> settings.store()
+                        .reserve(caller, reservation.limits(), reservation.ahead()).toCompletableFuture(),
+                StoreGuard.failing(settings.failureMode(), local == null ? null
+                        : (caller, reservation) -> local.reserve(caller, reservation.limits(), reservation.ahead())),
+                settings, "reservations of policies " + policies, announcer);
         // built now: a scaled limit that is invalid fails here
         this.localLimits = local == null ? List.of() : local.limits(costed.configured());
         this.refunds = new Refunds(settings.store(), settings.timeout(), policies, announcer);
@@ -116,6 +128,193 @@ public final class RateLimiter extends LimiterShell {
         return request == null
                 ? CompletableFuture.completedFuture(announcer.announce(UNSATISFIABLE, System.nanoTime()))
                 : ask(caller, request);
+    }
+
+    /**
+     * Waits until {@code caller} may spend each limit's configured cost, at most {@code maxWait};
+     * see {@link #acquire(String, long, Duration)}.
+     */
+    public Decision acquire(String caller, Duration maxWait) throws InterruptedException {
+        return reserveAndWait(caller, costed.configured(), maxWait);
+    }
+
+    /**
+     * Waits until {@code caller} may spend {@code cost} units of every limit, at most
+     * {@code maxWait}: for calls this application makes to a rate-limited provider, shared by
+     * every instance on the same store. One round trip reserves the earliest slot within
+     * {@code maxWait} atomically in the store ({@link RateLimitStore#reserve}): a token bucket or
+     * GCRA goes into debt, a window books a later window, a sliding log stamps its entries ahead.
+     * Waiters are served in the order they reach the store, across all instances, with no
+     * retries; the units are spent when reserved, and this thread then sleeps until its slot.
+     *
+     * <p>The answer: {@link Decision.Outcome#ALLOWED} once the slot has come, its
+     * {@link Decision#retryAfter()} the wait it reserved; {@link Decision.Outcome#REJECTED} at once,
+     * nothing spent, when no slot is free within {@code maxWait} (its retry-after the wait it would
+     * need); {@link Decision.Outcome#UNSATISFIABLE} for a cost above a limit's capacity. When the
+     * store fails or is late the failure mode decides: {@link FailureMode#OPEN} goes at once
+     * ({@link Decision.Outcome#FAILED_OPEN}), {@link FailureMode#CLOSED} fails at once
+     * ({@link Decision.Outcome#FAILED_CLOSED}), {@link FailureMode#LOCAL} waits on this JVM's
+     * local share ({@link Decision.Outcome#LOCAL_ALLOWED} after its wait, or
+     * {@link Decision.Outcome#LOCAL_REJECTED}). Proceed when {@link Decision#allowed()}.
+     *
+     * @param maxWait from zero (only what {@link #decide} would allow now) to {@link #LONGEST_WAIT};
+     *                above zero only if no limit is a {@link Algorithm#SLIDING_LOG} (see {@link #checkCanWait})
+     * @throws InterruptedException if interrupted while waiting for the slot, which then passes
+     *                              unused (see {@link #acquireAsync(String, long, Duration)})
+     * @throws IllegalArgumentException if {@code cost} is below 1 or {@code maxWait} out of range
+     */
+    public Decision acquire(String caller, long cost, Duration maxWait) throws InterruptedException {
+        List<Limit> request = costed.withCost(cost);
+        return request == null ? announcer.announce(UNSATISFIABLE, System.nanoTime())
+                : reserveAndWait(caller, request, maxWait);
+    }
+
+    /** As {@link #acquireAsync(String, long, Duration)}, spending each limit's configured cost. */
+    public CompletableFuture<Decision> acquireAsync(String caller, Duration maxWait) {
+        return reserveLater(caller, costed.configured(), maxWait);
+    }
+
+    /**
+     * As {@link #acquire(String, long, Duration)} without blocking a thread while it waits: the
+     * reservation is one asynchronous store call, and the stage completes when the slot comes,
+     * on the limiter's {@linkplain Builder#executor executor}, from Sluice's timer (no thread sleeps;
+     * fine with virtual threads). A stage completed otherwise before its slot (cancelled, completed
+     * by the caller, {@code orTimeout}) does not send, and its slot passes unused: the reservations
+     * behind it hold theirs, and handing it to a later caller would put two calls in one slot. Only
+     * a stage given up before the store answered, with a slot that needed no wait, is refunded.
+     * Store failures become
+     * decisions following the failure mode, as for {@link #acquire(String, long, Duration)}.
+     *
+     * @throws IllegalArgumentException if {@code cost} is below 1 or {@code maxWait} out of range
+     */
+    public CompletableFuture<Decision> acquireAsync(String caller, long cost, Duration maxWait) {
+        List<Limit> request = costed.withCost(cost);
+        if (request == null) {
+            checkCanWait(maxWait);
+            return CompletableFuture.completedFuture(announcer.announce(UNSATISFIABLE, System.nanoTime()));
+        }
+        return reserveLater(caller, request, maxWait);
+    }
+
+    /** The longest {@code maxWait} {@link #acquire(String, long, Duration)} accepts: one hour. */
+    public static final Duration LONGEST_WAIT = Duration.ofHours(1);
+
+    private static Duration checkWait(Duration maxWait) {
+        Objects.requireNonNull(maxWait, "maxWait");
+        if (maxWait.isNegative() || maxWait.compareTo(LONGEST_WAIT) > 0) {
+            throw new IllegalArgumentException("'maxWait' must be from 0 to 1h, got '" + maxWait + "'");
+        }
+        return maxWait;
+    }
+
+    /** How long a decision of {@link #acquire} still has to wait for its slot: only a granted one waits. */
+    private static long waitNanos(Decision decision) {
+        boolean granted = decision.outcome() == Decision.Outcome.ALLOWED || decision.outcome() == Decision.Outcome.LOCAL_ALLOWED;
+        return granted ? decision.retryAfter().toNanos() : 0;
+    }
+
+    /**
+     * Throws unless every limit can wait ({@link Algorithm#SLIDING_LOG} cannot, see
+     * {@link RateLimitStore#reserve}) or {@code maxWait} is zero.
+     *
+     * @throws IllegalArgumentException naming the limit
+     */
+    public void checkCanWait(Duration maxWait) {
+        checkWait(maxWait);
+        if (maxWait.isZero()) {
+            return;
+        }
+        for (Limit limit : limits()) {
+            if (limit.algorithm() == Algorithm.SLIDING_LOG) {
+                throw new IllegalArgumentException("'algorithm' sliding-log cannot wait for a permit (it would have to stamp "
+                        + "entries ahead); acquire with maxWait 0 or use token-bucket, gcra, sliding-window or "
+                        + "fixed-window, got '" + limit + "'");
+            }
+        }
+    }
+
+    private Decision reserveAndWait(String caller, List<Limit> request, Duration maxWait) throws InterruptedException {
+        Objects.requireNonNull(caller, "caller");
+        checkCanWait(maxWait);
+        long started = System.nanoTime();
+        Decision decision = announcer.announce(reservations.await(caller, new Reservation(request, maxWait), started), started);
+        long wait = waitNanos(decision);
+        if (wait > 0) {
+            // From the answer's arrival, not from when it was asked: later than the store's slot,
+            // never earlier.
+            long until = System.nanoTime() + wait;
+            try {
+                for (long left = wait; left > 0; left = until - System.nanoTime()) {
+                    TimeUnit.NANOSECONDS.sleep(left);
+                }
+            } catch (InterruptedException e) {
+                giveBack(caller, request, decision, true);
+                throw e;
+            }
+        }
+        return decision;
+    }
+
+    private CompletableFuture<Decision> reserveLater(String caller, List<Limit> request, Duration maxWait) {
+        Objects.requireNonNull(caller, "caller");
+        checkCanWait(maxWait);
+        long started = System.nanoTime();
+        CompletableFuture<Decision> result = new CompletableFuture<>();
+        Decision atOnce = reservations.ask(caller, new Reservation(request, maxWait), started,
+                decision -> grantLater(result, caller, request, announcer.announce(decision, started)));
+        if (atOnce != null) {
+            grantLater(result, caller, request, announcer.announce(atOnce, started));
+        }
+        return result;
+    }
+
+    /**
+     * Completes {@code result} with {@code decision} once its slot comes, on the executor; a stage
+     * completed otherwise first (cancelled, timed out) gives back a granted reservation that had no wait.
+     */
+    private void grantLater(CompletableFuture<Decision> result, String caller, List<Limit> request, Decision decision) {
+        boolean granted = decision.outcome() == Decision.Outcome.ALLOWED || decision.outcome() == Decision.Outcome.LOCAL_ALLOWED;
+        if (granted) {
+            result.whenComplete((value, failure) -> {
+                if (value != decision) {
+                    giveBack(caller, request, decision, false);
+                }
+            });
+        }
+        Runnable complete = () -> {
+            try {
+                settings.executor().execute(() -> result.complete(decision));
+            } catch (RejectedExecutionException e) {
+                result.complete(decision);
+            }
+        };
+        long wait = waitNanos(decision);
+        if (wait <= 0) {
+            complete.run();
+            return;
+        }
+        ScheduledFuture<?> timer = Timeouts.after(complete, wait);
+        result.whenComplete((value, failure) -> timer.cancel(false));
+    }
+
+    /**
+     * Returns a reservation its waiter gave up: to the store, or to the local limiter that made it.
+     * Only one that had no wait: a slot ahead is taken by the reservations behind it, and a refund
+     * would hand its unit to the next caller at the end of the queue, beside the last reserved one,
+     * so two calls would share one slot (more than the burst in a provider's second). A slot given
+     * up ahead passes unused.
+     */
+    private void giveBack(String caller, List<Limit> request, Decision decision, boolean mayBlock) {
+        if (!decision.retryAfter().isZero()) {
+            return;
+        }
+        if (decision.outcome() == Decision.Outcome.LOCAL_ALLOWED) {
+            local.refund(caller, request);
+        } else if (mayBlock) {
+            refunds.refund(caller, request);
+        } else {
+            refunds.refundLater(caller, request);
+        }
     }
 
     private Decision await(String caller, List<Limit> request) {
@@ -329,5 +528,9 @@ public final class RateLimiter extends LimiterShell {
             }
             return List.copyOf(limits);
         }
+    }
+
+    /** What {@link #acquire} asks of the store: these limits, reserved at most {@code ahead}. */
+    private record Reservation(List<Limit> limits, Duration ahead) {
     }
 }

@@ -1,8 +1,11 @@
 package dev.sluice;
 
+import dev.sluice.internal.Timeouts;
 import dev.sluice.spi.RateLimitStore;
+
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -46,5 +49,27 @@ final class Refunds {
                 timeout.toMillis(), policies, String.valueOf(failure));
         announcer.refund(false);
         return false;
+    }
+
+    /**
+     * Refunds as {@link #refund} does without waiting for the store: for a reservation given up
+     * on a thread that must not block (a cancelled stage's).
+     */
+    void refundLater(String caller, List<Limit> limits) {
+        CompletableFuture<Void> sent;
+        try {
+            sent = store.refund(caller, limits).toCompletableFuture();
+        } catch (RuntimeException e) {
+            sent = CompletableFuture.failedFuture(e);
+        }
+        Timeouts.orTimeout(sent, timeout.toNanos()).whenComplete((done, failure) -> {
+            if (failure == null) {
+                announcer.refund(true);
+                return;
+            }
+            log.warn("Rate-limit store could not refund a request within {} ms for policies {}; it stays charged: {}",
+                    timeout.toMillis(), policies, String.valueOf(failure));
+            announcer.refund(false);
+        });
     }
 }

@@ -52,10 +52,12 @@ class ArchitectureTest {
             "dev.sluice.spi", Set.of("CompiledLimit", "ImmediateStore", "LimitKeys", "RateLimitStore", "StoreProvider"),
             "dev.sluice.memory", Set.of("MemoryStore", "MemoryStoreProvider"),
             "dev.sluice.metrics", Set.of("MicrometerMetrics", "OptionalMetrics"),
+            "dev.sluice.outbound", Set.of("Permits", "PermitUnavailableException", "RateLimitedHttpClient"),
             "dev.sluice.redis", Set.of("RedisStore", "RedisStoreProvider"),
             "dev.sluice.web", Set.of("HeaderStyle", "KeyResolver", "LimitResolver", "RequestAttributes", "RequestView"),
             "dev.sluice.servlet", Set.of("RateLimitFilter"),
-            "dev.sluice.jaxrs", Set.of("RateLimit", "RateLimitExceededException", "RateLimitFeature", "ServletClientAddress"));
+            "dev.sluice.jaxrs", Set.of("RateLimit", "RateLimitClientFilter", "RateLimitExceededException", "RateLimitFeature",
+                    "ServletClientAddress"));
 
     /**
      * Plumbing: public only so Sluice's own modules can share it, never API. Package -> the modules

@@ -54,6 +54,14 @@ public final class Timeouts {
         return future;
     }
 
+    /**
+     * Runs {@code task} on the timer thread after {@code nanos}: a short task that blocks nothing
+     * (completing a future, handing work to an executor). The thread stays while tasks are pending.
+     */
+    public static ScheduledFuture<?> after(Runnable task, long nanos) {
+        return schedule(task, nanos);
+    }
+
     private static ScheduledFuture<?> schedule(Runnable task, long nanos) {
         while (true) {
             ScheduledThreadPoolExecutor current = executor;

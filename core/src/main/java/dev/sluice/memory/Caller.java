@@ -1,6 +1,7 @@
 package dev.sluice.memory;
 
 import com.github.benmanes.caffeine.cache.Cache;
+import dev.sluice.Algorithm;
 import dev.sluice.Decision;
 import dev.sluice.Limit;
 import dev.sluice.TimeSource;
@@ -21,6 +22,8 @@ import static dev.sluice.memory.MemoryStore.micros;
  * the cache without it.
  */
 final class Caller {
+    /** The most rounds {@link #reserve} looks ahead; decide.lua's reserve stops at the same. */
+    static final int RESERVE_ROUNDS = 4;
     final StampedLock lock = new StampedLock();
     private Limit[] keys = new Limit[2];
     /** The compiled form of each of {@link #keys}. */
@@ -218,6 +221,69 @@ final class Caller {
         for (Limit limit : limits) {
             state(limit, now).refund(now, limit.cost());
         }
+    }
+
+    /**
+     * Reserves one request under these limits at the earliest instant from {@code now} on, at most
+     * {@code maxWait} microseconds ahead, where every limit fits and its slot has begun (the twin
+     * of decide.lua's {@code reserve}): from {@code now}, each round moves to the longest retry of
+     * a limit that does not fit, or to the latest {@link Verdict#fromMicros} of the ones that do,
+     * and commits once a round finds nothing to wait for. A state that expires before that
+     * instant is read there as absent, as its Redis key would read.
+     *
+     * @return {@link Decision.Outcome#ALLOWED}, committed at the reserved instant, whose quotas are
+     *         as of that instant and whose retry-after is the wait until it; or
+     *         {@link Decision.Outcome#REJECTED} with the quotas as of {@code now} and the wait it
+     *         would have needed, nothing written
+     */
+    Decision reserve(long now, List<Limit> limits, long maxWait) {
+        refreshedMicros = now;
+        int n = limits.size();
+        int[] slots = new int[n];
+        Verdict[] seen = new Verdict[n];
+        for (int i = 0; i < n; i++) {
+            state(limits.get(i), now);
+            slots[i] = slot(limits.get(i));
+            seen[i] = new Verdict();
+        }
+        long ahead = maxWait;
+        for (Limit limit : limits) {
+            if (limit.algorithm() == Algorithm.SLIDING_LOG) {
+                // entries stamped ahead would trim ones that still count now, which a refund
+                // could not bring back: a log reserves only what it has now
+                ahead = 0;
+            }
+        }
+        long at = now;
+        for (int round = 1; ; round++) {
+            boolean all = true;
+            long step = 0;
+            for (int i = 0; i < n; i++) {
+                boolean fits = current(slots[i], at).evaluate(at, limits.get(i).cost(), false, seen[i]);
+                all &= fits;
+                step = Math.max(step, fits ? seen[i].fromMicros : seen[i].retryMicros);
+            }
+            if (all && step == 0) {
+                break;
+            }
+            step = Math.max(1, step);
+            if (round == RESERVE_ROUNDS || step > ahead - (at - now)) {
+                for (int i = 0; i < n; i++) {
+                    current(slots[i], now).evaluate(now, limits.get(i).cost(), false, seen[i]);
+                }
+                Decision refused = decision(false, limits, seen);
+                return new Decision(Decision.Outcome.REJECTED, refused.quotas(), micros(at - now + step));
+            }
+            at += step;
+        }
+        for (int i = 0; i < n; i++) {
+            LimitState chosen = current(slots[i], at);
+            states[slots[i]] = chosen;
+            chosen.evaluate(at, limits.get(i).cost(), true, seen[i]);
+            chosen.expiresAtMicros = at + seen[i].ttlMicros;
+            idleAfterMicros = Math.max(idleAfterMicros, chosen.expiresAtMicros);
+        }
+        return new Decision(Decision.Outcome.ALLOWED, decision(true, limits, seen).quotas(), micros(at - now));
     }
 
     /** Makes the states of these limits' (policy, algorithm) absent. */

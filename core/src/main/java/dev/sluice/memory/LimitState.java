@@ -231,6 +231,7 @@ abstract class LimitState {
             // the next whole token: (tokens + 1) tokens, reached by refilling from l
             long next = l >= capacity ? 0 : skew + ceilDiv((tokens + 1) * perToken - l, perMicro, byMicro);
             out.set(fits, tokens, reset, retry, reset, next);
+            out.fromMicros = skew;
             if (!(fits && commit)) {
                 untilGone(gone, now, out);
             }
@@ -354,6 +355,7 @@ abstract class LimitState {
             long next = !overCapacity && debt == 0 ? 0
                     : delay + ceilDiv(r + (remaining + 1) * perToken - capacity, perMicro, byMicro);
             out.set(fits, remaining, reset, retry, reset, next);
+            out.fromMicros = 0; // a debt within the capacity may be spent now
             if (!(fits && commit)) {
                 untilGone(gone, now, out);
             }
@@ -441,6 +443,7 @@ abstract class LimitState {
             long reset = (cw + 1) * window - now;
             // counted units come back all at once, when the window ends
             out.set(fits, Math.max(0, count - cn), reset, fits ? 0 : reset, reset, cn == 0 ? 0 : reset);
+            out.fromMicros = Math.max(0, cw * window - now);
             if (!(fits && commit)) {
                 untilGone(gone, now, out);
             }
@@ -570,6 +573,7 @@ abstract class LimitState {
                 }
             }
             out.set(fits, remaining, end - now, retry, end + window - now, next);
+            out.fromMicros = Math.max(0, start - now);
             if (!(fits && commit)) {
                 untilGone(gone, now, out);
             }
@@ -674,6 +678,7 @@ abstract class LimitState {
                 next = at((int) oldest) + window - now;
             }
             out.set(fits, Math.max(0, count - live), reset, retry, reset, next);
+            out.fromMicros = t - now;
             if (!(fits && commit)) {
                 untilGone(gone, now, out);
             }

@@ -173,6 +173,30 @@ public final class MemoryStore implements ImmediateStore {
         return CompletableFuture.completedFuture(null);
     }
 
+    /** Reserves one request under the caller's lock; see {@link RateLimitStore#reserve}. */
+    @Override
+    public CompletionStage<Decision> reserve(String caller, List<Limit> limits, Duration maxWait) {
+        long wait = maxWait.toNanos() / 1_000;
+        String tag = Keys.tag(caller);
+        Decision decision = null;
+        long now = 0;
+        do {
+            Caller state = callers.get(tag, key -> new Caller(limits));
+            long stamp = state.lock.writeLock();
+            try {
+                if (!state.retired) {
+                    state.lengthenIdle(limits);
+                    now = time.nowMicros();
+                    decision = state.reserve(now, limits, wait);
+                }
+            } finally {
+                state.lock.unlockWrite(stamp);
+            }
+        } while (decision == null);
+        sweeper.sweep(now, IdleSweeper.PER_LOCKED_DECISION);
+        return CompletableFuture.completedFuture(decision);
+    }
+
     /** Takes a concurrency lease; see {@link RateLimitStore#acquireLease}. */
     @Override
     public CompletionStage<Decision> acquireLease(String caller, Limit limit, String leaseId) {

@@ -13,6 +13,12 @@ final class Verdict {
     long nextMicros;
     /** How long the state stays meaningful; after that it equals an absent state. */
     long ttlMicros;
+    /**
+     * Until the slot the request counts in begins, when that is later than the instant decided: a
+     * bucket written ahead of it, a window booked ahead. A reservation ({@code acquire}) must not
+     * start before it; 0 otherwise.
+     */
+    long fromMicros;
 
     void set(boolean fits, long remaining, long resetMicros, long retryMicros, long ttlMicros, long nextMicros) {
         this.nextMicros = nextMicros;

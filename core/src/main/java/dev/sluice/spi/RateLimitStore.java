@@ -87,6 +87,32 @@ public interface RateLimitStore extends AutoCloseable {
     }
 
     /**
+     * Reserves one request of {@code caller} under {@code limits} (each limit's {@link Limit#cost()})
+     * at the earliest instant, at most {@code maxWait} from now, at which every limit admits it,
+     * atomically and in one round trip: for {@code RateLimiter.acquire}, which then waits until
+     * that instant. The units are spent at once; the requests reserved later queue behind this one
+     * in the order they reach the store, whichever JVM sends them. A bucket (token bucket, GCRA)
+     * is written ahead of time, as a debt paid off at its rate; a window books a later window. A
+     * {@link Algorithm#SLIDING_LOG} reserves only what it has now, whatever {@code maxWait}: entries
+     * stamped ahead would trim ones that still count now, which a refund could not bring back. A
+     * refund gives the units back at the end of the queue, where the next reservation takes
+     * them beside the last reserved one: exact for a reservation that had no wait, which is the only
+     * kind {@code RateLimiter} refunds (a slot given up ahead passes unused). The default refuses.
+     *
+     * @param maxWait from zero to {@code RateLimiter}'s longest wait; zero reserves only what a
+     *                decision would allow now
+     * @return a stage completed with {@link Decision.Outcome#ALLOWED}, whose
+     *         {@link Decision#retryAfter()} is the wait until the reserved instant (zero: now) and
+     *         whose quotas are as of that instant; or {@link Decision.Outcome#REJECTED}, nothing
+     *         spent, whose retry-after is the wait the request would need (more than
+     *         {@code maxWait}) and whose quotas are as of now
+     */
+    default CompletionStage<Decision> reserve(String caller, List<Limit> limits, java.time.Duration maxWait) {
+        return java.util.concurrent.CompletableFuture.failedFuture(
+                new UnsupportedOperationException(getClass().getName() + " cannot reserve a request ahead"));
+    }
+
+    /**
      * Takes one lease of {@code caller} under a {@link Algorithm#CONCURRENCY} limit, named
      * {@code leaseId}: allowed while fewer than {@link Limit#count()} unexpired leases are held,
      * each expiring {@link Limit#period()} after it was taken. The decision's quota reports the

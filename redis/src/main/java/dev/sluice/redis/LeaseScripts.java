@@ -15,9 +15,10 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 
 /**
- * The Java side of {@code refund.lua} and {@code lease.lua}, and the only Java knowing their
- * layouts: a refund is one script call with {@code decide.lua}'s values per limit
- * ({@link DecideScript#encode}); taking a concurrency lease is one call of {@code lease.lua};
+ * The Java side of {@code refund.lua}, {@code lease.lua} and of {@code decide.lua}'s reservation
+ * form, and the only Java knowing their layouts: a refund is one script call with
+ * {@code decide.lua}'s values per limit ({@link DecideScript#encode}), and so is a reservation
+ * ({@code RateLimiter.acquire}); taking a concurrency lease is one call of {@code lease.lua};
  * returning one is one {@code ZREM} of its id.
  */
 final class LeaseScripts {
@@ -26,6 +27,8 @@ final class LeaseScripts {
     private final TimeSource testTime;
     private final LuaScript refund;
     private final LuaScript lease;
+    /** decide.lua, called in its reservation form ({@code ARGV[2] = -1}): no batching, no local copy. */
+    private final LuaScript reserve;
 
     /**
      * @param testTime the clock to use instead of the Redis server's, or {@code null} in production
@@ -35,6 +38,7 @@ final class LeaseScripts {
         this.testTime = testTime;
         this.refund = new LuaScript(client, "state.lua", "refund.lua");
         this.lease = new LuaScript(client, "lease.lua");
+        this.reserve = new LuaScript(client, "state.lua", "decide.lua");
     }
 
     /** Loads both scripts into the script cache of every master (and replica). */
@@ -57,6 +61,48 @@ final class LeaseScripts {
             args.addAll(List.of(DecideScript.encode(limit)));
         }
         return refund.<Object>eval(RScript.ReturnType.LONG, keys, args.toArray()).thenRun(() -> { });
+    }
+
+    /**
+     * Reserves one request of the caller with hash tag {@code tag} under {@code limits}, at most
+     * {@code maxWait} ahead: one call of decide.lua's reservation form.
+     */
+    CompletableFuture<Decision> reserve(String tag, List<Limit> limits, Duration maxWait) {
+        List<Object> keys = new ArrayList<>(limits.size());
+        List<Object> args = new ArrayList<>(4 + 7 * limits.size());
+        args.add(now());
+        args.add("-1");
+        args.add(Long.toString(maxWait.toNanos() / 1_000));
+        args.add(Integer.toString(limits.size()));
+        for (Limit limit : limits) {
+            keys.add(key(tag, limit));
+            args.addAll(List.of(DecideScript.encode(limit)));
+        }
+        return reserve.<List<Object>>eval(RScript.ReturnType.LIST, keys, args.toArray()).handle((reply, failure) -> {
+            if (failure != null) {
+                throw new CompletionException(DecideScript.failure(failure));
+            }
+            return reservation(reply, limits);
+        });
+    }
+
+    /** The reply of decide.lua's reservation form: reserved, wait_us, then per limit fits, remaining, reset_us, retry_us, next_us. */
+    static Decision reservation(List<Object> reply, List<Limit> limits) {
+        try {
+            boolean reserved = DecideScript.number(reply, 0) == 1;
+            List<Decision.Quota> quotas = new ArrayList<>(limits.size());
+            for (int i = 0; i < limits.size(); i++) {
+                int at = 2 + 5 * i;
+                quotas.add(DecideScript.quota(limits.get(i), DecideScript.number(reply, at) == 1,
+                        DecideScript.number(reply, at + 1), DecideScript.micros(DecideScript.number(reply, at + 2)),
+                        DecideScript.micros(DecideScript.number(reply, at + 3)),
+                        DecideScript.micros(DecideScript.number(reply, at + 4))));
+            }
+            return new Decision(reserved ? Decision.Outcome.ALLOWED : Decision.Outcome.REJECTED, quotas,
+                    DecideScript.micros(DecideScript.number(reply, 1)));
+        } catch (RuntimeException e) {
+            throw new IllegalStateException("unreadable reply from decide.lua's reservation: " + e, e);
+        }
     }
 
     /** Takes lease {@code id} of the caller with hash tag {@code tag} under a concurrency limit. */

@@ -233,6 +233,18 @@ public final class RedisStore implements RateLimitStore {
     }
 
     /**
+     * Reserves one request in one call of {@code decide.lua} (its reservation form): never from
+     * the local rejections, which only a decision reads; see {@link RateLimitStore#reserve}.
+     */
+    @Override
+    public CompletionStage<Decision> reserve(String caller, List<Limit> limits, Duration maxWait) {
+        if (!connection.checkReady()) {
+            return CompletableFuture.failedFuture(new RedisConnectionException("not connected to Redis yet"));
+        }
+        return leases.reserve(Keys.tag(caller), limits, maxWait);
+    }
+
+    /**
      * Takes a concurrency lease in one {@code lease.lua} call: a sorted set of lease ids scored by
      * their expiry on the Redis server's clock, trimmed on every call, its TTL the last expiry.
      */

@@ -9,7 +9,7 @@ KEYS      the keys of every group, group after group; group g's key i holds the 
           server, or a Sentinel's master); on a cluster each group is a call of its own.
 ARGV[1]   the time in microseconds, or '' to read the Redis server's clock (TIME); production
           always sends '', so application clocks never reach this script. One time for all groups.
-ARGV[2]   G, the number of groups; then each group in turn:
+ARGV[2]   G, the number of groups (or -1: one reservation, see reserve below); then each group in turn:
             limits     L, its number of limits (its number of KEYS)
             requests   how many identical requests to decide, one after another in arrival order,
                        at the same instant (concurrent requests of one JVM for one caller,
@@ -144,7 +144,9 @@ local function entry(key, i)
   return tonumber(s), false
 end
 
--- Each algorithm: (key, now, limit, commit) -> fits, remaining, reset, retry, next
+-- Each algorithm: (key, now, limit, commit) -> fits, remaining, reset, retry, next, batch, from
+-- (from: until the slot the request counts in begins, when later than now: a bucket written
+-- ahead, a window booked ahead; a reservation must not start before it)
 -- It writes only when commit is true and the request fits.
 
 local function token_bucket(key, now, a, commit)
@@ -187,7 +189,7 @@ local function token_bucket(key, now, a, commit)
     batch = {skew, cap - l, need, per_micro, 0,
              skew + cdiv((idiv(l, per_token) + 1) * per_token - l, per_micro), 0, 0, 1, 0}
   end
-  return fits, idiv(l, per_token), reset, retry, nxt, batch
+  return fits, idiv(l, per_token), reset, retry, nxt, batch, skew
 end
 
 local function gcra(key, now, a, commit)
@@ -243,7 +245,8 @@ local function gcra(key, now, a, commit)
   else
     reset, retry, nxt = until_gone(gone, now, reset, retry, nxt)
   end
-  return fits, remaining, reset, retry, nxt, batch
+  -- a debt within the capacity may be spent now
+  return fits, remaining, reset, retry, nxt, batch, 0
 end
 
 local function fixed_window(key, now, a, commit)
@@ -286,7 +289,9 @@ local function fixed_window(key, now, a, commit)
   end
   local remaining = count - n
   if remaining < 0 then remaining = 0 end
-  return fits, remaining, reset, retry, nxt, batch
+  local from = w * window - now
+  if from < 0 then from = 0 end
+  return fits, remaining, reset, retry, nxt, batch, from
 end
 
 local function sliding_window(key, now, a, commit)
@@ -377,7 +382,9 @@ local function sliding_window(key, now, a, commit)
   else
     reset, retry, nxt = until_gone(gone, now, reset, retry, nxt)
   end
-  return fits, remaining, reset, retry, nxt, batch
+  local from = start - now
+  if from < 0 then from = 0 end
+  return fits, remaining, reset, retry, nxt, batch, from
 end
 
 local function sliding_log(key, now, a, commit)
@@ -465,7 +472,7 @@ local function sliding_log(key, now, a, commit)
   end
   local remaining = count - live
   if remaining < 0 then remaining = 0 end
-  return fits, remaining, reset, retry, nxt, batch
+  return fits, remaining, reset, retry, nxt, batch, t - now
 end
 
 -- Keyed by the ids Java sends (DecideScript.id), written out: never by position
@@ -479,9 +486,8 @@ local algorithms = {
 
 local now = clock()
 
--- Decides one group: `requests` identical requests against the `count` limits whose keys are
--- KEYS[first ..] and whose values start at ARGV[at]; appends its reply to `result`.
-local function decide(result, first, count, at, requests)
+-- The limits whose keys are KEYS[first ..] and whose values start at ARGV[at], and their keys
+local function read_group(first, count, at)
   local limits, keys = {}, {}
   for i = 1, count do
     local base = at + 7 * (i - 1)
@@ -493,6 +499,13 @@ local function decide(result, first, count, at, requests)
       error('unknown algorithm id ' .. ARGV[base], 0)
     end
   end
+  return limits, keys
+end
+
+-- Decides one group: `requests` identical requests against the `count` limits whose keys are
+-- KEYS[first ..] and whose values start at ARGV[at]; appends its reply to `result`.
+local function decide(result, first, count, at, requests)
+  local limits, keys = read_group(first, count, at)
 
   -- The batch, decided arithmetically: identical requests at one instant fit in a prefix (a
   -- refused request changes nothing, so every one after it is refused too), and each limit admits
@@ -546,8 +559,70 @@ local function decide(result, first, count, at, requests)
   end
 end
 
+-- Reserves one request (RateLimiter.acquire) at the earliest instant, at most max_wait ahead,
+-- where every limit fits and its slot has begun: from now, each round moves to the longest retry
+-- of a limit that does not fit, or to the latest `from` of those that do, and commits once a round
+-- finds nothing to wait for (at most four rounds). The Java twin is Caller.reserve.
+local function reserve(count, max_wait)
+  local limits, keys = read_group(1, count, 5)
+  for i = 1, count do
+    -- entries stamped ahead would trim ones that still count now, which a refund could not
+    -- bring back: a log reserves only what it has now
+    if limits[i].algorithm == 5 then max_wait = 0 end
+  end
+  local result = {}
+  local at = now
+  local rounds = 0
+  while true do
+    local all, step = true, 0
+    for i = 1, count do
+      local l = limits[i]
+      local fits, _, _, retry, _, _, from = l.run(keys[i], at, l, false)
+      local wait = from
+      if not fits then
+        all = false
+        wait = retry
+      end
+      if wait > step then step = wait end
+    end
+    if all and step == 0 then break end
+    rounds = rounds + 1
+    if step < 1 then step = 1 end
+    if rounds == 4 or step > max_wait - (at - now) then
+      -- refused: nothing written; the wait it would need, and each limit as of now
+      result[1] = 0
+      result[2] = at - now + step
+      for i = 1, count do
+        local fits, remaining, reset, retry, nxt = limits[i].run(keys[i], now, limits[i], false)
+        local f = 0
+        if fits then f = 1 end
+        for _, v in ipairs({f, remaining, reset, retry, nxt}) do result[#result + 1] = v end
+      end
+      return result
+    end
+    at = at + step
+  end
+  ttl_shift = at - now
+  result[1] = 1
+  result[2] = at - now
+  for i = 1, count do
+    local fits, remaining, reset, retry, nxt = limits[i].run(keys[i], at, limits[i], true)
+    local f = 0
+    if fits then f = 1 end
+    for _, v in ipairs({f, remaining, reset, retry, nxt}) do result[#result + 1] = v end
+  end
+  return result
+end
+
 local result = {}
 local groups = tonumber(ARGV[2])
+if groups == -1 then
+  -- a reservation: ARGV[3] the longest wait in microseconds, ARGV[4] the number of limits, then
+  -- seven values per limit as for a group; replies reserved (1 or 0), the wait in microseconds,
+  -- then per limit fits, remaining, reset_us, retry_us, next_us (as of the reserved instant, or
+  -- as of now when refused)
+  return reserve(tonumber(ARGV[4]), tonumber(ARGV[3]))
+end
 if groups == 1 then
   -- alone (the common, uncontended case): as cheap as before batching; a failure fails the call
   decide(result, 1, tonumber(ARGV[3]), 5, tonumber(ARGV[4]))

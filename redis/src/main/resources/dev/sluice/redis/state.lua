@@ -24,8 +24,12 @@ local function int(x)
   return string.format('%d', x)
 end
 
+-- Added to every TTL written: a reservation commits at an instant ahead of the clock, and the
+-- TTLs its algorithms compute count from that instant
+local ttl_shift = 0
+
 local function expire(key, ttl_us)
-  local ms = cdiv(ttl_us, 1000)
+  local ms = cdiv(ttl_us + ttl_shift, 1000)
   if ms < 1 then ms = 1 end
   redis.call('PEXPIRE', key, int(ms))
 end
@@ -68,7 +72,7 @@ local function write_state(key, time, debt, a, ttl_us)
     redis.call('SET', key, value, 'KEEPTTL')
     return
   end
-  local ms = cdiv(ttl_us, 1000)
+  local ms = cdiv(ttl_us + ttl_shift, 1000)
   if ms < 1 then ms = 1 end
   redis.call('SET', key, value, 'PX', int(ms))
 end

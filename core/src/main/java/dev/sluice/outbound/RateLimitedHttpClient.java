@@ -1,0 +1,144 @@
+package dev.sluice.outbound;
+
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLParameters;
+import java.io.IOException;
+import java.net.Authenticator;
+import java.net.CookieHandler;
+import java.net.ProxySelector;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.net.http.WebSocket;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.function.Function;
+
+/**
+ * A {@link HttpClient} that waits for a permit of its {@link Permits} before each request: the
+ * JDK's client, limited to a provider's quota shared by every instance on the same store.
+ * {@link #send} waits on the calling thread; {@link #sendAsync} blocks no thread (the request is
+ * sent when its slot comes) and, cancelled before then, sends nothing. A request
+ * that gets no permit within the wait is not sent: {@code send} throws, and {@code sendAsync}'s
+ * stage fails with, {@link PermitUnavailableException}. Everything else is the wrapped client's.
+ *
+ * <pre>{@code
+ * HttpClient client = RateLimitedHttpClient.wrap(HttpClient.newHttpClient(), permits, RateLimitedHttpClient.HOST);
+ * }</pre>
+ */
+public final class RateLimitedHttpClient extends HttpClient {
+
+    /** Keys each request by its target host: one quota per provider host. */
+    public static final Function<HttpRequest, String> HOST = request -> String.valueOf(request.uri().getHost());
+
+    private final HttpClient client;
+    private final Permits permits;
+    private final Function<HttpRequest, String> key;
+
+    private RateLimitedHttpClient(HttpClient client, Permits permits, Function<HttpRequest, String> key) {
+        this.client = Objects.requireNonNull(client, "client");
+        this.permits = Objects.requireNonNull(permits, "permits");
+        this.key = Objects.requireNonNull(key, "key");
+    }
+
+    /** {@code client} limited by {@code permits}, every request under one key, e.g. the provider's name. */
+    public static RateLimitedHttpClient wrap(HttpClient client, Permits permits, String key) {
+        Objects.requireNonNull(key, "key");
+        return new RateLimitedHttpClient(client, permits, request -> key);
+    }
+
+    /** {@code client} limited by {@code permits}, each request under the key {@code key} gives it (see {@link #HOST}). */
+    public static RateLimitedHttpClient wrap(HttpClient client, Permits permits, Function<HttpRequest, String> key) {
+        return new RateLimitedHttpClient(client, permits, key);
+    }
+
+    @Override
+    public <T> HttpResponse<T> send(HttpRequest request, HttpResponse.BodyHandler<T> handler)
+            throws IOException, InterruptedException {
+        permits.acquire(key.apply(request));
+        return client.send(request, handler);
+    }
+
+    @Override
+    public <T> CompletableFuture<HttpResponse<T>> sendAsync(HttpRequest request, HttpResponse.BodyHandler<T> handler) {
+        return limited(request, () -> client.sendAsync(request, handler));
+    }
+
+    @Override
+    public <T> CompletableFuture<HttpResponse<T>> sendAsync(HttpRequest request, HttpResponse.BodyHandler<T> handler,
+                                                            HttpResponse.PushPromiseHandler<T> pushes) {
+        return limited(request, () -> client.sendAsync(request, handler, pushes));
+    }
+
+    private <T> CompletableFuture<HttpResponse<T>> limited(HttpRequest request,
+                                                           java.util.function.Supplier<CompletableFuture<HttpResponse<T>>> send) {
+        CompletableFuture<?> permit = permits.acquireAsync(key.apply(request));
+        CompletableFuture<HttpResponse<T>> response = permit.thenCompose(decision -> send.get());
+        // a caller that gives up before its slot cancels the permit: nothing is sent
+        response.whenComplete((value, failure) -> {
+            if (response.isCancelled()) {
+                permit.cancel(false);
+            }
+        });
+        return response;
+    }
+
+    @Override
+    public Optional<CookieHandler> cookieHandler() {
+        return client.cookieHandler();
+    }
+
+    @Override
+    public Optional<Duration> connectTimeout() {
+        return client.connectTimeout();
+    }
+
+    @Override
+    public Redirect followRedirects() {
+        return client.followRedirects();
+    }
+
+    @Override
+    public Optional<ProxySelector> proxy() {
+        return client.proxy();
+    }
+
+    @Override
+    public SSLContext sslContext() {
+        return client.sslContext();
+    }
+
+    @Override
+    public SSLParameters sslParameters() {
+        return client.sslParameters();
+    }
+
+    @Override
+    public Optional<Authenticator> authenticator() {
+        return client.authenticator();
+    }
+
+    @Override
+    public Version version() {
+        return client.version();
+    }
+
+    @Override
+    public Optional<Executor> executor() {
+        return client.executor();
+    }
+
+    /** The wrapped client's, unlimited: a web socket is one long exchange, not a stream of requests. */
+    @Override
+    public WebSocket.Builder newWebSocketBuilder() {
+        return client.newWebSocketBuilder();
+    }
+
+    @Override
+    public String toString() {
+        return "RateLimitedHttpClient[" + permits + ", " + client + "]";
+    }
+}

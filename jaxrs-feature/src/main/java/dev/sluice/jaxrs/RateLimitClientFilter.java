@@ -1,0 +1,72 @@
+package dev.sluice.jaxrs;
+
+import dev.sluice.outbound.PermitUnavailableException;
+import dev.sluice.outbound.Permits;
+import jakarta.ws.rs.client.ClientRequestContext;
+import jakarta.ws.rs.client.ClientRequestFilter;
+
+import java.io.InterruptedIOException;
+import java.util.Objects;
+import java.util.function.Function;
+
+/**
+ * A JAX-RS client filter that waits for a permit of its {@link Permits} before each request:
+ * register it on a {@code Client} or {@code WebTarget}, and the application's instances sharing
+ * the limiter's store stay within the provider's quota together.
+ *
+ * <pre>{@code
+ * Client client = ClientBuilder.newClient()
+ *         .register(RateLimitClientFilter.named(permits, "payments"));
+ * }</pre>
+ *
+ * <p>A request that gets no permit within the wait is not sent: the filter throws
+ * {@link PermitUnavailableException}, which the client hands to the caller wrapped in a
+ * {@code ProcessingException}. An interrupted wait sends nothing and fails as an
+ * {@link InterruptedIOException}, the thread's interrupt status set. The filter blocks the thread
+ * that sends the request (JAX-RS request filters are synchronous, for asynchronous invocations
+ * too); to wait without a thread, use {@link Permits#acquireAsync} or
+ * {@link dev.sluice.outbound.RateLimitedHttpClient}.
+ */
+public final class RateLimitClientFilter implements ClientRequestFilter {
+
+    private final Permits permits;
+    private final Function<ClientRequestContext, String> key;
+
+    private RateLimitClientFilter(Permits permits, Function<ClientRequestContext, String> key) {
+        this.permits = Objects.requireNonNull(permits, "permits");
+        this.key = Objects.requireNonNull(key, "key");
+    }
+
+    /** Every request under one key, e.g. the provider's name. */
+    public static RateLimitClientFilter named(Permits permits, String key) {
+        Objects.requireNonNull(key, "key");
+        return new RateLimitClientFilter(permits, request -> key);
+    }
+
+    /** Each request under its target host: one quota per provider host. */
+    public static RateLimitClientFilter byHost(Permits permits) {
+        return new RateLimitClientFilter(permits, request -> String.valueOf(request.getUri().getHost()));
+    }
+
+    /** Each request under the key {@code key} gives it. */
+    public static RateLimitClientFilter keyedBy(Permits permits, Function<ClientRequestContext, String> key) {
+        return new RateLimitClientFilter(permits, key);
+    }
+
+    @Override
+    public void filter(ClientRequestContext request) throws InterruptedIOException {
+        try {
+            permits.acquire(key.apply(request));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            InterruptedIOException failure = new InterruptedIOException("interrupted while waiting for a permit of " + permits);
+            failure.initCause(e);
+            throw failure;
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "RateLimitClientFilter[" + permits + "]";
+    }
+}

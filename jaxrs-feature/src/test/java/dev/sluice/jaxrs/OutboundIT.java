@@ -1,0 +1,277 @@
+package dev.sluice.jaxrs;
+
+import com.sun.net.httpserver.HttpServer;
+import dev.sluice.FailureMode;
+import dev.sluice.Limit;
+import dev.sluice.RateLimiter;
+import dev.sluice.outbound.PermitUnavailableException;
+import dev.sluice.outbound.Permits;
+import dev.sluice.outbound.RateLimitedHttpClient;
+import dev.sluice.redis.RedisStore;
+import dev.sluice.testing.TestRedis;
+import jakarta.ws.rs.ProcessingException;
+import jakarta.ws.rs.client.Client;
+import jakarta.ws.rs.client.ClientBuilder;
+import jakarta.ws.rs.core.Response;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.redisson.api.RedissonClient;
+
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * Three application instances (each its own Redisson client and limiter, several threads) call
+ * one provider, over real HTTP on loopback, through the JAX-RS client filter (Jersey's client)
+ * and the {@code HttpClient} decorator, sharing its quota through one Redis.
+ *
+ * <p>The provider enforces a strict 10 per second: at most 10 requests in any 1000 ms, counting
+ * the 429s it answers beyond. The instances share a token bucket of 8 per second, burst 1 (a
+ * permit every 125 ms): eleven requests in one provider second then need ten of them late by
+ * 250 ms against the eleventh. With 9 per second the margin is 110 ms, which a loaded two-core
+ * machine (scheduling, a pause, the provider's own threads) exceeded in two runs of five. What
+ * must hold: no 429; at least 90% of the shared limit used while everyone is busy (so of the
+ * provider's 10 per second at least 72%); and fairness: permits are
+ * granted in the order reservations reach Redis, so equally busy instances (three threads each)
+ * get about a third each, and each must get at least a fifth.
+ */
+class OutboundIT {
+
+    private static final int PROVIDER_PER_SECOND = 10;
+    private static final Limit SHARED = Limit.of("provider", 8, Duration.ofSeconds(1)).withBurst(1);
+    private static final Duration BUSY = Duration.ofSeconds(6);
+    /** The first second is left out of the measure: clients warm up, connections open. */
+    private static final Duration WARM_UP = Duration.ofSeconds(1);
+
+    /** A provider that allows at most 10 requests in any 1000 ms and answers 429 beyond. */
+    private static final class Provider implements AutoCloseable {
+        final HttpServer server;
+        final ArrayDeque<Long> window = new ArrayDeque<>();
+        final ConcurrentLinkedQueue<long[]> accepted = new ConcurrentLinkedQueue<>();
+        final AtomicInteger rejected = new AtomicInteger();
+
+        Provider() throws Exception {
+            server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 50);
+            server.createContext("/", exchange -> {
+                String query = String.valueOf(exchange.getRequestURI().getQuery());
+                int instance = query.startsWith("instance=") ? Integer.parseInt(query.substring(9)) : -1;
+                int status;
+                synchronized (window) {
+                    long now = System.nanoTime();
+                    while (!window.isEmpty() && now - window.peekFirst() >= TimeUnit.SECONDS.toNanos(1)) {
+                        window.pollFirst();
+                    }
+                    if (window.size() < PROVIDER_PER_SECOND) {
+                        window.addLast(now);
+                        accepted.add(new long[] {now, instance});
+                        status = 200;
+                    } else {
+                        rejected.incrementAndGet();
+                        status = 429;
+                    }
+                }
+                exchange.sendResponseHeaders(status, -1);
+                exchange.close();
+            });
+            server.setExecutor(java.util.concurrent.Executors.newFixedThreadPool(16));
+            server.start();
+        }
+
+        URI uri(int instance) {
+            return URI.create("http://127.0.0.1:" + server.getAddress().getPort() + "/call?instance=" + instance);
+        }
+
+        @Override
+        public void close() {
+            server.stop(0);
+            ((java.util.concurrent.ExecutorService) server.getExecutor()).shutdownNow();
+        }
+    }
+
+    private TestRedis redis;
+    private Provider provider;
+    private final List<RedissonClient> clients = new ArrayList<>();
+    private final List<Client> jaxrs = new ArrayList<>();
+
+    @BeforeEach
+    void start() throws Exception {
+        redis = TestRedis.start();
+        provider = new Provider();
+    }
+
+    @AfterEach
+    void stop() {
+        jaxrs.forEach(Client::close);
+        clients.forEach(RedissonClient::shutdown);
+        provider.close();
+        redis.stop();
+    }
+
+    private RateLimiter instance(FailureMode mode, Duration timeout) {
+        return instance(SHARED, mode, timeout);
+    }
+
+    private RateLimiter instance(Limit limit, FailureMode mode, Duration timeout) {
+        RedissonClient client = redis.newClient();
+        clients.add(client);
+        return RateLimiter.builder().limit(limit).store(RedisStore.of(client)).failureMode(mode).localShare(1.0 / 3)
+                .timeout(timeout).build();
+    }
+
+    private Client jaxrsClient(Permits permits) {
+        Client client = ClientBuilder.newClient().register(RateLimitClientFilter.named(permits, "provider"));
+        jaxrs.add(client);
+        return client;
+    }
+
+    @Test
+    void threeInstancesShareTheProvidersQuotaWithoutA429AndNoneStarves() throws Exception {
+        // a patient store timeout: a late answer on a loaded machine must not turn into failing open
+        Permits[] permits = new Permits[3];
+        for (int i = 0; i < 3; i++) {
+            permits[i] = Permits.of(instance(FailureMode.OPEN, Duration.ofSeconds(2)), Duration.ofSeconds(10));
+        }
+        Client first = jaxrsClient(permits[0]);
+        Client second = jaxrsClient(permits[1]);
+        HttpClient third = RateLimitedHttpClient.wrap(HttpClient.newHttpClient(), permits[2], "provider");
+
+        long end = System.nanoTime() + BUSY.toNanos();
+        List<Thread> threads = new ArrayList<>();
+        AtomicInteger failures = new AtomicInteger();
+        for (int t = 0; t < 3; t++) {
+            threads.add(caller(end, failures, () -> status(first.target(provider.uri(0)).request().get())));
+            threads.add(caller(end, failures, () -> status(second.target(provider.uri(1)).request().get())));
+            boolean async = t == 0;
+            threads.add(caller(end, failures, () -> async
+                    ? third.sendAsync(HttpRequest.newBuilder(provider.uri(2)).build(), HttpResponse.BodyHandlers.discarding())
+                            .get(20, TimeUnit.SECONDS).statusCode()
+                    : third.send(HttpRequest.newBuilder(provider.uri(2)).build(), HttpResponse.BodyHandlers.discarding())
+                            .statusCode()));
+        }
+        long started = System.nanoTime();
+        threads.forEach(Thread::start);
+        for (Thread thread : threads) {
+            thread.join(30_000);
+        }
+
+        assertThat(failures.get()).as("calls that failed").isZero();
+        assertThat(provider.rejected.get()).as("429s from the provider").isZero();
+
+        long from = started + WARM_UP.toNanos();
+        long[] perInstance = new long[4];
+        long measured = 0;
+        for (long[] call : provider.accepted) {
+            if (call[0] >= from && call[0] < end) {
+                measured++;
+                perInstance[(int) call[1]]++;
+            }
+        }
+        double seconds = (end - from) / 1e9;
+        assertThat(measured / seconds).as("requests per second accepted while busy, of a shared 8 per second")
+                .isGreaterThanOrEqualTo(0.9 * 8);
+        for (int i = 0; i < 3; i++) {
+            assertThat(perInstance[i]).as("instance %d's share of %d", i, measured).isGreaterThanOrEqualTo(measured / 5);
+        }
+    }
+
+    private interface Call {
+        int status() throws Exception;
+    }
+
+    private static int status(Response response) {
+        try (response) {
+            return response.getStatus();
+        }
+    }
+
+    private static Thread caller(long end, AtomicInteger failures, Call call) {
+        return new Thread(() -> {
+            while (System.nanoTime() < end) {
+                try {
+                    int status = call.status();
+                    if (status != 200 && status != 429) {
+                        failures.incrementAndGet();
+                    }
+                } catch (Exception e) {
+                    failures.incrementAndGet();
+                }
+            }
+        });
+    }
+
+    @Test
+    void aCallThatGetsNoPermitWithinItsWaitOrIsCancelledIsNotSent() throws Exception {
+        // one permit per 2 s: a slow first call (a client's start) still leaves the next one far off
+        RateLimiter limiter = instance(Limit.of("provider", 1, Duration.ofSeconds(2)), FailureMode.CLOSED,
+                Duration.ofSeconds(2));
+        Permits impatient = Permits.of(limiter, Duration.ofMillis(20));
+        Client client = jaxrsClient(impatient);
+        HttpClient http = RateLimitedHttpClient.wrap(HttpClient.newHttpClient(), impatient, "provider");
+        assertThat(status(client.target(provider.uri(0)).request().get())).isEqualTo(200);
+        // the next permit is up to 2 s away: beyond 20 ms
+        assertThatThrownBy(() -> client.target(provider.uri(0)).request().get())
+                .isInstanceOf(ProcessingException.class).hasCauseInstanceOf(PermitUnavailableException.class)
+                .hasMessageContaining("no permit for 'provider' within 20 ms");
+        assertThatThrownBy(() -> http.send(HttpRequest.newBuilder(provider.uri(2)).build(), HttpResponse.BodyHandlers.discarding()))
+                .isInstanceOf(PermitUnavailableException.class);
+        assertThatThrownBy(() -> http.sendAsync(HttpRequest.newBuilder(provider.uri(2)).build(),
+                HttpResponse.BodyHandlers.discarding()).join()).hasCauseInstanceOf(PermitUnavailableException.class);
+        // a call cancelled while it waits for its slot is never sent
+        HttpClient patient = RateLimitedHttpClient.wrap(HttpClient.newHttpClient(), Permits.of(limiter, Duration.ofSeconds(5)),
+                "provider");
+        CompletableFuture<HttpResponse<Void>> cancelled = patient.sendAsync(HttpRequest.newBuilder(provider.uri(3)).build(),
+                HttpResponse.BodyHandlers.discarding());
+        assertThat(cancelled.cancel(false)).isTrue();
+        // a call after it comes in the slot after the cancelled one, and the provider sees only it
+        assertThat(patient.send(HttpRequest.newBuilder(provider.uri(2)).build(), HttpResponse.BodyHandlers.discarding())
+                .statusCode()).isEqualTo(200);
+        assertThat(provider.accepted).as("only the first and the last call were sent").hasSize(2);
+        assertThat(provider.accepted).noneMatch(call -> call[1] == 3);
+    }
+
+    @Test
+    void withRedisDownOpenCallsAtOnceClosedFailsAndLocalWaitsOnTheLocalShare() throws Exception {
+        Duration timeout = Duration.ofMillis(200);
+        Permits open = Permits.of(instance(FailureMode.OPEN, timeout), Duration.ofSeconds(5));
+        Permits closed = Permits.of(instance(FailureMode.CLOSED, timeout), Duration.ofSeconds(5));
+        Permits local = Permits.of(instance(FailureMode.LOCAL, timeout), Duration.ofSeconds(5));
+        redis.stop();
+
+        HttpClient openClient = RateLimitedHttpClient.wrap(HttpClient.newHttpClient(), open, "provider");
+        long started = System.nanoTime();
+        for (int i = 0; i < 3; i++) {
+            assertThat(openClient.send(HttpRequest.newBuilder(provider.uri(0)).build(), HttpResponse.BodyHandlers.discarding())
+                    .statusCode()).isEqualTo(200);
+        }
+        assertThat(System.nanoTime() - started).as("open: no wait for permits (three calls)")
+                .isLessThan(TimeUnit.SECONDS.toNanos(3));
+
+        Client closedClient = jaxrsClient(closed);
+        assertThatThrownBy(() -> closedClient.target(provider.uri(1)).request().get())
+                .isInstanceOf(ProcessingException.class).hasCauseInstanceOf(PermitUnavailableException.class)
+                .hasMessageContaining("failure mode is closed");
+
+        // local: a third of 8 per second, burst 1, on this instance alone: 3 per second
+        HttpClient localClient = RateLimitedHttpClient.wrap(HttpClient.newHttpClient(), local, "provider");
+        started = System.nanoTime();
+        localClient.send(HttpRequest.newBuilder(provider.uri(2)).build(), HttpResponse.BodyHandlers.discarding());
+        localClient.send(HttpRequest.newBuilder(provider.uri(2)).build(), HttpResponse.BodyHandlers.discarding());
+        assertThat(System.nanoTime() - started).as("local: the second waited for the local share's next permit, 333 ms on")
+                .isGreaterThanOrEqualTo(TimeUnit.MILLISECONDS.toNanos(330));
+    }
+}
