@@ -25,7 +25,9 @@ import java.util.stream.Stream;
  * the application's defaults (what {@code web.xml} context-params are to the servlet filter), and
  * {@code sluice.filters.<name>.<parameter>} plus {@code url-patterns}, one filter each. The values are
  * parsed by the servlet filter's own parsers, not here; this class only checks that every name is a
- * Sluice parameter, so that a typo such as {@code sluice.filters.api.limt} stops start-up.
+ * Sluice parameter, so that a typo such as {@code sluice.filters.api.limt} or {@code sluice.stor}
+ * stops start-up. Names deeper than {@code sluice.<name>} outside {@code sluice.filters} are left
+ * to whoever uses them.
  */
 final class SluiceSettings {
 
@@ -78,7 +80,9 @@ final class SluiceSettings {
                     named(parameter, PREFIX + FILTERS + "." + filter + ".", URL_PATTERNS);
                 }
                 filterNames.computeIfAbsent(filter, f -> new LinkedHashSet<>()).add(parameter);
-            } else {
+            } else if (name.getNumberOfElements() == 2) {
+                // Only sluice.<name> can be a parameter (or its typo); deeper names, such as a build's
+                // sluice.release-check.skip system property, belong to someone else.
                 named(first, PREFIX, FILTERS + ".<name>.*");
                 if (first.equals(Parameter.POLICY.configName())) {
                     throw new IllegalArgumentException("property 'sluice.policy' cannot be every filter's default: a "
