@@ -1,9 +1,9 @@
 package dev.sluice.spring.boot;
 
-import dev.sluice.RateLimitStore;
+import dev.sluice.spi.RateLimitStore;
 import dev.sluice.redis.RedisStore;
-import dev.sluice.web.StoreRegistry;
-import dev.sluice.web.WebSettings;
+import dev.sluice.web.internal.StoreRegistry;
+import dev.sluice.web.internal.WebSettings;
 import org.redisson.api.RedissonClient;
 import org.redisson.api.redisnode.BaseRedisNodes;
 import org.redisson.api.redisnode.RedisNodes;

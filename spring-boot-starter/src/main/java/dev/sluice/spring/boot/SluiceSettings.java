@@ -1,7 +1,7 @@
 package dev.sluice.spring.boot;
 
-import dev.sluice.web.Parameter;
-import dev.sluice.web.WebSettings;
+import dev.sluice.web.internal.Parameter;
+import dev.sluice.web.internal.WebSettings;
 import org.springframework.boot.context.properties.bind.Bindable;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.context.properties.source.ConfigurationPropertyName;

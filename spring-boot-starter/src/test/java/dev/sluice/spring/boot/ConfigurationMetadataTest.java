@@ -3,7 +3,7 @@ package dev.sluice.spring.boot;
 import dev.sluice.Algorithm;
 import dev.sluice.FailureMode;
 import dev.sluice.web.HeaderStyle;
-import dev.sluice.web.Parameter;
+import dev.sluice.web.internal.Parameter;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
