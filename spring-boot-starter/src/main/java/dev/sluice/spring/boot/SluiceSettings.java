@@ -16,7 +16,6 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.TreeMap;
 import java.util.function.Function;
 import java.util.stream.Stream;
 
@@ -66,7 +65,7 @@ final class SluiceSettings {
     static SluiceSettings read(Environment environment) {
         Binder binder = Binder.get(environment);
         Set<String> applicationNames = new LinkedHashSet<>();
-        Map<String, Set<String>> filterNames = new TreeMap<>();
+        Map<String, Set<String>> filterNames = new LinkedHashMap<>(); // in the order written
         for (ConfigurationPropertyName name : names(environment)) {
             String first = name.getElement(1, ConfigurationPropertyName.Form.DASHED);
             if (first.equals(FILTERS)) {

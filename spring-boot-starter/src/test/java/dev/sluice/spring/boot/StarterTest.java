@@ -119,7 +119,7 @@ class StarterTest {
     @Test
     void theApplicationsPropertiesAreReadAsPlainText() {
         assertThat(settings.application()).containsEntry("headers", "both");
-        assertThat(settings.filters()).extracting(SluiceSettings.FilterSettings::name).containsExactly("account", "search");
-        assertThat(settings.filters().get(1).urlPatterns()).containsExactly("/search/*");
+        assertThat(settings.filters()).extracting(SluiceSettings.FilterSettings::name).containsExactly("search", "account");
+        assertThat(settings.filters().get(0).urlPatterns()).containsExactly("/search/*");
     }
 }
