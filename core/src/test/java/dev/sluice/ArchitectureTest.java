@@ -57,7 +57,8 @@ class ArchitectureTest {
             "dev.sluice.web", Set.of("HeaderStyle", "KeyResolver", "LimitResolver", "RequestAttributes", "RequestView"),
             "dev.sluice.servlet", Set.of("RateLimitFilter"),
             "dev.sluice.jaxrs", Set.of("RateLimit", "RateLimitClientFilter", "RateLimitExceededException", "RateLimitFeature",
-                    "ServletClientAddress"));
+                    "ServletClientAddress"),
+            "dev.sluice.spring.boot", Set.of("SluiceAutoConfiguration"));
 
     /**
      * Plumbing: public only so Sluice's own modules can share it, never API. Package -> the modules
@@ -65,7 +66,7 @@ class ArchitectureTest {
      */
     private static final Map<String, Set<String>> PLUMBING = Map.of(
             "dev.sluice.internal", Set.of("core", "redis", "web", "benchmarks"),
-            "dev.sluice.web.internal", Set.of("web", "servlet-filter", "jaxrs-feature", "benchmarks"));
+            "dev.sluice.web.internal", Set.of("web", "servlet-filter", "jaxrs-feature", "spring-boot-starter", "benchmarks"));
 
     /** Modules that are not published: examples and benchmarks may have packages of their own. */
     private static final Set<String> UNPUBLISHED = Set.of("benchmarks", "examples-war", "examples-spring-boot");

@@ -434,6 +434,16 @@ public final class RateLimitFilter implements Filter {
         }
     }
 
+    /**
+     * Whether this filter's limiter has stopped waiting on its store after repeated failures (its
+     * circuit breaker is open, {@link RateLimiter#storeCircuitOpen()}), for health checks;
+     * {@code false} outside init..destroy and for a filter with only a concurrency limit.
+     */
+    public boolean storeCircuitOpen() {
+        Active a = active;
+        return a != null && a.guard.limiter() != null && a.guard.limiter().storeCircuitOpen();
+    }
+
     @Override
     public String toString() {
         Active a = active;

@@ -1,7 +1,7 @@
 package dev.sluice.examples.boot;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.ObjectMapper;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
@@ -18,7 +18,7 @@ import java.util.UUID;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The Spring Boot recipe, run: the application starts in embedded Tomcat 10.1 on a random
+ * The starter, run: the application starts in embedded Tomcat 11 on a random
  * loopback port, and real HTTP requests get 200s, then 429 with Retry-After and a problem body;
  * behind Spring Security's HTTP Basic, a filter keyed by principal counts each user. Memory store.
  */
@@ -55,11 +55,11 @@ class SpringBootFilterTest {
         assertThat(refused.headers().firstValue("RateLimit-Remaining")).hasValue("0");
         assertThat(refused.headers().firstValue("Content-Type")).get().asString().startsWith("application/problem+json");
         JsonNode problem = new ObjectMapper().readTree(refused.body());
-        assertThat(problem.get("type").asText()).isEqualTo("about:blank");
-        assertThat(problem.get("title").asText()).isEqualTo("Too Many Requests");
+        assertThat(problem.get("type").asString()).isEqualTo("about:blank");
+        assertThat(problem.get("title").asString()).isEqualTo("Too Many Requests");
         assertThat(problem.get("status").asInt()).isEqualTo(429);
-        assertThat(problem.get("policy").asText()).isEqualTo("search");
-        assertThat(problem.get("detail").asText()).startsWith("Rate limit exceeded for policy 'search'; retry after ");
+        assertThat(problem.get("policy").asString()).isEqualTo("search");
+        assertThat(problem.get("detail").asString()).startsWith("Rate limit exceeded for policy 'search'; retry after ");
     }
 
     static HttpResponse<String> getAccount(int port, String user) throws Exception {
@@ -100,9 +100,22 @@ class SpringBootFilterTest {
         HttpResponse<String> refused = getAccount(port, "alice");
         assertThat(refused.statusCode()).as("alice, request 4").isEqualTo(429);
         assertThat(refused.headers().firstValue("Retry-After")).isPresent();
-        assertThat(new ObjectMapper().readTree(refused.body()).get("policy").asText()).isEqualTo("account");
+        assertThat(new ObjectMapper().readTree(refused.body()).get("policy").asString()).isEqualTo("account");
         HttpResponse<String> bob = getAccount(port, "bob");
         assertThat(bob.statusCode()).as("bob, from the same address, has his own budget").isEqualTo(200);
         assertThat(bob.headers().firstValue("RateLimit-Remaining")).hasValue("2");
+    }
+
+    /** {@code @RateLimit} on one handler method limits that route, not its neighbour. */
+    @Test
+    void rateLimitOnAControllerMethodLimitsThatRouteAlone() throws Exception {
+        for (int i = 0; i < 10; i++) {
+            assertThat(get(port, "/suggest/sl", "any").statusCode()).as("request %d", i + 1).isEqualTo(200);
+        }
+        HttpResponse<String> refused = get(port, "/suggest/sl", "any");
+        assertThat(refused.statusCode()).isEqualTo(429);
+        assertThat(refused.headers().firstValue("Retry-After")).isPresent();
+        assertThat(new ObjectMapper().readTree(refused.body()).get("policy").asString()).startsWith("SearchController.suggest~");
+        assertThat(get(port, "/suggest", "any").statusCode()).isEqualTo(200);
     }
 }

@@ -21,7 +21,7 @@ import static org.assertj.core.api.Assertions.assertThat;
         // A generous timeout: on a loaded test machine a late answer would fail open, without headers.
         // A key lives until its budget is full again: six requests of 300 a minute refill in 1.2 s, so
         // a paused JVM found the per-address key gone; 300 an hour keeps it 72 s, stored the same way.
-        properties = {"server.address=127.0.0.1", "sluice.timeout=5s", "sluice.per-ip-limit=300/1h"})
+        properties = {"server.address=127.0.0.1", "sluice.timeout=5s", "sluice.filters.search-per-ip.limit=300/1h"})
 class SpringBootRedisFilterTest {
 
     @DynamicPropertySource
