@@ -1,5 +1,7 @@
 package dev.sluice;
 
+import dev.sluice.spi.RateLimitStore;
+import dev.sluice.spi.StoreProvider;
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 

@@ -1,5 +1,7 @@
 package dev.sluice;
 
+import dev.sluice.spi.RateLimitStore;
+import dev.sluice.spi.StoreProvider;
 import dev.sluice.internal.Completions;
 import dev.sluice.internal.Durations;
 

@@ -1,5 +1,6 @@
 package dev.sluice;
 
+import dev.sluice.spi.RateLimitStore;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.ExecutionException;

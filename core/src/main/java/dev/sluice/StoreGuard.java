@@ -1,5 +1,7 @@
 package dev.sluice;
 
+import dev.sluice.spi.ImmediateStore;
+import dev.sluice.spi.RateLimitStore;
 import dev.sluice.internal.Durations;
 import dev.sluice.internal.Repeated;
 import dev.sluice.internal.Timeouts;

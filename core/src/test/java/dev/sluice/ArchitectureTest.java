@@ -24,8 +24,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * The shape of the code base, read from the main sources of every module: packages form no
  * import cycle, core carries neither Redis nor HTTP, the web layer does not need the Redis store,
- * {@code dev.sluice.internal} sits below the API, and only the modules that build on it (core,
- * the Redis store, the web layer) reach into it.
+ * and the public line holds: {@link #API} lists every public type of every published package,
+ * and the plumbing packages ({@link #PLUMBING}) are used only by the modules that build on them.
  *
  * <p>A dependency is any reference to a type by its package, in an import or written out in code
  * (comments and string literals are not code).
@@ -35,17 +35,55 @@ class ArchitectureTest {
     private static final Path ROOT = Path.of("..").toAbsolutePath().normalize();
     private static final Pattern REFERENCE = Pattern.compile("\\b((?:[a-z][a-z0-9_]*\\.)+)[A-Z]");
     private static final Pattern PACKAGE = Pattern.compile("^package ([a-z0-9_.]+);", Pattern.MULTILINE);
+    private static final Pattern PUBLIC_TYPE = Pattern.compile(
+            "^public (?:(?:final|abstract|sealed|non-sealed|static) )*(?:class|interface|enum|record|@interface) (\\w+)",
+            Pattern.MULTILINE);
     private static final Pattern COMMENT_OR_STRING = Pattern.compile(
             "/\\*.*?\\*/|//[^\\n]*|\"(?:\\\\.|[^\"\\\\])*\"|'(?:\\\\.|[^'\\\\])'", Pattern.DOTALL);
 
+    /**
+     * The public API of the published artifacts, in one place: package -> its public types. A type
+     * made public, or a new package, fails {@link #everyPublicTypeIsOnThePublicLine} until it is
+     * listed here, deliberately. {@code dev.sluice.spi} is the store authors' part.
+     */
+    private static final Map<String, Set<String>> API = Map.of(
+            "dev.sluice", Set.of("Algorithm", "CircuitState", "ConcurrencyLimiter", "Decision", "DecisionListener",
+                    "FailureMode", "Lease", "Limit", "RateLimiter", "StoreError", "TimeSource"),
+            "dev.sluice.spi", Set.of("CompiledLimit", "ImmediateStore", "LimitKeys", "RateLimitStore", "StoreProvider"),
+            "dev.sluice.memory", Set.of("MemoryStore", "MemoryStoreProvider"),
+            "dev.sluice.metrics", Set.of("MicrometerMetrics", "OptionalMetrics"),
+            "dev.sluice.redis", Set.of("RedisStore", "RedisStoreProvider"),
+            "dev.sluice.web", Set.of("HeaderStyle", "KeyResolver", "LimitResolver", "PolicyRegistry", "PolicyView", "RequestAttributes", "RequestView"),
+            "dev.sluice.servlet", Set.of("ConsoleServlet", "RateLimitFilter"),
+            "dev.sluice.jaxrs", Set.of("RateLimit", "RateLimitExceededException", "RateLimitFeature", "ServletClientAddress"));
+
+    /**
+     * Plumbing: public only so Sluice's own modules can share it, never API. Package -> the modules
+     * that may refer to it. The benchmarks are not published and measure the stores' internals.
+     */
+    private static final Map<String, Set<String>> PLUMBING = Map.of(
+            "dev.sluice.internal", Set.of("core", "redis", "web", "benchmarks"),
+            "dev.sluice.web.internal", Set.of("web", "servlet-filter", "jaxrs-feature", "benchmarks"));
+
+    /** Modules that are not published: examples and benchmarks may have packages of their own. */
+    private static final Set<String> UNPUBLISHED = Set.of("benchmarks", "examples-war", "examples-spring-boot");
+
     /** Module directory -> package -> packages it refers to (any, not only Sluice's). */
-    private static final Map<String, Map<String, Set<String>>> MODULES = read();
+    private static final Map<String, Map<String, Set<String>>> MODULES = new TreeMap<>();
+    /** Package -> its public top-level types, in published modules. */
+    private static final Map<String, Set<String>> PUBLIC_TYPES = new TreeMap<>();
+
+    static {
+        read();
+    }
 
     @Test
     void sluicePackagesFormNoImportCycle() {
+        // The SPI is the API's other face: a store receives the API's values and the API holds a
+        // store, as Failsafe's spi and API refer to each other. The two count as one node here.
         Map<String, Set<String>> graph = new TreeMap<>();
-        MODULES.values().forEach(packages -> packages.forEach((from, to) -> graph.computeIfAbsent(from, k -> new TreeSet<>())
-                .addAll(to.stream().filter(p -> p.startsWith("dev.sluice")).toList())));
+        MODULES.values().forEach(packages -> packages.forEach((from, to) -> graph.computeIfAbsent(layer(from), k -> new TreeSet<>())
+                .addAll(to.stream().filter(p -> p.startsWith("dev.sluice")).map(ArchitectureTest::layer).toList())));
         graph.values().forEach(to -> to.retainAll(graph.keySet()));
         graph.forEach((from, to) -> to.remove(from));
         assertThat(cycles(graph)).as("groups of packages that refer to each other").isEmpty();
@@ -72,20 +110,43 @@ class ArchitectureTest {
         assertThat(upward).as("packages dev.sluice.internal refers to").isEmpty();
     }
 
-    /**
-     * {@code dev.sluice.internal} (and the packages under it) is the plumbing of the modules that
-     * build the API and its stores: core, the Redis store, and the web layer the adapters share
-     * (its durations, timeouts and completion threads), plus the benchmarks, which are not
-     * published and measure the stores' keys. The adapters and examples stand on public API alone,
-     * so any other module referring to it fails here.
-     */
     @Test
-    void onlyCoreTheRedisStoreAndTheWebLayerReachIntoInternal() {
-        Set<String> allowed = Set.of("core", "redis", "web", "benchmarks");
+    void plumbingIsUsedOnlyByTheModulesThatBuildOnIt() {
         List<String> found = new ArrayList<>();
-        MODULES.keySet().stream().filter(module -> !allowed.contains(module))
-                .forEach(module -> referencesOf(module, "dev.sluice.internal").forEach(p -> found.add(module + ": " + p)));
-        assertThat(found).as("references to dev.sluice.internal from modules outside %s", new TreeSet<>(allowed)).isEmpty();
+        PLUMBING.forEach((plumbing, allowed) -> MODULES.keySet().stream().filter(module -> !allowed.contains(module))
+                .forEach(module -> referencesOf(module, plumbing + ".").forEach(p -> found.add(module + ": " + p))));
+        MODULES.forEach((module, packages) -> packages.forEach((from, to) -> to.stream()
+                .filter(p -> PLUMBING.keySet().stream().anyMatch(p::equals))
+                .filter(p -> !PLUMBING.get(p).contains(module))
+                .forEach(p -> found.add(module + ": " + from + " -> " + p))));
+        assertThat(found).as("references to plumbing from modules not allowed to use it (%s)", PLUMBING).isEmpty();
+    }
+
+    @Test
+    void everyPublishedPackageIsEitherApiOrPlumbing() {
+        Set<String> unclassified = new TreeSet<>();
+        MODULES.forEach((module, packages) -> packages.keySet().stream()
+                .filter(p -> !UNPUBLISHED.contains(module) && !API.containsKey(p) && !PLUMBING.containsKey(p))
+                .forEach(p -> unclassified.add(module + ": " + p)));
+        assertThat(unclassified).as("packages neither in API nor in PLUMBING").isEmpty();
+    }
+
+    @Test
+    void everyPublicTypeIsOnThePublicLine() {
+        Map<String, Set<String>> published = new TreeMap<>(PUBLIC_TYPES);
+        published.keySet().retainAll(API.keySet());
+        assertThat(published).as("public types of the API packages (make a type package-private, or list it in API)")
+                .isEqualTo(new TreeMap<>(API));
+    }
+
+    @Test
+    void theWebApiStandsApartFromItsPlumbing() {
+        assertThat(MODULES.get("web").get("dev.sluice.web")).as("what dev.sluice.web refers to")
+                .noneMatch(p -> p.startsWith("dev.sluice.web.internal") || p.startsWith("dev.sluice.internal"));
+    }
+
+    private static String layer(String pkg) {
+        return pkg.equals("dev.sluice.spi") ? "dev.sluice" : pkg;
     }
 
     private static List<String> referencesOf(String module, String... prefixes) {
@@ -96,8 +157,8 @@ class ArchitectureTest {
         return found;
     }
 
-    private static Map<String, Map<String, Set<String>>> read() {
-        Map<String, Map<String, Set<String>>> modules = new TreeMap<>();
+    private static void read() {
+        Map<String, Map<String, Set<String>>> modules = MODULES;
         try (Stream<Path> dirs = Files.list(ROOT)) {
             for (Path module : dirs.filter(d -> Files.isDirectory(d.resolve("src/main/java"))).toList()) {
                 Map<String, Set<String>> packages = new TreeMap<>();
@@ -109,6 +170,10 @@ class ArchitectureTest {
                             continue;
                         }
                         Set<String> to = packages.computeIfAbsent(declared.group(1), k -> new TreeSet<>());
+                        Matcher publicType = PUBLIC_TYPE.matcher(source);
+                        if (!UNPUBLISHED.contains(module.getFileName().toString()) && publicType.find()) {
+                            PUBLIC_TYPES.computeIfAbsent(declared.group(1), k -> new TreeSet<>()).add(publicType.group(1));
+                        }
                         Matcher reference = REFERENCE.matcher(COMMENT_OR_STRING.matcher(source.substring(declared.end())).replaceAll(" "));
                         while (reference.find()) {
                             String target = reference.group(1);
@@ -122,7 +187,6 @@ class ArchitectureTest {
             throw new UncheckedIOException(e);
         }
         assertThat(modules).as("modules read from " + ROOT).containsKeys("core", "redis", "web");
-        return modules;
     }
 
     /** Strongly connected groups of more than one package (Tarjan). */

@@ -1,6 +1,7 @@
 package dev.sluice;
 
-import dev.sluice.internal.store.CompiledLimit;
+import dev.sluice.spi.RateLimitStore;
+import dev.sluice.spi.CompiledLimit;
 import dev.sluice.memory.MemoryStore;
 import org.junit.jupiter.api.Test;
 

@@ -1,5 +1,6 @@
 package dev.sluice;
 
+import dev.sluice.spi.RateLimitStore;
 import dev.sluice.memory.MemoryStore;
 import dev.sluice.metrics.MicrometerMetrics;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;

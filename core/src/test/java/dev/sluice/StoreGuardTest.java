@@ -1,5 +1,6 @@
 package dev.sluice;
 
+import dev.sluice.spi.RateLimitStore;
 import dev.sluice.internal.UnreadableStateException;
 import dev.sluice.memory.MemoryStore;
 import org.junit.jupiter.api.Test;

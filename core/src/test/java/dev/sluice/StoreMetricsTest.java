@@ -1,7 +1,8 @@
 package dev.sluice;
 
+import dev.sluice.spi.RateLimitStore;
+import dev.sluice.spi.StoreProvider;
 import dev.sluice.internal.UnreadableStateException;
-import dev.sluice.internal.store.RejectionCache;
 import dev.sluice.metrics.MicrometerMetrics;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.Test;
@@ -232,21 +233,5 @@ class StoreMetricsTest {
                 .listener(MicrometerMetrics.of(registry, "gone-cap")).build();
         limiter.acquire("c").release();
         return new WeakReference<>(limiter);
-    }
-
-    @Test
-    void rejectionsRepeatedFromTheLocalCopyAreCounted() {
-        SimpleMeterRegistry registry = new SimpleMeterRegistry();
-        RateLimitStore copied = new RejectionCache(StoreProvider.forStore("memory").open("memory"), 100, Duration.ofSeconds(30));
-        RateLimiter limiter = RateLimiter.builder().limit(Limit.of("copied", "1/1m")).store(copied)
-                .listener(MicrometerMetrics.of(registry, "copied")).build();
-        assertThat(limiter.decide("c").outcome()).isEqualTo(Decision.Outcome.ALLOWED);
-        assertThat(limiter.decide("c").outcome()).as("rejected by the store, and copied").isEqualTo(Decision.Outcome.REJECTED);
-        assertThat(limiter.decide("c").outcome()).isEqualTo(Decision.Outcome.REJECTED);
-        assertThat(limiter.decideAsync("c").toCompletableFuture().join().outcome()).isEqualTo(Decision.Outcome.REJECTED);
-        assertThat(registry.get("sluice.rejection.cache.hits").tag("policy", "copied").counter().count())
-                .as("the two rejections repeated without the store").isEqualTo(2);
-        assertThat(registry.get("sluice.decisions").tag("policy", "copied").tag("outcome", "rejected").counter().count())
-                .as("still counted as rejections").isEqualTo(3);
     }
 }

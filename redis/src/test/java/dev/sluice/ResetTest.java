@@ -1,5 +1,6 @@
 package dev.sluice;
 
+import dev.sluice.spi.RateLimitStore;
 import dev.sluice.testing.ManualClock;
 import dev.sluice.testing.Stores;
 import org.junit.jupiter.params.ParameterizedTest;

@@ -1,5 +1,6 @@
 package dev.sluice;
 
+import dev.sluice.spi.RateLimitStore;
 import dev.sluice.redis.RedisStore;
 import dev.sluice.redis.ScriptBatches;
 import dev.sluice.testing.ManualClock;

@@ -5,7 +5,7 @@ import dev.sluice.Decision;
 import dev.sluice.Limit;
 import dev.sluice.RateLimiter;
 import dev.sluice.internal.Keys;
-import dev.sluice.internal.store.LimitKeys;
+import dev.sluice.spi.LimitKeys;
 import dev.sluice.redis.RedisStore;
 import io.github.bucket4j.BucketConfiguration;
 import io.github.bucket4j.distributed.AsyncBucketProxy;

@@ -4,7 +4,7 @@ import com.github.benmanes.caffeine.cache.Cache;
 import dev.sluice.Decision;
 import dev.sluice.Limit;
 import dev.sluice.TimeSource;
-import dev.sluice.internal.store.CompiledLimit;
+import dev.sluice.spi.CompiledLimit;
 
 import java.time.Duration;
 import java.util.Arrays;

@@ -1,6 +1,6 @@
 package dev.sluice.memory;
 
-import dev.sluice.internal.store.CompiledLimit;
+import dev.sluice.spi.CompiledLimit;
 import dev.sluice.internal.Units;
 
 /**

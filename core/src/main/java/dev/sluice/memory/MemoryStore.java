@@ -5,8 +5,8 @@ import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.RemovalCause;
 import dev.sluice.Decision;
 import dev.sluice.Limit;
-import dev.sluice.ImmediateStore;
-import dev.sluice.RateLimitStore;
+import dev.sluice.spi.ImmediateStore;
+import dev.sluice.spi.RateLimitStore;
 import dev.sluice.TimeSource;
 import dev.sluice.internal.Keys;
 

@@ -1,6 +1,6 @@
 package dev.sluice.memory;
 
-import dev.sluice.RateLimitStore;
+import dev.sluice.spi.RateLimitStore;
 import dev.sluice.TimeSource;
 import dev.sluice.testing.RateLimitStoreContract;
 

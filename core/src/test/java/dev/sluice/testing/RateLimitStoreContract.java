@@ -5,7 +5,7 @@ import dev.sluice.ConcurrencyLimiter;
 import dev.sluice.Lease;
 import dev.sluice.Decision;
 import dev.sluice.Limit;
-import dev.sluice.RateLimitStore;
+import dev.sluice.spi.RateLimitStore;
 import dev.sluice.RateLimiter;
 import dev.sluice.TimeSource;
 

@@ -56,7 +56,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  *       remembers the servlet channel of its last request until it is closed or reused; the test
  *       closes the connections.
  *   <li>JDK 17: {@code java.lang.runtime.ObjectMethods.OBJECT_EQ -> MethodHandle.asTypeCache ->
- *       MethodType -> class dev.sluice.web.KeySource}. The generated {@code equals} of a record
+ *       MethodType -> class dev.sluice.web.internal.KeySource}. The generated {@code equals} of a record
  *       caches the record's type in a static method handle's single-slot {@code asType} cache,
  *       strongly on JDK 17 (later JDKs cache a type from another loader softly), until any other
  *       record's {@code equals} is linked; {@code hashCode} and {@code toString} do the same for

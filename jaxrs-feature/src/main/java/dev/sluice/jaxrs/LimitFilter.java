@@ -1,9 +1,9 @@
 package dev.sluice.jaxrs;
 
-import dev.sluice.web.Completion;
-import dev.sluice.web.Guard;
-import dev.sluice.web.HttpAnswer;
-import dev.sluice.web.Rejection;
+import dev.sluice.web.internal.Completion;
+import dev.sluice.web.internal.Guard;
+import dev.sluice.web.internal.HttpAnswer;
+import dev.sluice.web.internal.Rejection;
 import dev.sluice.web.RequestView;
 import jakarta.ws.rs.ServiceUnavailableException;
 import jakarta.ws.rs.container.ContainerRequestContext;

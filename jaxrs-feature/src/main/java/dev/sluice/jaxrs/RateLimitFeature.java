@@ -1,16 +1,16 @@
 package dev.sluice.jaxrs;
 
-import dev.sluice.RateLimitStore;
+import dev.sluice.spi.RateLimitStore;
 import dev.sluice.RateLimiter;
-import dev.sluice.web.CallerRules;
-import dev.sluice.web.Guard;
+import dev.sluice.web.internal.CallerRules;
+import dev.sluice.web.internal.Guard;
 import dev.sluice.web.KeyResolver;
 import dev.sluice.web.LimitResolver;
-import dev.sluice.web.Parameter;
-import dev.sluice.web.ParameterException;
-import dev.sluice.web.Rejection;
-import dev.sluice.web.StoreRegistry;
-import dev.sluice.web.WebSettings;
+import dev.sluice.web.internal.Parameter;
+import dev.sluice.web.internal.ParameterException;
+import dev.sluice.web.internal.Rejection;
+import dev.sluice.web.internal.StoreRegistry;
+import dev.sluice.web.internal.WebSettings;
 import jakarta.annotation.PreDestroy;
 import jakarta.ws.rs.Priorities;
 import jakarta.ws.rs.container.ContainerRequestFilter;

@@ -1,8 +1,8 @@
 package dev.sluice.jaxrs;
 
 import dev.sluice.Limit;
-import dev.sluice.web.PolicyNames;
-import dev.sluice.web.RouteSpec;
+import dev.sluice.web.internal.PolicyNames;
+import dev.sluice.web.internal.RouteSpec;
 import jakarta.ws.rs.HttpMethod;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;

@@ -5,7 +5,7 @@
  * <p>The public surface is those two types ({@link dev.sluice.jaxrs.ServletClientAddress} is public
  * only because JAX-RS requires providers registered by class to be). The annotation's attributes and the application's
  * {@code sluice.*} properties are Sluice's one configuration vocabulary
- * ({@link dev.sluice.web.Parameter}); each rate-limited method is one {@link dev.sluice.web.Guard},
+ * ({@link dev.sluice.web.internal.Parameter}); each rate-limited method is one {@link dev.sluice.web.internal.Guard},
  * whose answers (headers, {@code Retry-After}, problem bodies) and key resolution are the servlet
  * filter's, so both adapters behave alike.
  */

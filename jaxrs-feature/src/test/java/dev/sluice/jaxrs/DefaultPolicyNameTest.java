@@ -1,7 +1,7 @@
 package dev.sluice.jaxrs;
 
 import dev.sluice.Limit;
-import dev.sluice.web.PolicyNames;
+import dev.sluice.web.internal.PolicyNames;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;

@@ -3,7 +3,7 @@ package dev.sluice.jaxrs;
 import dev.sluice.Decision;
 import dev.sluice.FailureMode;
 import dev.sluice.Limit;
-import dev.sluice.RateLimitStore;
+import dev.sluice.spi.RateLimitStore;
 import io.micrometer.core.instrument.Metrics;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import jakarta.ws.rs.GET;

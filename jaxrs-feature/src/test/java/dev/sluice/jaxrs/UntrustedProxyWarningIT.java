@@ -50,7 +50,7 @@ class UntrustedProxyWarningIT {
             log = capture.text();
         }
         assertThat(log.split("is not in 'trusted-proxies'", -1)).as(log).hasSize(2);
-        assertThat(log).contains("WARN dev.sluice.web.CallerResolver")
+        assertThat(log).contains("WARN dev.sluice.web.internal.CallerResolver")
                 .contains(": a request from 127.0.0.1 carries X-Forwarded-For")
                 .contains("'sluice.trusted-proxies'");
     }

@@ -3,7 +3,7 @@ package dev.sluice.redis;
 import dev.sluice.Decision;
 import dev.sluice.Limit;
 import dev.sluice.TimeSource;
-import dev.sluice.internal.store.LimitKeys;
+import dev.sluice.spi.LimitKeys;
 import org.redisson.api.RScript;
 import org.redisson.api.RedissonClient;
 import org.redisson.client.codec.StringCodec;

@@ -2,11 +2,11 @@ package dev.sluice.redis;
 
 import dev.sluice.Decision;
 import dev.sluice.Limit;
-import dev.sluice.RateLimitStore;
+import dev.sluice.spi.RateLimitStore;
 import dev.sluice.TimeSource;
 import dev.sluice.internal.Keys;
-import dev.sluice.internal.store.LimitKeys;
-import dev.sluice.internal.store.RejectionCache;
+import dev.sluice.spi.LimitKeys;
+import dev.sluice.redis.RejectionCache;
 import org.redisson.api.RedissonClient;
 import org.redisson.client.RedisConnectionException;
 import org.redisson.client.codec.StringCodec;

@@ -1,7 +1,7 @@
 package dev.sluice.redis;
 
-import dev.sluice.RateLimitStore;
-import dev.sluice.StoreProvider;
+import dev.sluice.spi.RateLimitStore;
+import dev.sluice.spi.StoreProvider;
 import dev.sluice.internal.Secrets;
 
 import java.util.Set;

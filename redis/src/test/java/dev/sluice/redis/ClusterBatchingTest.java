@@ -6,7 +6,7 @@ import dev.sluice.FailureMode;
 import dev.sluice.Limit;
 import dev.sluice.RateLimiter;
 import dev.sluice.internal.Keys;
-import dev.sluice.internal.store.LimitKeys;
+import dev.sluice.spi.LimitKeys;
 import dev.sluice.testing.TestCluster;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;

@@ -3,7 +3,7 @@ package dev.sluice.redis;
 import dev.sluice.Algorithm;
 import dev.sluice.Decision;
 import dev.sluice.Limit;
-import dev.sluice.internal.store.LimitKeys;
+import dev.sluice.spi.LimitKeys;
 import dev.sluice.testing.ManualClock;
 import dev.sluice.testing.Stores;
 import org.junit.jupiter.api.Test;

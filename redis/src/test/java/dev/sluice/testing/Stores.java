@@ -1,6 +1,6 @@
 package dev.sluice.testing;
 
-import dev.sluice.RateLimitStore;
+import dev.sluice.spi.RateLimitStore;
 import dev.sluice.TimeSource;
 import dev.sluice.memory.MemoryStore;
 import dev.sluice.redis.RedisStore;

@@ -3,7 +3,7 @@ package dev.sluice.javax;
 import dev.sluice.Decision;
 import dev.sluice.FailureMode;
 import dev.sluice.Limit;
-import dev.sluice.RateLimitStore;
+import dev.sluice.spi.RateLimitStore;
 import dev.sluice.RateLimiter;
 import dev.sluice.servlet.RateLimitFilter;
 import org.junit.jupiter.api.Test;

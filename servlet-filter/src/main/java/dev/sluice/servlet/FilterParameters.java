@@ -1,6 +1,6 @@
 package dev.sluice.servlet;
 
-import dev.sluice.web.Parameter;
+import dev.sluice.web.internal.Parameter;
 import jakarta.servlet.FilterConfig;
 import jakarta.servlet.ServletContext;
 

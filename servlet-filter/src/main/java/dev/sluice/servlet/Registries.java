@@ -1,6 +1,6 @@
 package dev.sluice.servlet;
 
-import dev.sluice.web.ApplicationPolicies;
+import dev.sluice.web.internal.ApplicationPolicies;
 import dev.sluice.web.PolicyRegistry;
 import jakarta.servlet.ServletContext;
 

@@ -1,6 +1,6 @@
 package dev.sluice.servlet;
 
-import dev.sluice.web.Completion;
+import dev.sluice.web.internal.Completion;
 import jakarta.servlet.AsyncContext;
 import jakarta.servlet.AsyncEvent;
 import jakarta.servlet.AsyncListener;

@@ -9,7 +9,7 @@ import java.util.Enumeration;
 import java.util.List;
 
 /**
- * An {@link HttpServletRequest} as a {@link dev.sluice.web.Guard} sees it. One short-lived object per request;
+ * An {@link HttpServletRequest} as a {@link dev.sluice.web.internal.Guard} sees it. One short-lived object per request;
  * each method reads the request lazily, so a key source that is never consulted costs nothing.
  */
 final class ServletRequestView implements RequestView {

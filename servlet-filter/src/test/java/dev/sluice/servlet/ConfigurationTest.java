@@ -5,7 +5,7 @@ import dev.sluice.Limit;
 import dev.sluice.RateLimiter;
 import dev.sluice.memory.MemoryStore;
 import dev.sluice.web.HeaderStyle;
-import dev.sluice.web.PolicyNames;
+import dev.sluice.web.internal.PolicyNames;
 import jakarta.servlet.ServletException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;

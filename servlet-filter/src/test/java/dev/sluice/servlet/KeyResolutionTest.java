@@ -71,7 +71,7 @@ class KeyResolutionTest {
         }
         assertThat(log.split("filter 'lb': a request from 127\\.0\\.0\\.1 carries X-Forwarded-For, but 127\\.0\\.0\\.1 "
                 + "is not in 'trusted-proxies'", -1)).as(log).hasSize(2);
-        assertThat(log).contains("WARN dev.sluice.web.CallerResolver").contains("set 'trusted-proxies'");
+        assertThat(log).contains("WARN dev.sluice.web.internal.CallerResolver").contains("set 'trusted-proxies'");
     }
 
     /** Stands in for the container's authentication: the user named by {@code X-User} is logged in. */

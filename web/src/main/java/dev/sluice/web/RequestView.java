@@ -3,7 +3,7 @@ package dev.sluice.web;
 import java.util.List;
 
 /**
- * What a {@link Guard} needs from an HTTP request: what key resolution reads, and the request's
+ * What Sluice needs from an HTTP request: what key resolution reads, and the request's
  * attributes, where the layers of one request meet. The servlet filter and the JAX-RS feature
  * each make one short-lived view per request, reading the request lazily. A {@link LimitResolver}
  * reads requests through it, whichever adapter runs.

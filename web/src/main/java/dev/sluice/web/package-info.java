@@ -1,15 +1,12 @@
 /**
- * The HTTP layer the servlet filter and the JAX-RS feature share, free of either API.
+ * The few HTTP-layer types an application codes against, shared by the servlet filter and the
+ * JAX-RS feature: a {@link dev.sluice.web.KeyResolver} names the caller, a
+ * {@link dev.sluice.web.LimitResolver} picks a request's limits, both reading a
+ * {@link dev.sluice.web.RequestView}; {@link dev.sluice.web.HeaderStyle} chooses the rate-limit
+ * headers; {@link dev.sluice.web.RequestAttributes} names the request attributes every decided
+ * request carries.
  *
- * <p>The vocabulary: {@link dev.sluice.web.Parameter}, parsed into a
- * {@link dev.sluice.web.RouteSpec} per route and {@link dev.sluice.web.WebSettings} per
- * application or filter. From them, once per route at start-up, a {@link dev.sluice.web.Guard}
- * (limiter, caller resolution, header style), which turns each request
- * ({@link dev.sluice.web.RequestView}) into an {@link dev.sluice.web.HttpAnswer}. Stores named by
- * {@code store} are shared through the {@link dev.sluice.web.StoreRegistry}; default policy names
- * come from {@link dev.sluice.web.PolicyNames}.
- *
- * <p>Not API: the adapters' configuration (init-params, {@code sluice.*} properties, the
- * annotation) is the stable surface; this package may change in any release.
+ * <p>API: these types change only in a major release. Everything else of the HTTP layer is
+ * plumbing in {@code dev.sluice.web.internal}.
  */
 package dev.sluice.web;

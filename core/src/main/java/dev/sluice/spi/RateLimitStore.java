@@ -1,0 +1,147 @@
+package dev.sluice.spi;
+
+import dev.sluice.Algorithm;
+import dev.sluice.Decision;
+import dev.sluice.FailureMode;
+import dev.sluice.Limit;
+import dev.sluice.RateLimiter;
+import java.util.List;
+import java.util.concurrent.CompletionStage;
+
+/**
+ * Where the counting state lives: the service provider interface behind {@link RateLimiter}.
+ *
+ * <p>Sluice ships two: {@link dev.sluice.memory.MemoryStore} (one JVM) and
+ * {@code dev.sluice.redis.RedisStore} in {@code sluice-redis} (many JVMs sharing one Redis, one
+ * atomic script per decision). Both give identical decisions for identical inputs: both run the
+ * store contract ({@code RateLimitStoreContract} in core's test jar). An application's
+ * {@code store} setting finds its store through a {@link StoreProvider}. An implementation must:
+ *
+ * <ul>
+ *   <li>decide all limits together, atomically: consume each limit's {@link Limit#cost()} from
+ *       every limit, or, if any limit lacks it, consume nothing from any;
+ *   <li>never let stored time move backwards, and bound the memory a caller can hold;
+ *   <li>complete the stage exceptionally when it cannot decide (the limiter then applies its
+ *       {@link FailureMode}), never with a made-up decision.
+ * </ul>
+ *
+ * <p>The limiter only passes limits whose cost fits their {@linkplain Limit#capacity() capacity},
+ * and a caller identity it has not altered; the store derives bounded keys from it. Implementations
+ * are thread-safe.
+ *
+ * <p>Audience: store authors implement it; applications only open one and hand it to a
+ * {@link RateLimiter.Builder#store}.
+ */
+public interface RateLimitStore extends AutoCloseable {
+
+    /**
+     * Decides one request of {@code caller} against {@code limits}.
+     *
+     * @param caller the caller's identity, e.g. an API key or a client address; any string
+     * @param limits the limits, non-empty, with distinct policies
+     * @return a stage completed with an {@link Decision.Outcome#ALLOWED} or
+     *         {@link Decision.Outcome#REJECTED} decision whose quotas follow {@code limits}' order
+     */
+    CompletionStage<Decision> decide(String caller, List<Limit> limits);
+
+    /**
+     * Decides one request as {@link #decide(String, List)} does, told what the limiter knows about
+     * it. A store that holds requests back (to send several in one call) must not hold one past
+     * its deadline when sending it at once would still make it; a store that answers some requests
+     * from a local copy must ask the real store when {@code fresh} is set. The default ignores both.
+     *
+     * @param deadlineNanos the {@link System#nanoTime()} at which the limiter stops waiting
+     * @param fresh         whether the answer must come from the store itself, not from a copy
+     *                      kept in this JVM: the limiter's circuit-breaker probe sets it
+     */
+    default CompletionStage<Decision> decide(String caller, List<Limit> limits, long deadlineNanos, boolean fresh) {
+        return decide(caller, limits);
+    }
+
+    /**
+     * Deletes {@code caller}'s state under {@code limits}, here and in any copy this store keeps in
+     * this JVM: its next request starts with every budget whole. Other callers, and this caller's
+     * state under other limits, are untouched. The default refuses.
+     *
+     * @return a stage completed once the state is gone, or exceptionally if the store failed
+     */
+    default CompletionStage<Void> reset(String caller, List<Limit> limits) {
+        return java.util.concurrent.CompletableFuture.failedFuture(
+                new UnsupportedOperationException(getClass().getName() + " cannot reset a caller"));
+    }
+
+    /**
+     * Gives back what one allowed request of {@code caller} spent under {@code limits} (each
+     * limit's {@link Limit#cost()}), atomically for all of them: for {@code charge=after}, a
+     * request charged up front whose response turned out not to count. A refund never raises a
+     * budget above what an untouched caller would have (a bucket is capped at its burst, a count
+     * stays at least 0, a sliding log drops the caller's newest entries), never touches other
+     * callers, and does nothing to state written under other parameters or already gone (a
+     * window that has passed). The default refuses.
+     *
+     * @return a stage completed once the refund is stored, or exceptionally if the store failed
+     */
+    default CompletionStage<Void> refund(String caller, List<Limit> limits) {
+        return java.util.concurrent.CompletableFuture.failedFuture(
+                new UnsupportedOperationException(getClass().getName() + " cannot refund a caller"));
+    }
+
+    /**
+     * Takes one lease of {@code caller} under a {@link Algorithm#CONCURRENCY} limit, named
+     * {@code leaseId}: allowed while fewer than {@link Limit#count()} unexpired leases are held,
+     * each expiring {@link Limit#period()} after it was taken. The decision's quota reports the
+     * leases left; a refusal's retry-after is the time until the oldest lease expires, at most
+     * one second (leases are usually returned long before they expire). The default refuses.
+     *
+     * <p>A changed cap reads the leases held as they are: with more held than a lowered count,
+     * the caller is refused with 0 left (never a negative number, never a failure) until enough
+     * are returned or expire; its next place comes when the leases held fall below the count. No
+     * lease held lives longer than the current {@link Limit#period()} from now.
+     *
+     * @param leaseId unique among every instance sharing the store
+     * @return a stage completed with an {@link Decision.Outcome#ALLOWED} or
+     *         {@link Decision.Outcome#REJECTED} decision
+     */
+    default CompletionStage<Decision> acquireLease(String caller, Limit limit, String leaseId) {
+        return java.util.concurrent.CompletableFuture.failedFuture(
+                new UnsupportedOperationException(getClass().getName() + " cannot hold concurrency leases"));
+    }
+
+    /**
+     * Returns a lease taken by {@link #acquireLease}; returning one that expired or was returned
+     * already does nothing. The default refuses.
+     */
+    default CompletionStage<Void> releaseLease(String caller, Limit limit, String leaseId) {
+        return java.util.concurrent.CompletableFuture.failedFuture(
+                new UnsupportedOperationException(getClass().getName() + " cannot hold concurrency leases"));
+    }
+
+    /**
+     * The limit overrides an operator set for the applications sharing this store, by policy
+     * name, as {@link #putOverride} wrote them; read on a short refresh, never per decision. A
+     * store shared by several JVMs returns what any of them wrote; {@code MemoryStore} keeps them
+     * in this JVM only. The default refuses.
+     *
+     * @return a stage completed with the overrides (empty: none), or exceptionally if the store failed
+     */
+    default CompletionStage<java.util.Map<String, String>> overrides() {
+        return java.util.concurrent.CompletableFuture.failedFuture(
+                new UnsupportedOperationException(getClass().getName() + " cannot keep limit overrides"));
+    }
+
+    /**
+     * Writes ({@code value} not {@code null}) or clears ({@code null}) the override of a policy. An
+     * override lives until it is cleared: unlike counting state, it never expires. The value is
+     * opaque to the store. The default refuses.
+     *
+     * @return a stage completed once the override is stored, or exceptionally if the store failed
+     */
+    default CompletionStage<Void> putOverride(String policy, String value) {
+        return java.util.concurrent.CompletableFuture.failedFuture(
+                new UnsupportedOperationException(getClass().getName() + " cannot keep limit overrides"));
+    }
+
+    /** Releases what this store owns (connections, threads); decisions after this fail. */
+    @Override
+    void close();
+}
