@@ -32,7 +32,7 @@ public record PolicyView(String name, List<String> routes, Limit configured, Lim
     /** Copies the lists and maps. */
     public PolicyView {
         routes = List.copyOf(routes);
-        counts = Map.copyOf(counts);
+        counts = java.util.Collections.unmodifiableMap(new java.util.LinkedHashMap<>(counts)); // outcomes in order
         allowedPerSecond = List.copyOf(allowedPerSecond);
         refusedPerSecond = List.copyOf(refusedPerSecond);
         topRefused = List.copyOf(topRefused);

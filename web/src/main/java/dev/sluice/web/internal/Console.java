@@ -22,7 +22,8 @@ import java.util.Optional;
  * relative to where the application mapped the console:
  *
  * <ul>
- *   <li>{@code GET /} the page; {@code GET /console.js}, {@code GET /console.css} its script and style
+ *   <li>{@code GET /} the page; {@code GET /console.js}, {@code GET /console.css}, {@code GET /favicon.svg}
+ *       its script, style and icon
  *       (no inline script or style, no external asset: a {@code default-src 'self'} policy passes);
  *   <li>{@code GET /policies} every policy as JSON ({@code ?raw=true}: the refused callers'
  *       identities too, not only their partition keys);
@@ -47,7 +48,8 @@ public final class Console {
     private static final Map<String, String> ASSETS = Map.of(
             "/", "text/html;charset=utf-8",
             "/console.js", "text/javascript;charset=utf-8",
-            "/console.css", "text/css;charset=utf-8");
+            "/console.css", "text/css;charset=utf-8",
+            "/favicon.svg", "image/svg+xml");
 
     private Console() {
     }
