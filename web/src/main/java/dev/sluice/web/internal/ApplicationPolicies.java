@@ -45,6 +45,11 @@ public final class ApplicationPolicies implements PolicyRegistry {
     /** The seconds of traffic a view carries. */
     private static final int SERIES_SECONDS = 120;
     private static final int TOP = 10;
+    /**
+     * Failed refreshes in a row before a warning: a store still connecting at start-up (a Redis
+     * store waits up to 2 s) is not worth one.
+     */
+    private static final int FAILURES_WARNED = 3;
     private static final Logger LOG = LoggerFactory.getLogger(ApplicationPolicies.class);
 
     /** A registered route: its guard and the store it decides on. */
@@ -57,7 +62,8 @@ public final class ApplicationPolicies implements PolicyRegistry {
     /** Raw values already warned about as unreadable, so that each is logged once. */
     private final Set<String> warned = new LinkedHashSet<>();
     private ScheduledExecutorService refresher;
-    private boolean refreshFailing;
+    /** Refreshes failed in a row; warned of at {@link #FAILURES_WARNED}. */
+    private int refreshFailures;
 
     /** An empty registry; one per application. */
     public ApplicationPolicies() {
@@ -212,10 +218,10 @@ public final class ApplicationPolicies implements PolicyRegistry {
                 Thread.currentThread().interrupt();
                 return;
             }
-            if (refreshFailing) {
-                refreshFailing = false;
+            if (refreshFailures >= FAILURES_WARNED) {
                 LOG.info("Sluice: limit overrides are read from the store again");
             }
+            refreshFailures = 0;
             if (!read.equals(applied.get(store))) {
                 apply(store, read);
             }
@@ -231,8 +237,7 @@ public final class ApplicationPolicies implements PolicyRegistry {
     }
 
     private void failing(Throwable e) {
-        if (!refreshFailing) {
-            refreshFailing = true;
+        if (++refreshFailures == FAILURES_WARNED) {
             // The exception's class only: a store's message could carry its address with a password.
             LOG.warn("Sluice: limit overrides cannot be read from the store ({}); the ones applied stay until it "
                     + "answers", e.getClass().getName());
