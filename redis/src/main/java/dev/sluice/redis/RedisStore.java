@@ -48,8 +48,17 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>Made of a {@link RedisConnection} (the client), a {@link DecideScript} (the script's
  * protocol), a {@link Coalescer} (the decisions waiting while a call is in flight, of one caller
- * or many, in the next call), {@link ClusterCalls} on a cluster (a call's callers in one pipeline)
+ * or many, in the next call), {@link ClusterCalls} on a cluster (a call's callers in one pipeline),
+ * {@link HotKeys} (slices of a hot caller's budget, taken from Redis in one call and granted here)
  * and, in front, a {@link RejectionCache} (recent rejections repeated locally).
+ *
+ * <p>A caller this instance decides at least {@link Builder#hotKeyThreshold} times a second (a
+ * {@code key=global} cap, a hot client), under one token-bucket or GCRA limit, is decided from a
+ * slice of its budget: one {@code slice.lua} call spends a slice in Redis (sized by this instance's
+ * own rate, at most a quarter of what is left, living at most a tenth of the period and 1 s), and
+ * its requests are granted here; what is left is given back when the slice expires and on
+ * {@link #close()}. The fleet never admits more than the limit; a slice can only hold budget back
+ * from other instances, for at most its lifetime.
  */
 public final class RedisStore implements RateLimitStore {
 
@@ -76,6 +85,8 @@ public final class RedisStore implements RateLimitStore {
     private final Coalescer coalescer;
     /** Refunds and concurrency leases: scripts of their own beside decide.lua. */
     private final LeaseScripts leases;
+    /** Slices of hot callers' budgets, granted locally; {@code null} when switched off. */
+    private final HotKeys hotKeys;
     /** Where decisions and resets go: the local rejections in front of {@link Direct}, or it alone. */
     private final RateLimitStore front;
 
@@ -88,6 +99,8 @@ public final class RedisStore implements RateLimitStore {
         Coalescer.Calls calls = cluster ? new ClusterCalls(builder.client, script)::decide : script::decide;
         this.coalescer = new Coalescer(calls, cluster ? CLUSTER_SLOTS : MASTER_SLOTS, builder.coalescing);
         this.leases = new LeaseScripts(builder.client, builder.testTime);
+        this.hotKeys = builder.hotKeyThreshold == 0 ? null : new HotKeys(builder.client, builder.hotKeyThreshold,
+                builder.testTime, (tag, limits, deadline) -> coalescer.decide(new Coalescer.RequestKey(tag, limits), deadline));
         this.client = builder.client;
         long deadline = (builder.owned ? builder.createdNanos : System.nanoTime()) + builder.startupWait.toNanos();
         this.connection = new RedisConnection(builder.client, builder.owned, this::warmUp, deadline);
@@ -152,6 +165,9 @@ public final class RedisStore implements RateLimitStore {
         List<CompletableFuture<?>> opening = new ArrayList<>(WARM_CONNECTIONS + 2);
         opening.add(script.loadEverywhere());
         opening.add(leases.loadEverywhere());
+        if (hotKeys != null) {
+            opening.add(hotKeys.loadEverywhere());
+        }
         for (int i = 0; i < WARM_CONNECTIONS; i++) {
             opening.add(client.getScript(StringCodec.INSTANCE).scriptExistsAsync(new String[] {DecideScript.SHA})
                     .toCompletableFuture());
@@ -281,9 +297,20 @@ public final class RedisStore implements RateLimitStore {
         return connection.client();
     }
 
-    /** Shuts the client down if this store created it; a borrowed client is left alone. */
+    /** How many callers hold a slice of their budget (for tests). */
+    int hotKeySlices() {
+        return hotKeys == null ? 0 : hotKeys.slices();
+    }
+
+    /**
+     * Gives back what the hot callers' slices hold (waiting up to 2 s for Redis), then shuts the
+     * client down if this store created it; a borrowed client is left alone.
+     */
     @Override
     public void close() {
+        if (hotKeys != null) {
+            hotKeys.close();
+        }
         connection.close();
     }
 
@@ -305,6 +332,12 @@ public final class RedisStore implements RateLimitStore {
             if (!connection.checkReady()) {
                 return CompletableFuture.failedFuture(new RedisConnectionException("not connected to Redis yet"));
             }
+            if (hotKeys != null) {
+                CompletionStage<Decision> sliced = hotKeys.decide(tag, limits, deadlineNanos);
+                if (sliced != null) {
+                    return sliced;
+                }
+            }
             return coalescer.decide(new Coalescer.RequestKey(tag, limits), deadlineNanos);
         }
 
@@ -315,7 +348,10 @@ public final class RedisStore implements RateLimitStore {
             for (int i = 0; i < keys.length; i++) {
                 keys[i] = LimitKeys.key(tag, limits.get(i));
             }
-            return connection.client().getKeys().deleteAsync(keys).toCompletableFuture().thenRun(() -> { });
+            // a slice held here would outlive the reset: it goes first (given back, then deleted)
+            CompletableFuture<Void> retired = hotKeys == null ? CompletableFuture.completedFuture(null) : hotKeys.retire(tag);
+            return retired.thenCompose(back -> connection.client().getKeys().deleteAsync(keys).toCompletableFuture())
+                    .thenRun(() -> { });
         }
 
         @Override
@@ -328,7 +364,11 @@ public final class RedisStore implements RateLimitStore {
             if (!connection.checkReady()) {
                 return CompletableFuture.failedFuture(new RedisConnectionException("not connected to Redis yet"));
             }
-            return leases.refund(tag, limits);
+            if (hotKeys == null) {
+                return leases.refund(tag, limits);
+            }
+            // refund.lua reads the state in Redis alone: a slice held here is given back first
+            return hotKeys.retire(tag).thenCompose(back -> leases.refund(tag, limits));
         }
 
         @Override
@@ -346,6 +386,7 @@ public final class RedisStore implements RateLimitStore {
         private int localRejections = DEFAULT_LOCAL_REJECTIONS;
         private Duration localRejectionTtl = DEFAULT_LOCAL_REJECTION_TTL;
         private Duration startupWait = Duration.ofSeconds(2);
+        private int hotKeyThreshold = HotKeys.DEFAULT_THRESHOLD;
         private long createdNanos;
 
         private Builder() {
@@ -404,6 +445,20 @@ public final class RedisStore implements RateLimitStore {
          */
         public Builder localRejectionTtl(Duration ttl) {
             this.localRejectionTtl = RejectionCache.checkTtl(ttl);
+            return this;
+        }
+
+        /**
+         * From how many decisions a second of one caller on this instance its budget is decided
+         * here in slices (see the class description); 0 switches slices off. Default
+         * 500. Only single-limit token-bucket and GCRA decisions are
+         * sliced; the fleet never admits more than the limit either way.
+         */
+        public Builder hotKeyThreshold(int decisionsPerSecond) {
+            if (decisionsPerSecond < 0) {
+                throw new IllegalArgumentException("'hotKeyThreshold' must not be negative, got '" + decisionsPerSecond + "'");
+            }
+            this.hotKeyThreshold = decisionsPerSecond;
             return this;
         }
 

@@ -73,7 +73,9 @@ Invariants
   * All or nothing: the first pass only reads; the second, run only when every limit fits, writes.
   * A batch costs the same Redis work as one request: one read per limit, one write of all the
     admitted costs at once (m commits of cost c leave the state one commit of m * c leaves), and
-    one more read for the answer of the refused; no loop over the requests.
+    one more read for the answer of the refused; no loop over the requests. A bucket (token
+    bucket, GCRA) is fetched and decoded once per group: its read pass and its commit share the
+    read (read_bucket), so an admitted decision costs one GET and one SET.
   * Every key written gets a TTL in the same script: the time until its state equals an absent key.
   * Stored time never moves backwards: a clock behind the stored state grants nothing extra.
   * Read under any parameters: 0 <= remaining <= capacity; on a clock that does not go back,
@@ -85,6 +87,25 @@ Invariants
 
 -- idiv, cdiv, int, expire, numbers, second, same_units, read_state, write_state:
 -- state.lua, sent in front of this script
+
+-- Each bucket's state as this call read it, decoded: a group's read pass and its commit fetch
+-- and decode a bucket once (one GET, one SET per decision). A write forgets it, so that a read
+-- after a write (the refused of a batch that admitted some) reads what was written.
+local buckets = {}
+
+local function read_bucket(key)
+  local s = buckets[key]
+  if not s then
+    s = {read_state(key)}
+    buckets[key] = s
+  end
+  return s[1], s[2], s[3], s[4], s[5]
+end
+
+local function write_bucket(key, time, debt, a, ttl_us)
+  buckets[key] = nil
+  write_state(key, time, debt, a, ttl_us)
+end
 
 -- A bucket's level after elapsed microseconds of refill
 local function refill(l, cap, per_micro, elapsed)
@@ -129,7 +150,7 @@ end
 local function token_bucket(key, now, a, commit)
   local per_token, per_micro, cap = a.per_token, a.per_micro, a.capacity
   local t, l, gone = now, cap, false
-  local ts, debt, old_per_token, old_per_micro, old_cap = read_state(key)
+  local ts, debt, old_per_token, old_per_micro, old_cap = read_bucket(key)
   if ts then
     l = cap - debt
     if ts > now then t = ts end
@@ -159,7 +180,7 @@ local function token_bucket(key, now, a, commit)
   if l < cap then nxt = skew + cdiv((idiv(l, per_token) + 1) * per_token - l, per_micro) end
   local batch = nil
   if fits and commit then
-    write_state(key, t, cap - l, a, reset)
+    write_bucket(key, t, cap - l, a, reset)
   else
     reset, retry, nxt = until_gone(gone, now, reset, retry, nxt)
     -- after m commits the level is l - m * need; the next token stays as far away
@@ -173,7 +194,7 @@ local function gcra(key, now, a, commit)
   local per_token, per_micro, cap = a.per_token, a.per_micro, a.capacity
   local need = a.cost * per_token
   local delay, r, gone = -1, 0, false
-  local written, owed, old_per_token, old_per_micro, old_cap = read_state(key)
+  local written, owed, old_per_token, old_per_micro, old_cap = read_bucket(key)
   if written then
     if not same_units(old_per_token, old_per_micro, old_cap, a) then
       -- written under other units: the tokens owed when written carry over, clamped to this
@@ -218,7 +239,7 @@ local function gcra(key, now, a, commit)
     batch = {0, debt, need, per_micro, 0, cdiv(debt + (remaining + 1) * per_token - cap, per_micro), 0, 0, 1, 0}
   end
   if fits and commit then
-    write_state(key, now, debt, a, reset)
+    write_bucket(key, now, debt, a, reset)
   else
     reset, retry, nxt = until_gone(gone, now, reset, retry, nxt)
   end
@@ -491,10 +512,10 @@ local function decide(result, first, count, at, requests)
     for i = 1, count do
       local l = limits[i]
       -- m commits of cost c leave exactly the state one commit of m * c leaves
-      local whole = {}
-      for name, value in pairs(l) do whole[name] = value end
-      whole.cost = admitted * l.cost
-      l.run(keys[i], now, whole, true)
+      local cost = l.cost
+      l.cost = admitted * cost
+      l.run(keys[i], now, l, true)
+      l.cost = cost
     end
   end
 

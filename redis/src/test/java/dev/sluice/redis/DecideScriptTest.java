@@ -5,7 +5,9 @@ import dev.sluice.Decision;
 import dev.sluice.Limit;
 import dev.sluice.spi.LimitKeys;
 import dev.sluice.testing.ManualClock;
+import dev.sluice.testing.Resp;
 import dev.sluice.testing.Stores;
+import dev.sluice.testing.TestRedis;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -14,6 +16,7 @@ import org.redisson.api.RedissonClient;
 import org.redisson.client.codec.StringCodec;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -82,6 +85,51 @@ class DecideScriptTest {
                                 Stream.of("c", "n").filter(other -> !other.equals(field)).toList());
             }
         }
+    }
+
+    /**
+     * A bucket's decision fetches its state once and writes it once: the read pass and the commit
+     * share the read. Counted by a Redis of this test's own (INFO commandstats counts the commands
+     * a script runs), for a lone decision, a batch, and several callers in one call.
+     */
+    @ParameterizedTest
+    @EnumSource(value = Algorithm.class, names = {"TOKEN_BUCKET", "GCRA"})
+    void aBucketsDecisionReadsItsStateOnceAndWritesItOnce(Algorithm algorithm) {
+        TestRedis own = TestRedis.start();
+        RedissonClient ownClient = own.newClient();
+        try {
+            DecideScript script = new DecideScript(ownClient, new ManualClock());
+            script.load();
+            Limit limit = Limit.of("once", "100/1h").withAlgorithm(algorithm);
+            String tag = "once-" + UUID.randomUUID();
+            script.decide(tag, List.of(limit), 1).join().apply(0);
+            Resp.call(own.port(), "CONFIG", "RESETSTAT");
+            // a warm key alone, then a batch of five on it, then three callers in one call
+            assertThat(script.decide(tag, List.of(limit), 1).join().apply(0).remaining()).isEqualTo(98);
+            assertThat(script.decide(tag, List.of(limit), 5).join().apply(4).remaining()).isEqualTo(93);
+            List<Coalescer.Batch> callers = new ArrayList<>();
+            for (int c = 0; c < 3; c++) {
+                callers.add(new Coalescer.Batch(new Coalescer.RequestKey(tag + "-" + c, List.of(limit)), 2));
+            }
+            script.decide(callers).forEach(reply -> assertThat(reply.join().apply(1).remaining()).isEqualTo(98));
+            Map<String, Long> calls = commandCalls(own.port());
+            assertThat(calls.get("evalsha")).isEqualTo(3);
+            assertThat(calls.get("get")).as("one read per caller and call").isEqualTo(5);
+            assertThat(calls.get("set")).as("one write per caller and call").isEqualTo(5);
+        } finally {
+            ownClient.shutdown();
+            own.stop();
+        }
+    }
+
+    /** calls per command, from INFO commandstats: {@code cmdstat_get:calls=5,usec=...}. */
+    private static Map<String, Long> commandCalls(int port) {
+        Map<String, Long> calls = new HashMap<>();
+        Matcher line = Pattern.compile("cmdstat_(\\w+):calls=(\\d+)").matcher((String) Resp.call(port, "INFO", "commandstats"));
+        while (line.find()) {
+            calls.put(line.group(1), Long.parseLong(line.group(2)));
+        }
+        return calls;
     }
 
     @Test

@@ -27,7 +27,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * sentinels on loopback: while the replica is promoted every decision follows its limiter's
  * failure mode within the timeout, decisions resume on the new master through the same store and
  * limiters, and with the replica in sync before the master dies the count carries over exactly
- * (README, "What a Redis failover can lose").
+ * (docs/configuration.md, "What a Redis failover can lose").
  */
 class SentinelFailoverTest {
 
