@@ -54,8 +54,9 @@ class ArchitectureTest {
             "dev.sluice.metrics", Set.of("MicrometerMetrics", "OptionalMetrics"),
             "dev.sluice.outbound", Set.of("Permits", "PermitUnavailableException", "RateLimitedHttpClient"),
             "dev.sluice.redis", Set.of("RedisStore", "RedisStoreProvider"),
-            "dev.sluice.web", Set.of("HeaderStyle", "KeyResolver", "LimitResolver", "RequestAttributes", "RequestView"),
-            "dev.sluice.servlet", Set.of("RateLimitFilter"),
+            "dev.sluice.web", Set.of("HeaderStyle", "KeyResolver", "LimitResolver", "PolicyRegistry", "PolicyView",
+                    "RequestAttributes", "RequestView"),
+            "dev.sluice.servlet", Set.of("ConsoleServlet", "RateLimitFilter"),
             "dev.sluice.jaxrs", Set.of("RateLimit", "RateLimitClientFilter", "RateLimitExceededException", "RateLimitFeature",
                     "ServletClientAddress"),
             "dev.sluice.spring.boot", Set.of("SluiceAutoConfiguration"));

@@ -51,6 +51,8 @@ public final class MemoryStore implements ImmediateStore {
     private final IdleSweeper sweeper;
     /** Concurrency leases, apart from the rate states: another lifetime (the lease), another lock. */
     private final LeaseTable leases;
+    /** Limit overrides, by policy: this JVM's only, as the state is. */
+    private final java.util.Map<String, String> overrides = new java.util.concurrent.ConcurrentHashMap<>();
     /** Runs between reading a caller and locking it, with its tag: for tests of that window only. */
     volatile Consumer<String> beforeLock;
 
@@ -141,6 +143,22 @@ public final class MemoryStore implements ImmediateStore {
     }
 
     /** Forgets the caller's state under these limits: its next request finds them absent. */
+    /** The overrides this JVM's applications set on this store: this JVM only. */
+    @Override
+    public CompletionStage<java.util.Map<String, String>> overrides() {
+        return CompletableFuture.completedFuture(java.util.Map.copyOf(overrides));
+    }
+
+    @Override
+    public CompletionStage<Void> putOverride(String policy, String value) {
+        if (value == null) {
+            overrides.remove(policy);
+        } else {
+            overrides.put(policy, value);
+        }
+        return CompletableFuture.completedFuture(null);
+    }
+
     @Override
     public CompletionStage<Void> reset(String caller, List<Limit> limits) {
         Caller state = callers.getIfPresent(Keys.tag(caller));

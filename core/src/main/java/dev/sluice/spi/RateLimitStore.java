@@ -142,6 +142,31 @@ public interface RateLimitStore extends AutoCloseable {
                 new UnsupportedOperationException(getClass().getName() + " cannot hold concurrency leases"));
     }
 
+    /**
+     * The limit overrides an operator set for the applications sharing this store, by policy
+     * name, as {@link #putOverride} wrote them; read on a short refresh, never per decision. A
+     * store shared by several JVMs returns what any of them wrote; {@code MemoryStore} keeps them
+     * in this JVM only. The default refuses.
+     *
+     * @return a stage completed with the overrides (empty: none), or exceptionally if the store failed
+     */
+    default CompletionStage<java.util.Map<String, String>> overrides() {
+        return java.util.concurrent.CompletableFuture.failedFuture(
+                new UnsupportedOperationException(getClass().getName() + " cannot keep limit overrides"));
+    }
+
+    /**
+     * Writes ({@code value} not {@code null}) or clears ({@code null}) the override of a policy. An
+     * override lives until it is cleared: unlike counting state, it never expires. The value is
+     * opaque to the store. The default refuses.
+     *
+     * @return a stage completed once the override is stored, or exceptionally if the store failed
+     */
+    default CompletionStage<Void> putOverride(String policy, String value) {
+        return java.util.concurrent.CompletableFuture.failedFuture(
+                new UnsupportedOperationException(getClass().getName() + " cannot keep limit overrides"));
+    }
+
     /** Releases what this store owns (connections, threads); decisions after this fail. */
     @Override
     void close();

@@ -41,10 +41,12 @@ public final class DemoServer {
         }
         System.out.printf("%nSluice demo on http://localhost:%d/ (%s, store: %s). Ctrl-C stops it.%n"
                         + "  curl -i -H 'X-API-Key: demo' http://localhost:%d/hello%n"
-                        + "  curl -i -H 'X-API-Key: demo' http://localhost:%d/api/bucket%n%n",
+                        + "  curl -i -H 'X-API-Key: demo' http://localhost:%d/api/bucket%n"
+                        + "  console: http://localhost:%d/sluice/ (user %s, password %s)%n%n",
                 port, jetty, store == null || store.isBlank() ? "memory"
                         // Never print a password from redis://user:password@host
-                        : store.trim().replaceFirst("//[^/@]*@", "//***@") + " from SLUICE_STORE", port, port);
+                        : store.trim().replaceFirst("//[^/@]*@", "//***@") + " from SLUICE_STORE", port, port, port,
+                JettyWar.DEMO_USER, JettyWar.DEMO_PASSWORD);
         jetty.join(); // Jetty's shutdown hook stops it on Ctrl-C
     }
 }

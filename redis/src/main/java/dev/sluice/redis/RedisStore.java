@@ -73,6 +73,9 @@ public final class RedisStore implements RateLimitStore {
     /** Pipelines in flight to a cluster before decisions wait to go together in the next. */
     private static final int CLUSTER_SLOTS = 2;
 
+    /** The hash of the limit overrides, one field per policy; see {@link #overrides()}. */
+    public static final String OVERRIDES_KEY = "sluice:overrides";
+
     /** Connections opened at start-up per master: a burst's requests that cannot wait each need one. */
     static final int WARM_CONNECTIONS = 16;
 
@@ -260,6 +263,32 @@ public final class RedisStore implements RateLimitStore {
     @Override
     public CompletionStage<Void> releaseLease(String caller, Limit limit, String leaseId) {
         return leases.release(Keys.tag(caller), limit, leaseId);
+    }
+
+    /**
+     * The overrides of every application on this Redis database: one {@code HGETALL} of the hash
+     * {@value #OVERRIDES_KEY}. That hash is the one key Sluice writes without a TTL: an override
+     * must hold until an operator clears it, across restarts of every instance, and the hash
+     * cannot grow past one field per policy.
+     */
+    @Override
+    public CompletionStage<java.util.Map<String, String>> overrides() {
+        if (!connection.checkReady()) {
+            return CompletableFuture.failedFuture(new RedisConnectionException("not connected to Redis yet"));
+        }
+        return connection.client().<String, String>getMap(OVERRIDES_KEY, StringCodec.INSTANCE).readAllMapAsync()
+                .thenApply(map -> (java.util.Map<String, String>) java.util.Map.copyOf(map));
+    }
+
+    /** Writes ({@code HSET}) or clears ({@code HDEL}) one field of the overrides hash. */
+    @Override
+    public CompletionStage<Void> putOverride(String policy, String value) {
+        if (!connection.checkReady()) {
+            return CompletableFuture.failedFuture(new RedisConnectionException("not connected to Redis yet"));
+        }
+        var map = connection.client().<String, String>getMap(OVERRIDES_KEY, StringCodec.INSTANCE);
+        return (value == null ? map.fastRemoveAsync(policy) : map.fastPutAsync(policy, value))
+                .thenRun(() -> { });
     }
 
     /**

@@ -2,6 +2,7 @@ package dev.sluice.servlet;
 
 import dev.sluice.spi.RateLimitStore;
 import dev.sluice.RateLimiter;
+import dev.sluice.web.internal.ApplicationPolicies;
 import dev.sluice.web.internal.CallerRules;
 import dev.sluice.web.internal.Completion;
 import dev.sluice.web.internal.Guard;
@@ -179,7 +180,8 @@ public final class RateLimitFilter implements Filter {
     private volatile Active active;
 
     /** What an initialised filter decides with; immutable. {@code store} is {@code null} for a given limiter. */
-    private record Active(Guard guard, String chargedAttribute, String store, Rejection reject) {
+    private record Active(Guard guard, String chargedAttribute, String store, Rejection reject,
+                          ApplicationPolicies policies) {
         @Override
         public String toString() {
             return "Active[" + guard + ", store " + WebSettings.shown(store) + ", reject " + reject + "]";
@@ -329,8 +331,8 @@ public final class RateLimitFilter implements Filter {
             }
             Guard guard = new Guard(givenLimiter, givenKey, givenWeb, where);
             guard = givenResolver == null ? guard : guard.withLimitResolver(givenResolver);
-            active = new Active(givenKeyResolver == null ? guard : guard.withKeyResolver(givenKeyResolver), charged, null,
-                    Rejection.PROBLEM);
+            guard = givenKeyResolver == null ? guard : guard.withKeyResolver(givenKeyResolver);
+            active = new Active(guard, charged, null, Rejection.PROBLEM, register(config, guard, givenLimiter.store(), null));
             LOG.info("Sluice filter '{}': {}, key {}", name, givenLimiter, givenKey);
             return;
         }
@@ -372,7 +374,7 @@ public final class RateLimitFilter implements Filter {
             StoreRegistry.application().release(web.store());
             throw new ServletException(where + ": " + lookup.describe(e), e);
         }
-        active = new Active(guard, charged, web.store(), reject);
+        active = new Active(guard, charged, web.store(), reject, register(config, guard, store, web.store()));
         LOG.info("Sluice filter '{}': {}, key {}, store {}, headers {}, trusted proxies {} ({}), ipv6 prefix /{}", name,
                 guard, route.key(), WebSettings.shown(web.store()), web.headers().configName(), web.trustedProxies(),
                 web.forwardedHeader().configName(), web.ipv6Prefix());
@@ -382,6 +384,16 @@ public final class RateLimitFilter implements Filter {
      * Decides the request once and lets it proceed, or answers 429 or 503 itself; see the class
      * description.
      */
+    /** Lists the route in the application's {@link dev.sluice.web.PolicyRegistry}, for the console. */
+    private static ApplicationPolicies register(FilterConfig config, Guard guard, RateLimitStore store, String storeValue) {
+        if (config.getServletContext() == null) {
+            return null;
+        }
+        ApplicationPolicies policies = Registries.of(config.getServletContext());
+        policies.register(guard, store, storeValue);
+        return policies;
+    }
+
     @Override
     public void doFilter(ServletRequest req, ServletResponse res, FilterChain chain) throws IOException, ServletException {
         Active a = active;
@@ -429,6 +441,9 @@ public final class RateLimitFilter implements Filter {
     public void destroy() {
         Active a = active;
         active = null;
+        if (a != null && a.policies != null) {
+            a.policies.unregister(a.guard);
+        }
         if (a != null && a.store != null) {
             StoreRegistry.application().release(a.store);
         }

@@ -55,6 +55,11 @@ final class Ee11 {
         ServletHolder servlet = new ServletHolder(app.servlet);
         servlet.setAsyncSupported(true);
         context.addServlet(servlet, "/*");
+        for (TestApp.ServletDecl more : app.servlets) {
+            ServletHolder holder = new ServletHolder(more.instance());
+            more.params().forEach(holder::setInitParameter);
+            context.addServlet(holder, more.pattern());
+        }
         ErrorPageErrorHandler errors = new ErrorPageErrorHandler();
         errors.addErrorPage(500, "/target");
         app.errorPages.forEach(errors::addErrorPage);

@@ -23,6 +23,22 @@ final class TestApp {
     }
 
     final List<FilterDecl> filters = new ArrayList<>();
+    /** More {@code <servlet>}s, each on its own pattern. */
+    final List<ServletDecl> servlets = new ArrayList<>();
+
+    /** One more {@code <servlet>} and its mapping. */
+    record ServletDecl(String pattern, jakarta.servlet.http.HttpServlet instance, Map<String, String> params) {
+    }
+
+    /** Another servlet on {@code pattern}, with init-params {@code k, v, k, v...}. */
+    TestApp servlet(String pattern, jakarta.servlet.http.HttpServlet instance, String... params) {
+        Map<String, String> map = new LinkedHashMap<>();
+        for (int i = 0; i < params.length; i += 2) {
+            map.put(params[i], params[i + 1]);
+        }
+        servlets.add(new ServletDecl(pattern, instance, map));
+        return this;
+    }
     /** The {@code <context-param>}s. */
     final Map<String, String> contextParams = new LinkedHashMap<>();
     /** {@code <error-page>}s by status, beside 500's {@code /target}. */

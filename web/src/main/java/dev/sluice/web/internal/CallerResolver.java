@@ -131,6 +131,11 @@ final class CallerResolver {
         return cidr;
     }
 
+    /** The key sources, in order. */
+    List<KeySource> sources() {
+        return List.of(sources);
+    }
+
     /** The caller identity of a request. */
     String resolve(RequestView request) {
         for (KeySource source : sources) {
@@ -140,6 +145,106 @@ final class CallerResolver {
             }
         }
         return "ip~" + clientAddress(request);
+    }
+
+    /**
+     * The identities a caller given as a client sends it has under these key sources, in their
+     * order, none twice: an address ({@code 2001:db8::7} becomes its {@code ipv6-prefix} network),
+     * a header, parameter, attribute or principal value, the parts of a composite joined by
+     * {@code +} ({@code 192.0.2.1+alice}), anything for {@code global}. Built by the very code
+     * that names a request's caller, from a request that carries the value where each source
+     * looks: a value that no source could have read (not an address for {@code ip}, too few parts
+     * for a composite) gives none.
+     */
+    List<String> identitiesOf(String sent) {
+        java.util.LinkedHashSet<String> out = new java.util.LinkedHashSet<>();
+        String value = sent.trim();
+        for (KeySource source : sources) {
+            List<KeySource> parts = source.kind() == KeySource.Kind.COMPOSITE ? source.parts() : List.of(source);
+            String[] values = source.kind() == KeySource.Kind.COMPOSITE ? value.split("\\+", -1) : new String[] {value};
+            if (values.length != parts.size()) {
+                continue;
+            }
+            SentCaller request = new SentCaller(parts, values);
+            if (request.readable()) {
+                String identity = identity(source, request);
+                if (identity != null) {
+                    out.add(identity);
+                }
+            }
+        }
+        return List.copyOf(out);
+    }
+
+    /**
+     * A request carrying each part's value where that part looks, and nothing else: no
+     * forwarding header, so an address is its own client.
+     */
+    private static final class SentCaller implements RequestView {
+        private final List<KeySource> parts;
+        private final String[] values;
+
+        SentCaller(List<KeySource> parts, String[] values) {
+            this.parts = parts;
+            this.values = values;
+        }
+
+        /** Whether every {@code ip} part is an address literal (another value is no address a request has). */
+        boolean readable() {
+            for (int i = 0; i < values.length; i++) {
+                if (parts.get(i).kind() == KeySource.Kind.IP && IpLiteral.parse(values[i].trim()) == null) {
+                    return false;
+                }
+            }
+            return true;
+        }
+
+        private String of(KeySource.Kind kind, String name) {
+            for (int i = 0; i < values.length; i++) {
+                KeySource part = parts.get(i);
+                if (part.kind() == kind && (name == null || part.name().equalsIgnoreCase(name))) {
+                    return values[i];
+                }
+            }
+            return null;
+        }
+
+        @Override
+        public String header(String name) {
+            return of(KeySource.Kind.HEADER, name);
+        }
+
+        @Override
+        public List<String> headers(String name) {
+            String value = header(name);
+            return value == null ? List.of() : List.of(value);
+        }
+
+        @Override
+        public String principal() {
+            return of(KeySource.Kind.PRINCIPAL, null);
+        }
+
+        @Override
+        public String param(String name) {
+            return of(KeySource.Kind.PARAM, name);
+        }
+
+        @Override
+        public String remoteAddr() {
+            String address = of(KeySource.Kind.IP, null);
+            return address == null ? null : address.trim();
+        }
+
+        @Override
+        public Object attribute(String name) {
+            return of(KeySource.Kind.ATTRIBUTE, name);
+        }
+
+        @Override
+        public void setAttribute(String name, Object value) {
+            // nothing is decided for it
+        }
     }
 
     /** The identity one source gives, or {@code null} if the request lacks it. */

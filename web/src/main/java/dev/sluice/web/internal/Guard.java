@@ -8,6 +8,7 @@ import dev.sluice.web.RequestView;
 import dev.sluice.ConcurrencyLimiter;
 import dev.sluice.Decision;
 import dev.sluice.Lease;
+import dev.sluice.Limit;
 import dev.sluice.spi.RateLimitStore;
 import dev.sluice.RateLimiter;
 
@@ -17,6 +18,7 @@ import org.slf4j.LoggerFactory;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.function.UnaryOperator;
 import java.util.Locale;
 import java.util.Objects;
 import java.util.Set;
@@ -72,8 +74,12 @@ public final class Guard {
     private static final long SHADOW_LOG_NANOS = TimeUnit.SECONDS.toNanos(10);
     private static final Logger LOG = LoggerFactory.getLogger(Guard.class);
 
-    /** The route's rate limits per tier, or {@code null} when it has only a concurrency limit. */
-    private final LimitChoice choice;
+    /** The route's rate limits per tier as configured, or {@code null} when it has only a concurrency limit. */
+    private final LimitChoice configured;
+    /** The rate limits deciding now: {@link #configured}, or with an operator's overrides. */
+    private volatile LimitChoice choice;
+    /** What the route decided, for the console. */
+    private final Traffic traffic = new Traffic();
     /** The route's concurrency limit, or {@code null}. */
     private final ConcurrencyLimiter concurrency;
     private final Charging charging;
@@ -106,6 +112,7 @@ public final class Guard {
 
     private Guard(LimitChoice choice, ConcurrencyLimiter concurrency, Charging charging, List<KeySource> key,
                   WebSettings web, CallerRules rules, Set<String> methods, String where) {
+        this.configured = choice;
         this.choice = choice;
         this.concurrency = concurrency;
         this.charging = charging;
@@ -119,6 +126,7 @@ public final class Guard {
     }
 
     private Guard(Guard from, LimitChoice choice, CallerResolver resolver, KeyResolver keyResolver) {
+        this.configured = choice;
         this.choice = choice;
         this.concurrency = from.concurrency;
         this.charging = from.charging;
@@ -137,10 +145,10 @@ public final class Guard {
      * guard's store, failure mode, timeout and shadow mode.
      */
     public Guard withLimitResolver(LimitResolver limitResolver) {
-        if (choice == null) {
+        if (configured == null) {
             throw new IllegalStateException("a route with only a concurrency limit has no rate limits to resolve");
         }
-        return new Guard(this, choice.withResolver(Objects.requireNonNull(limitResolver, "limitResolver")), resolver,
+        return new Guard(this, configured.withResolver(Objects.requireNonNull(limitResolver, "limitResolver")), resolver,
                 keyResolver);
     }
 
@@ -150,7 +158,7 @@ public final class Guard {
      * {@code other}: the guards of one JAX-RS feature, one per resource method, warn once for all.
      */
     public Guard sharingWarningsWith(Guard other) {
-        return new Guard(this, choice, resolver.sharingWarningWith(other.resolver), keyResolver);
+        return new Guard(this, configured, resolver.sharingWarningWith(other.resolver), keyResolver);
     }
 
     /**
@@ -159,7 +167,7 @@ public final class Guard {
      * apart from those of the key sources.
      */
     public Guard withKeyResolver(KeyResolver keyResolver) {
-        return new Guard(this, choice, resolver, Objects.requireNonNull(keyResolver, "keyResolver"));
+        return new Guard(this, configured, resolver, Objects.requireNonNull(keyResolver, "keyResolver"));
     }
 
     /**
@@ -212,7 +220,8 @@ public final class Guard {
         if (!HttpMethods.limits(methods, request.method()) || isExempt(request)) {
             return PASS;
         }
-        LimitChoice.Branch branch = choice == null ? LimitChoice.UNLIMITED : choice.of(request);
+        LimitChoice current = choice;
+        LimitChoice.Branch branch = current == null ? LimitChoice.UNLIMITED : current.of(request);
         RateLimiter limiter = branch.limiter();
         if (limiter == null && concurrency == null) {
             return PASS;
@@ -221,7 +230,7 @@ public final class Guard {
         String partition = PartitionKeys.of(caller); // hashed once: the attribute, the log and the draft's pk
         Decision decision = limiter == null ? null : limiter.decide(caller);
         if (decision != null && !decision.allowed()) {
-            note(request, decision, limiter, partition);
+            note(request, decision, limiter, caller, partition);
             return refusal(request, decision, partition, branch);
         }
         Lease lease = concurrency == null ? null : concurrency.acquire(caller);
@@ -231,7 +240,7 @@ public final class Guard {
                 limiter.refund(caller);
             }
             Decision refused = lease.decision();
-            note(request, refused, null, partition);
+            note(request, refused, null, caller, partition);
             if (refused.outcome() == Decision.Outcome.FAILED_CLOSED) {
                 return refusal(request, refused, partition, branch);
             }
@@ -240,7 +249,7 @@ public final class Guard {
             out.addAll(headers(request));
             return HttpAnswer.refusal(429, out, Problems.tooManyInFlight(refused), refused);
         }
-        note(request, decision != null ? decision : lease.decision(), decision != null ? limiter : null, partition);
+        note(request, decision != null ? decision : lease.decision(), decision != null ? limiter : null, caller, partition);
         Completion completion = completion(limiter, caller, decision, lease);
         if (decision == null || decision.outcome() == Decision.Outcome.FAILED_OPEN) {
             return completion == Completion.NONE ? HttpAnswer.FAILED_OPEN
@@ -277,7 +286,8 @@ public final class Guard {
      *
      * @param limiter the rate limiter that decided; {@code null}: the concurrency limiter
      */
-    private void note(RequestView request, Decision decision, RateLimiter limiter, String partition) {
+    private void note(RequestView request, Decision decision, RateLimiter limiter, String caller, String partition) {
+        traffic.record(decision.outcome(), caller, partition);
         Decision.Quota binding = decision.binding();
         // Named (and joined) only when the store could not decide: no string built per request.
         String policy = binding != null ? binding.limit().policy()
@@ -348,12 +358,49 @@ public final class Guard {
      * {@code null} when the route has only a concurrency limit.
      */
     public RateLimiter limiter() {
-        return choice == null ? null : choice.base().limiter();
+        LimitChoice current = choice;
+        return current == null ? null : current.base().limiter();
     }
 
     /** The concurrency limiter, for logs and tests; {@code null} when the route has none. */
     public ConcurrencyLimiter concurrencyLimiter() {
         return concurrency;
+    }
+
+    /**
+     * Applies an operator's overrides from now on: each rate limit of the route and of its tiers
+     * becomes {@code override}'s answer for its configured self ({@link UnaryOperator#identity()}:
+     * the configuration again). See {@link LimitChoice#withOverrides}.
+     */
+    void override(UnaryOperator<Limit> override) {
+        if (configured != null) {
+            choice = configured.withOverrides(override);
+        }
+    }
+
+    /** The rate limits as configured; {@code null} when the route has only a concurrency limit. */
+    LimitChoice configuredChoice() {
+        return configured;
+    }
+
+    /** The rate limits deciding now; {@code null} when the route has only a concurrency limit. */
+    LimitChoice currentChoice() {
+        return choice;
+    }
+
+    /** How the route finds its callers; a {@link KeyResolver}'s are its own and not here. */
+    CallerResolver resolver() {
+        return resolver;
+    }
+
+    /** What the route decided. */
+    Traffic traffic() {
+        return traffic;
+    }
+
+    /** The route, such as {@code filter 'search'}. */
+    String where() {
+        return where;
     }
 
     /** Adds this guard's decision to the request's layers and returns the headers of them all. */

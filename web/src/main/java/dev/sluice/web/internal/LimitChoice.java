@@ -128,6 +128,41 @@ final class LimitChoice {
         return new LimitChoice(base, builder, headers, where, tierSource, Map.of(), newResolver);
     }
 
+    /**
+     * This choice with each limit of the route's own limiter and of its tiers' replaced by
+     * {@code override}'s answer: a branch whose limits all stay keeps its limiter (and its
+     * circuit); another gets one built now, on the same store, so that the stores' rules for a
+     * changed limit apply to its callers' state. A {@link LimitResolver}'s limits are the
+     * application's code's and stay as it returns them.
+     */
+    LimitChoice withOverrides(java.util.function.UnaryOperator<Limit> override) {
+        Map<String, Branch> newTiers = new LinkedHashMap<>();
+        for (int i = 0; i < tierNames.length; i++) {
+            newTiers.put(tierNames[i], overridden(tierBranches[i], override));
+        }
+        return new LimitChoice(overridden(base, override), builder, headers, where, tierSource, newTiers, limitResolver);
+    }
+
+    private Branch overridden(Branch branch, java.util.function.UnaryOperator<Limit> override) {
+        if (branch.limiter() == null) {
+            return branch;
+        }
+        List<Limit> limits = branch.limiter().limits().stream().map(override).toList();
+        return limits.equals(branch.limiter().limits()) ? branch : Branch.of(builder.apply(limits), headers, where);
+    }
+
+    /** The limiters of the route's own limits and of its tiers, in that order, without the unlimited ones. */
+    List<RateLimiter> limiters() {
+        List<RateLimiter> out = new ArrayList<>();
+        out.add(base.limiter());
+        for (Branch tier : tierBranches) {
+            if (tier.limiter() != null) {
+                out.add(tier.limiter());
+            }
+        }
+        return out;
+    }
+
     /** The route's own limits (the default tier). */
     Branch base() {
         return base;

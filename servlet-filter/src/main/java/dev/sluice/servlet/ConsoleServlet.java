@@ -1,0 +1,140 @@
+package dev.sluice.servlet;
+
+import dev.sluice.web.RequestAttributes;
+import dev.sluice.web.internal.Console;
+import jakarta.servlet.ServletConfig;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.http.HttpServlet;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.util.Locale;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * The operator's console of the application's rate limits: a page and a JSON API to see every
+ * policy ({@link dev.sluice.web.PolicyRegistry}), reset a caller and set or clear a limit
+ * override. Off unless the application maps it, on a path of its own that no rate-limit filter
+ * covers:
+ *
+ * <pre>{@code
+ * <servlet>
+ *   <servlet-name>sluice-console</servlet-name>
+ *   <servlet-class>dev.sluice.servlet.ConsoleServlet</servlet-class>
+ *   <init-param><param-name>role</param-name><param-value>sluice-admin</param-value></init-param>
+ * </servlet>
+ * <servlet-mapping>
+ *   <servlet-name>sluice-console</servlet-name>
+ *   <url-pattern>/sluice/*</url-pattern>
+ * </servlet-mapping>
+ * }</pre>
+ *
+ * <p>Every request needs an authenticated user in the role of init-param {@code role} (default
+ * {@code sluice-admin}): without a user the container is asked to authenticate
+ * ({@code HttpServletRequest.authenticate}, e.g. a BASIC challenge), and a user without the role
+ * is refused {@code 403}. Only init-param {@code authentication=none} lifts this, for a console
+ * the application protects otherwise; it is logged at start-up. A request that changes something
+ * ({@code POST}, {@code PUT}, {@code DELETE}) from another site ({@code Sec-Fetch-Site} or
+ * {@code Origin}) is refused {@code 403}. A request that a Sluice rate-limit filter decided is
+ * refused {@code 500}: the console must stay reachable during the flood it helps to stop, so no
+ * filter may cover its path.
+ */
+public final class ConsoleServlet extends HttpServlet {
+
+    private static final long serialVersionUID = 1L;
+    private static final Logger LOG = LoggerFactory.getLogger(ConsoleServlet.class);
+
+    /** The role required by default. */
+    public static final String DEFAULT_ROLE = "sluice-admin";
+
+    private String role;
+    private boolean open;
+    private final AtomicBoolean warnedFiltered = new AtomicBoolean();
+
+    @Override
+    public void init(ServletConfig config) throws ServletException {
+        super.init(config);
+        String where = "servlet '" + config.getServletName() + "'";
+        String roleParam = config.getInitParameter("role");
+        role = roleParam == null || roleParam.isBlank() ? DEFAULT_ROLE : roleParam.trim();
+        String authentication = config.getInitParameter("authentication");
+        if (authentication != null && !authentication.isBlank()) {
+            String normal = authentication.trim().toLowerCase(Locale.ROOT);
+            if (!normal.equals("none") && !normal.equals("required")) {
+                throw new ServletException(where + ": init-param 'authentication' must be required or none, got '"
+                        + authentication + "'");
+            }
+            open = normal.equals("none");
+        }
+        if (open) {
+            LOG.warn("Sluice console {}: authentication=none, so anyone who reaches it can reset callers and change "
+                    + "limits; protect its path otherwise", where);
+        } else {
+            LOG.info("Sluice console {}: users in role '{}'", where, role);
+        }
+    }
+
+    @Override
+    protected void service(HttpServletRequest request, HttpServletResponse response) throws IOException, ServletException {
+        Console.HEADERS.forEach(response::setHeader);
+        String method = request.getMethod();
+        if (request.getAttribute(RequestAttributes.OUTCOME) != null) {
+            if (warnedFiltered.compareAndSet(false, true)) {
+                LOG.error("Sluice console '{}' is covered by a rate-limit filter; map the filters so that they do not "
+                        + "cover its path", getServletName());
+            }
+            write(response, Console.error(500, "the console is behind a rate-limit filter; map the filters so that they "
+                    + "do not cover its path"));
+            return;
+        }
+        if (!open) {
+            if (request.getUserPrincipal() == null) {
+                boolean authenticated;
+                try {
+                    authenticated = request.authenticate(response);
+                } catch (ServletException e) {
+                    authenticated = false; // no login configured: nobody is authenticated
+                }
+                if (!authenticated || request.getUserPrincipal() == null) {
+                    if (!response.isCommitted() && response.getStatus() != 401) {
+                        write(response, Console.error(401, "authentication required"));
+                    }
+                    return;
+                }
+            }
+            if (!request.isUserInRole(role)) {
+                write(response, Console.error(403, "role '" + role + "' required"));
+                return;
+            }
+        }
+        if (Console.mutation(method)) {
+            String self = request.getScheme() + "://" + request.getHeader("Host");
+            if (Console.crossSite(request.getHeader("Sec-Fetch-Site"), request.getHeader("Origin"), self)) {
+                write(response, Console.error(403, "cross-site request refused"));
+                return;
+            }
+        }
+        String path = request.getPathInfo();
+        if (path == null) {
+            // The page's relative links need the trailing slash.
+            response.sendRedirect(request.getRequestURI() + "/");
+            return;
+        }
+        String body = Console.mutation(method)
+                ? new String(request.getInputStream().readNBytes(16_384), StandardCharsets.UTF_8) : null;
+        String principal = request.getUserPrincipal() == null ? null : request.getUserPrincipal().getName();
+        write(response, Console.handle(Registries.of(getServletContext()), method, path, request.getQueryString(), body,
+                principal));
+    }
+
+    private static void write(HttpServletResponse response, Console.Answer answer) throws IOException {
+        response.setStatus(answer.status());
+        response.setContentType(answer.contentType());
+        response.setContentLength(answer.body().length);
+        response.getOutputStream().write(answer.body());
+    }
+}

@@ -1,0 +1,258 @@
+package dev.sluice.servlet;
+
+import dev.sluice.testing.TestRedis;
+import dev.sluice.web.PolicyRegistry;
+import jakarta.servlet.Filter;
+import jakarta.servlet.FilterChain;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.ServletRequest;
+import jakarta.servlet.ServletResponse;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletRequestWrapper;
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.security.Principal;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+
+import static dev.sluice.servlet.Http.get;
+import static dev.sluice.servlet.Http.header;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The console over real HTTP: its access rules, its JSON API, and overrides and resets across instances on one Redis. */
+class ConsoleTest {
+
+    private static final HttpClient CLIENT = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+            .connectTimeout(Duration.ofSeconds(5)).build();
+    private static final String[] ADMIN = {"X-Test-User", "alice", "X-Test-Roles", "sluice-admin"};
+
+    /**
+     * A login for tests: the user of header {@code X-Test-User} in the roles of {@code X-Test-Roles},
+     * as a container's authentication would set them.
+     */
+    static final class TestLogin implements Filter {
+        @Override
+        public void doFilter(ServletRequest req, ServletResponse res, FilterChain chain) throws IOException, ServletException {
+            HttpServletRequest request = (HttpServletRequest) req;
+            String user = request.getHeader("X-Test-User");
+            if (user == null) {
+                chain.doFilter(req, res);
+                return;
+            }
+            List<String> roles = List.of(String.valueOf(request.getHeader("X-Test-Roles")).split(","));
+            chain.doFilter(new HttpServletRequestWrapper(request) {
+                @Override
+                public Principal getUserPrincipal() {
+                    return () -> user;
+                }
+
+                @Override
+                public String getRemoteUser() {
+                    return user;
+                }
+
+                @Override
+                public boolean isUserInRole(String role) {
+                    return roles.contains(role);
+                }
+            }, res);
+        }
+    }
+
+    private static TestApp app(String store, String limit) {
+        return new TestApp()
+                .filter("api", "/api/*", "policy", "api", "limit", limit, "key", "header:X-API-Key", "store", store,
+                        "timeout", "2s")
+                .instance("login", new TestLogin(), "/sluice/*")
+                .servlet("/sluice/*", new ConsoleServlet());
+    }
+
+    private static Container container() {
+        return Container.selected().get(0);
+    }
+
+    static HttpResponse<String> send(String method, URI uri, String form, String... headers) {
+        HttpRequest.Builder request = HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(10))
+                .method(method, form == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(form));
+        if (form != null) {
+            request.header("Content-Type", "application/x-www-form-urlencoded");
+        }
+        for (int i = 0; i < headers.length; i += 2) {
+            request.header(headers[i], headers[i + 1]);
+        }
+        try {
+            return CLIENT.send(request.build(), HttpResponse.BodyHandlers.ofString());
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static String[] with(String[] first, String... more) {
+        String[] out = java.util.Arrays.copyOf(first, first.length + more.length);
+        System.arraycopy(more, 0, out, first.length, more.length);
+        return out;
+    }
+
+    @Test
+    void strangersWrongRolesAndOtherSitesAreRefusedABadOverrideChangesNothingAndThePageIsServed() throws Exception {
+        try (var running = container().start(app("memory", "2/1h"))) {
+            URI policies = running.uri("/sluice/policies");
+            URI override = running.uri("/sluice/policies/api/override");
+            assertThat(get(policies).statusCode()).isEqualTo(401);
+            assertThat(get(policies, "X-Test-User", "bob", "X-Test-Roles", "user").statusCode()).isEqualTo(403);
+            assertThat(send("PUT", override, "limit=9/1m", "X-Test-User", "bob", "X-Test-Roles", "user").statusCode())
+                    .isEqualTo(403);
+
+            HttpResponse<String> listed = get(policies, ADMIN);
+            assertThat(listed.statusCode()).isEqualTo(200);
+            assertThat(listed.body()).contains("\"name\":\"api\"", "\"limit\":\"2/1h\"", "\"override\":null",
+                    "\"key\":\"header:X-API-Key\"", "\"store\":\"memory\"");
+
+            String self = "http://" + override.getHost() + ":" + override.getPort();
+            assertThat(send("PUT", override, "limit=9/1m", with(ADMIN, "Origin", "http://evil.example")).statusCode())
+                    .isEqualTo(403);
+            assertThat(send("PUT", override, "limit=9/1m", with(ADMIN, "Sec-Fetch-Site", "cross-site")).statusCode())
+                    .isEqualTo(403);
+            assertThat(send("POST", running.uri("/sluice/policies/api/reset"), "caller=k",
+                    with(ADMIN, "Sec-Fetch-Site", "same-site")).statusCode()).isEqualTo(403);
+            HttpResponse<String> bad = send("PUT", override, "limit=100/minutes", with(ADMIN, "Origin", self));
+            assertThat(bad.statusCode()).isEqualTo(400);
+            assertThat(Http.json(bad)).containsEntry("error",
+                    "'limit' must look like <count>/<period> (e.g. 100/1m), got '100/minutes'");
+            assertThat(get(policies, ADMIN).body()).contains("\"override\":null").doesNotContain("9/1m");
+            assertThat(header(get(running.uri("/api/x"), "X-API-Key", "k"), "RateLimit-Limit")).isEqualTo("2");
+
+            HttpResponse<String> page = get(running.uri("/sluice/"), ADMIN);
+            assertThat(page.statusCode()).isEqualTo(200);
+            assertThat(header(page, "Content-Security-Policy")).startsWith("default-src 'self'");
+            assertThat(page.body()).contains("<script src=\"console.js\"").doesNotContain("<script>", "style=");
+            assertThat(get(running.uri("/sluice/console.js"), ADMIN).statusCode()).isEqualTo(200);
+            assertThat(get(running.uri("/sluice/console.css"), ADMIN).statusCode()).isEqualTo(200);
+        }
+    }
+
+    @Test
+    void aConsoleBehindARateLimitFilterRefusesToServe() throws Exception {
+        TestApp app = new TestApp().filter("everything", "/*", "limit", "100/1m")
+                .instance("login", new TestLogin(), "/sluice/*")
+                .servlet("/sluice/*", new ConsoleServlet());
+        try (var running = container().start(app)) {
+            HttpResponse<String> refused = get(running.uri("/sluice/policies"), ADMIN);
+            assertThat(refused.statusCode()).isEqualTo(500);
+            assertThat(refused.body()).contains("behind a rate-limit filter");
+        }
+    }
+
+    @Test
+    void onTheMemoryStoreAnOverrideAndAResetWorkThroughTheConsole() throws Exception {
+        try (var running = container().start(app("memory", "2/1h"))) {
+            String key = "k-" + UUID.randomUUID();
+            URI api = running.uri("/api/x");
+            assertThat(get(api, "X-API-Key", key).statusCode()).isEqualTo(200);
+            assertThat(get(api, "X-API-Key", key).statusCode()).isEqualTo(200);
+            assertThat(get(api, "X-API-Key", key).statusCode()).isEqualTo(429);
+            HttpResponse<String> reset = send("POST", running.uri("/sluice/policies/api/reset"), "caller=" + key, ADMIN);
+            assertThat(reset.statusCode()).isEqualTo(200);
+            assertThat(reset.body()).contains("key~" + key);
+            assertThat(get(api, "X-API-Key", key).statusCode()).isEqualTo(200);
+
+            HttpResponse<String> set = send("PUT", running.uri("/sluice/policies/api/override"), "limit=5/1h", ADMIN);
+            assertThat(set.statusCode()).isEqualTo(200);
+            assertThat(set.body()).contains("\"by\":\"alice\"");
+            assertThat(header(get(api, "X-API-Key", "fresh"), "RateLimit-Limit")).isEqualTo("5");
+            assertThat(send("DELETE", running.uri("/sluice/policies/api/override"), null, ADMIN).statusCode()).isEqualTo(200);
+            assertThat(header(get(api, "X-API-Key", "fresh"), "RateLimit-Limit")).isEqualTo("2");
+            assertThat(get(running.uri("/sluice/policies"), ADMIN).body()).contains("\"rejected\":1");
+        }
+    }
+
+    @Test
+    void threeInstancesOnOneRedisApplyAnOverrideWithinTheRefreshRevertWhenClearedAndLetAResetCallerIn()
+            throws Exception {
+        String url = TestRedis.shared().url();
+        // Three store values naming one database: three Redisson clients, three local rejection copies.
+        List<String> stores = List.of(url, url + "/", url + "/0");
+        String policyKey = "k-" + UUID.randomUUID();
+        try (var one = container().start(app(stores.get(0), "3/1h"));
+             var two = container().start(app(stores.get(1), "3/1h"));
+             var three = container().start(app(stores.get(2), "3/1h"))) {
+            List<TestApp.Running> all = List.of(one, two, three);
+            for (TestApp.Running node : all) {
+                Http.awaitDecided("GET", node.uri("/api/x"), "X-API-Key", "warm-" + UUID.randomUUID());
+            }
+            try {
+                long set = System.nanoTime();
+                assertThat(send("PUT", one.uri("/sluice/policies/api/override"), "limit=50/1h", ADMIN).statusCode())
+                        .isEqualTo(200);
+                long slowest = 0;
+                for (TestApp.Running node : all) {
+                    slowest = Math.max(slowest, awaitLimit(node, "50", set));
+                }
+                System.out.printf("override applied on all three instances after %d ms%n", slowest / 1_000_000);
+                assertThat(Duration.ofNanos(slowest)).isLessThan(Duration.ofSeconds(PolicyRegistry.REFRESH_SECONDS + 3));
+                assertThat(get(two.uri("/sluice/policies"), ADMIN).body()).contains("\"limit\":\"50/1h\"",
+                        "\"by\":\"alice\"");
+
+                long cleared = System.nanoTime();
+                assertThat(send("DELETE", two.uri("/sluice/policies/api/override"), null, ADMIN).statusCode())
+                        .isEqualTo(200);
+                slowest = 0;
+                for (TestApp.Running node : all) {
+                    slowest = Math.max(slowest, awaitLimit(node, "3", cleared));
+                }
+                System.out.printf("override cleared on all three instances after %d ms%n", slowest / 1_000_000);
+                assertThat(Duration.ofNanos(slowest)).isLessThan(Duration.ofSeconds(PolicyRegistry.REFRESH_SECONDS + 3));
+            } finally {
+                send("DELETE", one.uri("/sluice/policies/api/override"), null, ADMIN);
+            }
+
+            // The caller spends its 3, then each instance refuses it (and keeps a local copy of the rejection).
+            for (TestApp.Running node : all) {
+                assertThat(get(node.uri("/api/x"), "X-API-Key", policyKey).statusCode()).isEqualTo(200);
+            }
+            for (TestApp.Running node : all) {
+                assertThat(get(node.uri("/api/x"), "X-API-Key", policyKey).statusCode()).isEqualTo(429);
+            }
+            long reset = System.nanoTime();
+            HttpResponse<String> done = send("POST", three.uri("/sluice/policies/api/reset"), "caller=" + policyKey, ADMIN);
+            assertThat(done.statusCode()).isEqualTo(200);
+            // At once where it was reset; elsewhere once the local copy of the rejection lapses (1 s at most).
+            assertThat(get(three.uri("/api/x"), "X-API-Key", policyKey).statusCode()).isEqualTo(200);
+            long slowest = 0;
+            for (TestApp.Running node : List.of(one, two)) {
+                HttpResponse<String> answer = get(node.uri("/api/x"), "X-API-Key", policyKey);
+                while (answer.statusCode() == 429 && System.nanoTime() - reset < Duration.ofSeconds(5).toNanos()) {
+                    Thread.sleep(50); // refused locally: costs the caller nothing
+                    answer = get(node.uri("/api/x"), "X-API-Key", policyKey);
+                }
+                assertThat(answer.statusCode()).isEqualTo(200);
+                slowest = Math.max(slowest, System.nanoTime() - reset);
+            }
+            System.out.printf("reset caller let in on all three instances after %d ms%n", slowest / 1_000_000);
+            assertThat(Duration.ofNanos(slowest)).isLessThan(Duration.ofMillis(1000 + 2000));
+        }
+    }
+
+    /** Polls {@code node} with fresh callers until it reports {@code limit}; returns the nanoseconds since {@code since}. */
+    private static long awaitLimit(TestApp.Running node, String limit, long since) throws InterruptedException {
+        long deadline = since + Duration.ofSeconds(PolicyRegistry.REFRESH_SECONDS + 10).toNanos();
+        while (System.nanoTime() < deadline) {
+            String seen = header(get(node.uri("/api/x"), "X-API-Key", "probe-" + UUID.randomUUID()), "RateLimit-Limit");
+            if (limit.equals(seen)) {
+                return System.nanoTime() - since;
+            }
+            Thread.sleep(25);
+        }
+        throw new AssertionError(node.uri("/") + " never reported RateLimit-Limit " + limit);
+    }
+}
