@@ -34,6 +34,15 @@ final class Http {
         return send(request(path).POST(HttpRequest.BodyPublishers.noBody()).build());
     }
 
+    HttpResponse<String> postJson(String path, String json) {
+        return send(request(path).header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(json)).build());
+    }
+
+    HttpResponse<String> delete(String path) {
+        return send(request(path).DELETE().build());
+    }
+
     CompletableFuture<HttpResponse<String>> getAsync(String path) {
         return client.sendAsync(request(path).GET().build(), HttpResponse.BodyHandlers.ofString());
     }
