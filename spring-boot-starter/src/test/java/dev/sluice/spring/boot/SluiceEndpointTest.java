@@ -46,9 +46,11 @@ class SluiceEndpointTest {
         assertThat(http.get("/quota/a").statusCode()).isEqualTo(404);
         assertThat(http.get("/quota/a").statusCode()).isEqualTo(429);
 
-        HttpResponse<String> set = http.postJson("/actuator/sluice/quota", "{\"limit\":\"50/1m\",\"burst\":\"50\"}");
+        HttpResponse<String> set = http.postJson("/actuator/sluice/quota", "{\"limit\":\"50/1m\",\"burst\":\"50\"}",
+                "alice", "alice-secret");
         assertThat(set.statusCode()).isEqualTo(200);
-        assertThat(set.body()).contains("\"effective\":{\"limit\":\"50/1m\"", "\"override\":{\"limit\":\"50/1m\"");
+        assertThat(set.body()).contains("\"effective\":{\"limit\":\"50/1m\"",
+                "\"override\":{\"limit\":\"50/1m\",\"burst\":\"50\",\"by\":\"alice\""); // the principal Actuator passes
         assertThat(http.get("/quota/a").statusCode()).isEqualTo(404); // the new limit: room again
 
         HttpResponse<String> cleared = http.delete("/actuator/sluice/quota");
