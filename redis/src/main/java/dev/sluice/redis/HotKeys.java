@@ -63,6 +63,8 @@ final class HotKeys {
     private static final long CLOSE_WAIT_MILLIS = 2_000;
     /** slice.lua's answer for state written under other units: decide.lua converts it. */
     private static final long OTHER_UNITS = -2;
+    /** No time yet (a System.nanoTime reading may be any long, but this one hardly). */
+    private static final long NONE = Long.MIN_VALUE;
 
     /** Decides requests the usual way: for state slice.lua leaves to decide.lua. */
     interface Direct {
@@ -222,8 +224,8 @@ final class HotKeys {
          */
         private long twinDebt;
         private long twinAt;
-        /** When the last request was granted here, on {@link #micros()}; 0 before any. */
-        private long lastGrantMicros;
+        /** When the last request was granted here, on {@link #micros()}; {@link #NONE} before any. */
+        private long lastGrantMicros = NONE;
         private boolean calling;
         private boolean dead;
         private long generation;
@@ -296,7 +298,7 @@ final class HotKeys {
          * possible meanwhile (a call is due, or the slice is dead).
          */
         private synchronized String[] handBack(long give) {
-            if (lastGrantMicros == 0 || (give == 0 && lastGrantMicros <= takenAtMicros)) {
+            if (lastGrantMicros == NONE || (give == 0 && lastGrantMicros <= takenAtMicros)) {
                 return new String[] {"", "0"};
             }
             long at = callNow + Math.max(0, lastGrantMicros - takenAtMicros);
