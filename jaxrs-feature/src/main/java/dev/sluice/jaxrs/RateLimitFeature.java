@@ -117,6 +117,9 @@ import java.util.function.Function;
  * {@code "unknown"}, so all callers keyed by {@code ip} share one budget there: key such routes by
  * {@code header:NAME} or {@code principal} instead.
  *
+ * <p>Every route the feature builds is in its {@link #policies() registry}, to see, reset and
+ * override live; a {@link ConsoleResource} the application maps serves it as a page and JSON.
+ *
  * <p>Annotated {@link Provider}, so a runtime that scans for providers (e.g. Jersey's
  * {@code jersey.config.server.provider.packages} naming {@code dev.sluice.jaxrs}) registers it by
  * itself, as a class.
