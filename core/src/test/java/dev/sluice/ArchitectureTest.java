@@ -67,7 +67,8 @@ class ArchitectureTest {
      */
     private static final Map<String, Set<String>> PLUMBING = Map.of(
             "dev.sluice.internal", Set.of("core", "redis", "web", "benchmarks"),
-            "dev.sluice.web.internal", Set.of("web", "servlet-filter", "jaxrs-feature", "spring-boot-starter", "benchmarks"));
+            "dev.sluice.web.internal", Set.of("web", "servlet-filter", "jaxrs-feature", "spring-boot-starter", "benchmarks"),
+            "dev.sluice.servlet.internal", Set.of("servlet-filter", "spring-boot-starter"));
 
     /** Modules that are not published: examples and benchmarks may have packages of their own. */
     private static final Set<String> UNPUBLISHED = Set.of("benchmarks", "examples-war", "examples-spring-boot");

@@ -55,7 +55,7 @@ final class Routes {
             return null;
         }
         String base = resourceClass.getSimpleName() + "." + method.getName();
-        String signature = signature(resourceClass, method);
+        String signature = PolicyNames.signature(resourceClass, method);
         List<RouteSpec> routes = new ArrayList<>();
         for (int i = 0; i < annotations.length; i++) {
             RateLimit a = annotations[i];
@@ -195,19 +195,5 @@ final class Routes {
     /** How messages name a resource method: {@code @RateLimit on resource method 'com.example.Orders.list'}. */
     static String where(Class<?> resourceClass, Method method) {
         return "@RateLimit on resource method '" + resourceClass.getName() + "." + method.getName() + "'";
-    }
-
-    /**
-     * What the default policy name's hash identifies: {@code <binary class name>.<method>(<parameter
-     * types>)}, e.g. {@code com.example.Orders.get(java.lang.String,int)}. It depends on nothing
-     * but the code, so every node of an application (and every restart) computes the same one.
-     */
-    static String signature(Class<?> resourceClass, Method method) {
-        StringBuilder signature = new StringBuilder(resourceClass.getName()).append('.').append(method.getName()).append('(');
-        Class<?>[] parameters = method.getParameterTypes();
-        for (int i = 0; i < parameters.length; i++) {
-            signature.append(i == 0 ? "" : ",").append(parameters[i].getTypeName());
-        }
-        return signature.append(')').toString();
     }
 }

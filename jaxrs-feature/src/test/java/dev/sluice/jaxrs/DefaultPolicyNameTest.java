@@ -28,10 +28,10 @@ class DefaultPolicyNameTest {
 
     @Test
     void theSignatureNamesTheClassTheMethodAndTheParameterTypes() throws Exception {
-        assertThat(Routes.signature(Resources.Overloads.class,
+        assertThat(PolicyNames.signature(Resources.Overloads.class,
                 Resources.Overloads.class.getMethod("item", String.class, int.class)))
                 .isEqualTo("dev.sluice.jaxrs.Resources$Overloads.item(java.lang.String,int)");
-        assertThat(Routes.signature(DefaultPolicyNameTest.class,
+        assertThat(PolicyNames.signature(DefaultPolicyNameTest.class,
                 DefaultPolicyNameTest.class.getDeclaredMethod("arrays", String[].class, long[][].class)))
                 .isEqualTo("dev.sluice.jaxrs.DefaultPolicyNameTest.arrays(java.lang.String[],long[][])");
     }

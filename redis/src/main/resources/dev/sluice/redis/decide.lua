@@ -559,6 +559,16 @@ local function decide(result, first, count, at, requests)
   end
 end
 
+-- Appends each limit's answer at `at` (fits, remaining, reset, retry, next), committing it or not.
+local function answer_each(result, limits, keys, count, at, commit)
+  for i = 1, count do
+    local fits, remaining, reset, retry, nxt = limits[i].run(keys[i], at, limits[i], commit)
+    local f = 0
+    if fits then f = 1 end
+    for _, v in ipairs({f, remaining, reset, retry, nxt}) do result[#result + 1] = v end
+  end
+end
+
 -- Reserves one request (RateLimiter.acquire) at the earliest instant, at most max_wait ahead,
 -- where every limit fits and its slot has begun: from now, each round moves to the longest retry
 -- of a limit that does not fit, or to the latest `from` of those that do, and commits once a round
@@ -592,12 +602,7 @@ local function reserve(count, max_wait)
       -- refused: nothing written; the wait it would need, and each limit as of now
       result[1] = 0
       result[2] = at - now + step
-      for i = 1, count do
-        local fits, remaining, reset, retry, nxt = limits[i].run(keys[i], now, limits[i], false)
-        local f = 0
-        if fits then f = 1 end
-        for _, v in ipairs({f, remaining, reset, retry, nxt}) do result[#result + 1] = v end
-      end
+      answer_each(result, limits, keys, count, now, false)
       return result
     end
     at = at + step
@@ -605,12 +610,7 @@ local function reserve(count, max_wait)
   ttl_shift = at - now
   result[1] = 1
   result[2] = at - now
-  for i = 1, count do
-    local fits, remaining, reset, retry, nxt = limits[i].run(keys[i], at, limits[i], true)
-    local f = 0
-    if fits then f = 1 end
-    for _, v in ipairs({f, remaining, reset, retry, nxt}) do result[#result + 1] = v end
-  end
+  answer_each(result, limits, keys, count, at, true)
   return result
 end
 

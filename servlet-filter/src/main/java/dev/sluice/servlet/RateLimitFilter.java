@@ -6,6 +6,7 @@ import dev.sluice.web.internal.ApplicationPolicies;
 import dev.sluice.web.internal.CallerRules;
 import dev.sluice.web.internal.Completion;
 import dev.sluice.web.internal.Guard;
+import dev.sluice.servlet.internal.ServletRequestView;
 import dev.sluice.web.HeaderStyle;
 import dev.sluice.web.internal.HttpAnswer;
 import dev.sluice.web.KeyResolver;

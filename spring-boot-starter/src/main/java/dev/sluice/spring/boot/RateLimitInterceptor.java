@@ -1,5 +1,6 @@
 package dev.sluice.spring.boot;
 
+import dev.sluice.servlet.internal.ServletRequestView;
 import dev.sluice.spi.RateLimitStore;
 import dev.sluice.jaxrs.RateLimit;
 import dev.sluice.web.internal.CallerRules;
@@ -78,7 +79,7 @@ final class RateLimitInterceptor implements AsyncHandlerInterceptor {
             return true;
         }
         request.setAttribute(CHARGED, Boolean.TRUE);
-        HttpAnswer answer = guard.check(new MvcRequestView(request));
+        HttpAnswer answer = guard.check(new ServletRequestView(request));
         for (HttpAnswer.Header header : answer.headers()) {
             response.setHeader(header.name(), header.value());
         }
@@ -170,7 +171,7 @@ final class RateLimitInterceptor implements AsyncHandlerInterceptor {
         }
         String where = "@RateLimit on handler method '" + beanType.getName() + "." + method.getName() + "'";
         String base = beanType.getSimpleName() + "." + method.getName();
-        String signature = signature(beanType, method);
+        String signature = PolicyNames.signature(beanType, method);
         List<RouteSpec> routes = new ArrayList<>();
         try {
             for (int i = 0; i < annotations.length; i++) {
@@ -191,18 +192,6 @@ final class RateLimitInterceptor implements AsyncHandlerInterceptor {
         }
     }
 
-    /**
-     * What the default policy name's hash identifies, as for a JAX-RS resource method:
-     * {@code <binary class name>.<method>(<parameter types>)}; the same on every node and restart.
-     */
-    static String signature(Class<?> type, Method method) {
-        StringBuilder signature = new StringBuilder(type.getName()).append('.').append(method.getName()).append('(');
-        Class<?>[] parameters = method.getParameterTypes();
-        for (int i = 0; i < parameters.length; i++) {
-            signature.append(i == 0 ? "" : ",").append(parameters[i].getTypeName());
-        }
-        return signature.append(')').toString();
-    }
 
     private synchronized Shared shared() {
         if (shared == null) {

@@ -60,6 +60,22 @@ public final class PolicyNames {
         return (clean.isEmpty() ? "resource" : clean) + hash + suffix;
     }
 
+    /**
+     * What a handler method's default policy name hashes ({@link #forResourceMethod}):
+     * {@code <binary class name>.<method>(<parameter types>)}, e.g.
+     * {@code com.example.Orders.get(java.lang.String,int)}. It depends on nothing but the code, so
+     * every node of an application (and every restart) computes the same one; JAX-RS resources and
+     * Spring MVC handlers are named alike.
+     */
+    public static String signature(Class<?> type, java.lang.reflect.Method method) {
+        StringBuilder signature = new StringBuilder(type.getName()).append('.').append(method.getName()).append('(');
+        Class<?>[] parameters = method.getParameterTypes();
+        for (int i = 0; i < parameters.length; i++) {
+            signature.append(i == 0 ? "" : ",").append(parameters[i].getTypeName());
+        }
+        return signature.append(')').toString();
+    }
+
     private static String sha256Hex(String text) {
         try {
             return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8)));

@@ -1,4 +1,4 @@
-package dev.sluice.servlet;
+package dev.sluice.servlet.internal;
 
 import dev.sluice.web.RequestView;
 import jakarta.servlet.http.HttpServletRequest;
@@ -11,12 +11,13 @@ import java.util.List;
 /**
  * An {@link HttpServletRequest} as a {@link dev.sluice.web.internal.Guard} sees it. One short-lived object per request;
  * each method reads the request lazily, so a key source that is never consulted costs nothing.
+ * Shared by the servlet filter and the Spring MVC interceptor of the starter; not API.
  */
-final class ServletRequestView implements RequestView {
+public final class ServletRequestView implements RequestView {
 
     private final HttpServletRequest request;
 
-    ServletRequestView(HttpServletRequest request) {
+    public ServletRequestView(HttpServletRequest request) {
         this.request = request;
     }
 
