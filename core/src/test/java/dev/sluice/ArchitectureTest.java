@@ -57,7 +57,7 @@ class ArchitectureTest {
             "dev.sluice.web", Set.of("HeaderStyle", "KeyResolver", "LimitResolver", "PolicyRegistry", "PolicyView",
                     "RequestAttributes", "RequestView"),
             "dev.sluice.servlet", Set.of("ConsoleServlet", "RateLimitFilter"),
-            "dev.sluice.jaxrs", Set.of("RateLimit", "RateLimitClientFilter", "RateLimitExceededException", "RateLimitFeature",
+            "dev.sluice.jaxrs", Set.of("ConsoleResource", "RateLimit", "RateLimitClientFilter", "RateLimitExceededException", "RateLimitFeature",
                     "ServletClientAddress"),
             "dev.sluice.spring.boot", Set.of("SluiceAutoConfiguration"));
 

@@ -64,20 +64,42 @@ class TwinTest {
         twinsAgree(algorithm, true, true);
     }
 
+    /**
+     * The same traces, with refunds and reservations, on a Redis store that decides every caller
+     * from slices of its budget (a hot-key threshold of one decision a second): each decision
+     * granted from a slice, or by the call that takes the next one, must be the one decide.lua
+     * gives, wherever the injected clock has moved since the slice was taken.
+     */
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(value = Algorithm.class, names = {"TOKEN_BUCKET", "GCRA"})
+    void callersDecidedFromSlicesGetTheJavaTwinsDecisions(Algorithm algorithm) {
+        Function<TimeSource, RateLimitStore> sliced = time -> RedisStore.builder().client(Stores.client())
+                .timeSourceForTesting(time).localRejections(0).hotKeyThreshold(1).build();
+        twinsAgree(algorithm, false, false, sliced);
+        twinsAgree(algorithm, true, false, sliced);
+        twinsAgree(algorithm, true, true, sliced);
+    }
+
     private static void twinsAgree(Algorithm algorithm, boolean refunds) {
         twinsAgree(algorithm, refunds, false);
     }
 
     private static void twinsAgree(Algorithm algorithm, boolean refunds, boolean reservations) {
+        // the script itself, without the local cache of rejections that sits in front of it
+        twinsAgree(algorithm, refunds, reservations, time -> RedisStore.builder().client(Stores.client())
+                .timeSourceForTesting(time).localRejections(0).build());
+    }
+
+    private static void twinsAgree(Algorithm algorithm, boolean refunds, boolean reservations,
+                                   Function<TimeSource, RateLimitStore> redisStore) {
         for (int trace = 0; trace < TRACES; trace++) {
             long seed = algorithm.ordinal() * 1_000L + trace;
             List<List<Limit>> limits = randomChanges(new SplittableRandom(seed), algorithm);
             List<Decision> memory = play(Stores.MEMORY::create, limits, seed, refunds, reservations);
-            // the script itself, without the local cache of rejections that sits in front of it
-            List<Decision> redis = play(time -> RedisStore.builder().client(Stores.client()).timeSourceForTesting(time)
-                    .localRejections(0).build(), limits, seed, refunds, reservations);
+            List<Decision> redis = play(redisStore, limits, seed, refunds, reservations);
             for (int i = 0; i < memory.size(); i++) {
-                assertThat(redis.get(i)).as("seed %d step %d, limits %s", seed, i, limits).isEqualTo(memory.get(i));
+                assertThat(redis.get(i)).as("seed %d%s%s step %d, limits %s", seed, refunds ? " with refunds" : "",
+                        reservations ? " and reservations" : "", i, limits).isEqualTo(memory.get(i));
             }
         }
     }

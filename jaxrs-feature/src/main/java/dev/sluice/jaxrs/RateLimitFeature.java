@@ -2,6 +2,8 @@ package dev.sluice.jaxrs;
 
 import dev.sluice.spi.RateLimitStore;
 import dev.sluice.RateLimiter;
+import dev.sluice.web.PolicyRegistry;
+import dev.sluice.web.internal.ApplicationPolicies;
 import dev.sluice.web.internal.CallerRules;
 import dev.sluice.web.internal.Guard;
 import dev.sluice.web.KeyResolver;
@@ -23,8 +25,12 @@ import jakarta.ws.rs.ext.Provider;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
 
 /**
@@ -111,6 +117,9 @@ import java.util.function.Function;
  * {@code "unknown"}, so all callers keyed by {@code ip} share one budget there: key such routes by
  * {@code header:NAME} or {@code principal} instead.
  *
+ * <p>Every route the feature builds is in its {@link #policies() registry}, to see, reset and
+ * override live; a {@link ConsoleResource} the application maps serves it as a page and JSON.
+ *
  * <p>Annotated {@link Provider}, so a runtime that scans for providers (e.g. Jersey's
  * {@code jersey.config.server.provider.packages} naming {@code dev.sluice.jaxrs}) registers it by
  * itself, as a class.
@@ -144,6 +153,14 @@ public final class RateLimitFeature implements DynamicFeature {
     private Settings settings; // parsed on the first annotated method, guarded by this
     private String acquiredStore; // the sluice.store value this feature holds in the StoreRegistry, guarded by this
     private Guard firstGuard; // the others share its once-only warnings, so the feature warns once; guarded by this
+    /** Every route this feature built, for {@link #policies()} and the console. */
+    private final ApplicationPolicies policies = new ApplicationPolicies();
+    /** The guards registered in {@link #policies}, unregistered at {@link #close()}; guarded by this. */
+    private final List<Guard> registered = new ArrayList<>();
+    /** The console's role, {@code null} for authentication=none; read on the console's first method; guarded by this. */
+    private String consoleRole;
+    private boolean consoleRead; // guarded by this
+    private final AtomicBoolean consoleWarnedFiltered = new AtomicBoolean();
 
     /** The application-wide settings, from the {@code sluice.*} properties, and the store they name. */
     private record Settings(WebSettings web, CallerRules rules, Rejection reject, RateLimitStore store,
@@ -194,6 +211,11 @@ public final class RateLimitFeature implements DynamicFeature {
     public void configure(ResourceInfo resourceInfo, FeatureContext context) {
         try {
             Class<?> resourceClass = resourceInfo.getResourceClass();
+            if (resourceClass != null && ConsoleResource.class.isAssignableFrom(resourceClass)) {
+                context.register(new ConsoleFilter(policies, consoleRole(context.getConfiguration()),
+                        consoleWarnedFiltered), Priorities.AUTHORIZATION);
+                return;
+            }
             Routes.Plan plan = Routes.read(resourceClass, resourceInfo.getResourceMethod());
             if (plan == null) {
                 return;
@@ -212,6 +234,7 @@ public final class RateLimitFeature implements DynamicFeature {
             }
             context.register(new LimitFilter(guard, app.reject()),
                     Map.of(ContainerRequestFilter.class, PRIORITY, ContainerResponseFilter.class, PRIORITY));
+            register(guard, app.store(), givenStore == null ? app.web().store() : null);
             if (SERVLET_API) {
                 ServletAddressRegistration.register(context, PRIORITY - 1);
             }
@@ -224,9 +247,51 @@ public final class RateLimitFeature implements DynamicFeature {
         }
     }
 
+    /**
+     * The registry of every policy this feature's resource methods decide (one per feature, so one per
+     * application configuration), for operating them live: see them, reset a caller, override a
+     * limit. {@link ConsoleResource} serves it as a page and JSON. Routes are registered as the
+     * runtime configures the resource methods, at start-up, and removed when the runtime closes the
+     * feature. It is not the servlet filters' registry: an application with both maps both consoles.
+     */
+    public PolicyRegistry policies() {
+        return policies;
+    }
+
+    private synchronized void register(Guard guard, RateLimitStore store, String storeValue) {
+        policies.register(guard, store, storeValue);
+        registered.add(guard);
+    }
+
+    /** The role {@link ConsoleResource} requires, {@code null} for none; from its properties, checked once. */
+    private synchronized String consoleRole(Configuration configuration) {
+        if (!consoleRead) {
+            Object role = configuration.getProperty(ConsoleResource.ROLE);
+            Object authentication = configuration.getProperty(ConsoleResource.AUTHENTICATION);
+            String normal = authentication == null ? "required" : authentication.toString().trim().toLowerCase(Locale.ROOT);
+            if (!normal.equals("required") && !normal.equals("none")) {
+                throw new IllegalArgumentException("JAX-RS property '" + ConsoleResource.AUTHENTICATION
+                        + "' must be required or none, got '" + authentication + "'");
+            }
+            consoleRole = normal.equals("none") ? null
+                    : role == null || role.toString().isBlank() ? ConsoleResource.DEFAULT_ROLE : role.toString().trim();
+            consoleRead = true;
+            if (consoleRole == null) {
+                LOG.warn("Sluice console: {}=none, so anyone who reaches it can reset callers and change limits; "
+                        + "protect its path otherwise", ConsoleResource.AUTHENTICATION);
+            } else {
+                LOG.info("Sluice console: users in role '{}'", consoleRole);
+            }
+        }
+        return consoleRole;
+    }
+
     private synchronized Settings settings(Configuration configuration) {
         if (settings == null) {
             for (String name : configuration.getPropertyNames()) {
+                if (name.equals(ConsoleResource.ROLE) || name.equals(ConsoleResource.AUTHENTICATION)) {
+                    continue; // the console's own
+                }
                 if (name.startsWith(PREFIX) && isRouteParameter(name.substring(PREFIX.length()))) {
                     // Such as a web.xml context-param, every servlet filter's default, which Jersey's
                     // servlet hands to the application as a property too.
@@ -290,6 +355,8 @@ public final class RateLimitFeature implements DynamicFeature {
     @PreDestroy
     synchronized void close() {
         firstGuard = null;
+        registered.forEach(policies::unregister);
+        registered.clear();
         if (acquiredStore != null) {
             StoreRegistry.application().release(acquiredStore);
             acquiredStore = null;

@@ -31,6 +31,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -41,19 +42,23 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * and the {@code HttpClient} decorator, sharing its quota through one Redis.
  *
  * <p>The provider enforces a strict 10 per second: at most 10 requests in any 1000 ms, counting
- * the 429s it answers beyond. The instances share a token bucket of 8 per second, burst 1 (a
- * permit every 125 ms): eleven requests in one provider second then need ten of them late by
- * 250 ms against the eleventh. With 9 per second the margin is 110 ms, which a loaded two-core
- * machine (scheduling, a pause, the provider's own threads) exceeded in two runs of five. What
- * must hold: no 429; at least 90% of the shared limit used while everyone is busy (so of the
- * provider's 10 per second at least 72%); and fairness: permits are
- * granted in the order reservations reach Redis, so equally busy instances (three threads each)
- * get about a third each, and each must get at least a fifth.
+ * the 429s it answers beyond. The instances share a token bucket of 7 per second, burst 1: at
+ * most 1 + 7 = 8 calls in any second when each goes out at its slot. Calls do not always go out
+ * at their slot: a pause of this JVM (a loaded machine, a collection) wakes every waiter whose slot
+ * passed during it at once, and those late calls land in the same provider second as the on-time
+ * calls after them. Eleven consecutive slots span 10/7 s, so the provider answers 429 only if the
+ * first of them is delayed on its way 10/7 - 1 s = 428 ms more than the eleventh; with 8 per
+ * second that margin was 250 ms, and a 400 ms pause of the test JVM (SIGSTOP) gave 9 429s in 14 s while
+ * 7 per second gave none. What must hold: no 429; at least 90% of the shared limit used while
+ * everyone is busy; and fairness: permits are granted in the order reservations reach Redis, so
+ * equally busy instances (three threads each) get about a third each, and each must get at
+ * least a fifth. A 429 fails with the provider's tightest eleven arrivals and this JVM's longest
+ * pause, to tell a pause from a limiter that granted too much.
  */
 class OutboundIT {
 
     private static final int PROVIDER_PER_SECOND = 10;
-    private static final Limit SHARED = Limit.of("provider", 8, Duration.ofSeconds(1)).withBurst(1);
+    private static final Limit SHARED = Limit.of("provider", 7, Duration.ofSeconds(1)).withBurst(1);
     private static final Duration BUSY = Duration.ofSeconds(6);
     /** The first second is left out of the measure: clients warm up, connections open. */
     private static final Duration WARM_UP = Duration.ofSeconds(1);
@@ -64,6 +69,8 @@ class OutboundIT {
         final ArrayDeque<Long> window = new ArrayDeque<>();
         final ConcurrentLinkedQueue<long[]> accepted = new ConcurrentLinkedQueue<>();
         final AtomicInteger rejected = new AtomicInteger();
+        /** Every request's arrival, accepted or not, for the message of a failure. */
+        final ConcurrentLinkedQueue<Long> arrivals = new ConcurrentLinkedQueue<>();
 
         Provider() throws Exception {
             server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 50);
@@ -73,6 +80,7 @@ class OutboundIT {
                 int status;
                 synchronized (window) {
                     long now = System.nanoTime();
+                    arrivals.add(now);
                     while (!window.isEmpty() && now - window.peekFirst() >= TimeUnit.SECONDS.toNanos(1)) {
                         window.pollFirst();
                     }
@@ -164,13 +172,30 @@ class OutboundIT {
                             .statusCode()));
         }
         long started = System.nanoTime();
+        AtomicLong longestPause = new AtomicLong();
+        Thread watcher = new Thread(() -> {
+            // this JVM's pauses: a waiter whose slot passed during one goes out with the next ones
+            for (long last = System.nanoTime(); last < end + TimeUnit.SECONDS.toNanos(2); ) {
+                try {
+                    Thread.sleep(5);
+                } catch (InterruptedException e) {
+                    return;
+                }
+                long now = System.nanoTime();
+                longestPause.accumulateAndGet(now - last, Math::max);
+                last = now;
+            }
+        });
+        watcher.setDaemon(true);
+        watcher.start();
         threads.forEach(Thread::start);
         for (Thread thread : threads) {
             thread.join(30_000);
         }
 
         assertThat(failures.get()).as("calls that failed").isZero();
-        assertThat(provider.rejected.get()).as("429s from the provider").isZero();
+        assertThat(provider.rejected.get()).as(() -> "429s from the provider; " + tightest(provider.arrivals, started)
+                + "; this JVM's longest pause " + longestPause.get() / 1_000_000 + " ms").isZero();
 
         long from = started + WARM_UP.toNanos();
         long[] perInstance = new long[4];
@@ -182,11 +207,28 @@ class OutboundIT {
             }
         }
         double seconds = (end - from) / 1e9;
-        assertThat(measured / seconds).as("requests per second accepted while busy, of a shared 8 per second")
-                .isGreaterThanOrEqualTo(0.9 * 8);
+        assertThat(measured / seconds).as("requests per second accepted while busy, of a shared 7 per second")
+                .isGreaterThanOrEqualTo(0.9 * 7);
         for (int i = 0; i < 3; i++) {
             assertThat(perInstance[i]).as("instance %d's share of %d", i, measured).isGreaterThanOrEqualTo(measured / 5);
         }
+    }
+
+    /** The eleven consecutive arrivals closest together: 10/7 s apart at the slots, under 1 s for a 429. */
+    private static String tightest(ConcurrentLinkedQueue<Long> arrivals, long started) {
+        List<Long> all = new ArrayList<>(arrivals);
+        all.sort(null);
+        int first = 0;
+        for (int i = 0; i + 10 < all.size(); i++) {
+            if (all.get(i + 10) - all.get(i) < all.get(first + 10) - all.get(first)) {
+                first = i;
+            }
+        }
+        if (all.size() < 11) {
+            return all.size() + " arrivals";
+        }
+        List<Long> millis = all.subList(first, first + 11).stream().map(at -> (at - started) / 1_000_000).toList();
+        return "the tightest eleven arrivals (ms after the start) " + millis;
     }
 
     private interface Call {
@@ -266,12 +308,12 @@ class OutboundIT {
                 .isInstanceOf(ProcessingException.class).hasCauseInstanceOf(PermitUnavailableException.class)
                 .hasMessageContaining("failure mode is closed");
 
-        // local: a third of 8 per second, burst 1, on this instance alone: 3 per second
+        // local: a third of 7 per second, rounded, burst 1, on this instance alone: 2 per second
         HttpClient localClient = RateLimitedHttpClient.wrap(HttpClient.newHttpClient(), local, "provider");
         started = System.nanoTime();
         localClient.send(HttpRequest.newBuilder(provider.uri(2)).build(), HttpResponse.BodyHandlers.discarding());
         localClient.send(HttpRequest.newBuilder(provider.uri(2)).build(), HttpResponse.BodyHandlers.discarding());
-        assertThat(System.nanoTime() - started).as("local: the second waited for the local share's next permit, 333 ms on")
-                .isGreaterThanOrEqualTo(TimeUnit.MILLISECONDS.toNanos(330));
+        assertThat(System.nanoTime() - started).as("local: the second waited for the local share's next permit, 500 ms on")
+                .isGreaterThanOrEqualTo(TimeUnit.MILLISECONDS.toNanos(490));
     }
 }

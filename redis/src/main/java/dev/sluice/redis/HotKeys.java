@@ -63,6 +63,8 @@ final class HotKeys {
     private static final long CLOSE_WAIT_MILLIS = 2_000;
     /** slice.lua's answer for state written under other units: decide.lua converts it. */
     private static final long OTHER_UNITS = -2;
+    /** No time yet (a System.nanoTime reading may be any long, but this one hardly). */
+    private static final long NONE = Long.MIN_VALUE;
 
     /** Decides requests the usual way: for state slice.lua leaves to decide.lua. */
     interface Direct {
@@ -212,6 +214,18 @@ final class HotKeys {
         private long debt;
         private long skew;
         private long takenAtMicros;
+        /** The script's time at the last call. */
+        private long callNow;
+        /**
+         * The caller's bucket as decide.lua would hold it, without what the slice still holds:
+         * the units used at {@code twinAt} (the bucket's time, on {@link #micros()}). It differs
+         * from Redis's once the bucket would have been full: decide.lua loses the refill past
+         * the full, while Redis, the slice still counted in it, does not.
+         */
+        private long twinDebt;
+        private long twinAt;
+        /** When the last request was granted here, on {@link #micros()}; {@link #NONE} before any. */
+        private long lastGrantMicros = NONE;
         private boolean calling;
         private boolean dead;
         private long generation;
@@ -244,10 +258,7 @@ final class HotKeys {
                 }
                 long now = System.nanoTime();
                 if (left > 0 && now < expiresAt) {
-                    left--;
-                    used++;
-                    sinceCheck++;
-                    return CompletableFuture.completedFuture(allowed());
+                    return CompletableFuture.completedFuture(grant());
                 }
                 answer = new CompletableFuture<>();
                 waiting.add(answer);
@@ -278,14 +289,40 @@ final class HotKeys {
             return Math.max(1, Math.min(capacity, want + waiting.size()));
         }
 
+        /**
+         * What a call giving back {@code give} requests sends besides: when the last request was
+         * granted here, on the script's clock (the state is written as of then, as decide.lua left
+         * it at that request), and the units the bucket would have lost to the full since the
+         * call (charged back, so that lending a slice never leaves the bucket fuller than
+         * decide.lua would); '' and 0 when there is nothing to write. Called with no grant
+         * possible meanwhile (a call is due, or the slice is dead).
+         */
+        private synchronized String[] handBack(long give) {
+            if (lastGrantMicros == NONE || (give == 0 && lastGrantMicros <= takenAtMicros)) {
+                return new String[] {"", "0"};
+            }
+            long at = callNow + Math.max(0, lastGrantMicros - takenAtMicros);
+            long stamp = takenAtMicros + skew;
+            long inRedis = Math.max(0, drained(debt, Math.max(0, twinAt - stamp)) - give * limit.cost() * perToken);
+            return new String[] {Long.toString(at), Long.toString(Math.max(0, twinDebt - inRedis))};
+        }
+
+        /** Units used, {@code micros} of refill later (none left once it covers them all). */
+        private long drained(long units, long micros) {
+            return units <= 0 || micros >= ceilDiv(units, perMicro) ? 0 : units - micros * perMicro;
+        }
+
         /** Sends a slice.lua call giving back {@code give} requests and asking for {@code asked}; {@code calling} is set. */
         private void call(long give, long asked) {
-            Object[] args = new Object[11];
+            String[] back = handBack(give);
+            Object[] args = new Object[13];
             args[0] = now();
             System.arraycopy(encoded, 0, args, 1, encoded.length);
             args[8] = Long.toString(give);
             args[9] = Long.toString(asked);
             args[10] = Integer.toString(SHARE);
+            args[11] = back[0];
+            args[12] = back[1];
             script.<List<Object>>eval(RScript.ReturnType.LIST, keys, args)
                     .whenComplete((reply, failure) -> settle(give, asked, reply, failure));
         }
@@ -323,14 +360,16 @@ final class HotKeys {
                     }
                     debt = DecideScript.number(reply, 5);
                     skew = DecideScript.number(reply, 6);
-                    takenAtMicros = micros();
+                    twinDebt = debt - got * limit.cost() * perToken;
+                    callNow = DecideScript.number(reply, 7);
+                    // the reply's numbers are as of callNow: on the test clock exactly, on this
+                    // JVM's clock from when the reply came
+                    takenAtMicros = testTime == null ? micros() : callNow;
+                    twinAt = takenAtMicros + skew;
                     long gen = ++generation;
                     while (left > 0 && !waiting.isEmpty()) {
-                        left--;
-                        used++;
-                        sinceCheck++;
                         granted.add(waiting.poll());
-                        grants.add(allowed());
+                        grants.add(grant());
                     }
                     if (!waiting.isEmpty()) {
                         if (got == 0 && asked > 0) {
@@ -445,32 +484,39 @@ final class HotKeys {
 
         /** A slice.lua call only giving back {@code give} requests, outside the slice's turn. */
         private CompletableFuture<Void> giveBack(long give) {
-            if (give == 0) {
+            String[] back = handBack(give);
+            if (back[0].isEmpty() && give == 0) {
                 return CompletableFuture.completedFuture(null);
             }
-            Object[] args = new Object[11];
+            Object[] args = new Object[13];
             args[0] = now();
             System.arraycopy(encoded, 0, args, 1, encoded.length);
             args[8] = Long.toString(give);
             args[9] = "0";
             args[10] = Integer.toString(SHARE);
+            args[11] = back[0];
+            args[12] = back[1];
             return script.<List<Object>>eval(RScript.ReturnType.LIST, keys, args).handle((reply, failure) -> null);
         }
 
         /**
-         * An allowed request's decision from the slice, as decide.lua would answer it if it held
-         * what this instance's slice holds: the state in Redis after the last call, refilled to
-         * now, without the requests the slice still holds. Called holding the lock.
+         * Grants one request of the slice, answered as decide.lua answers it: from the bucket it
+         * would hold (see {@link #twinDebt}), refilled to now, with this request spent. Called
+         * holding the lock, {@code left} positive.
          */
-        private Decision allowed() {
-            long elapsed = micros() - takenAtMicros;
-            long ahead = Math.max(0, skew - elapsed);
-            long refill = Math.max(0, elapsed - skew);
-            long owed = refill >= ceilDiv(debt, perMicro) ? 0 : debt - refill * perMicro;
-            owed = Math.max(0, owed - left * limit.cost() * perToken);
-            long remaining = Math.floorDiv(capacity - owed, perToken);
-            long reset = ahead + ceilDiv(owed, perMicro);
-            long next = owed == 0 ? 0 : ahead + ceilDiv(owed + (remaining + 1) * perToken - capacity, perMicro);
+        private Decision grant() {
+            left--;
+            used++;
+            sinceCheck++;
+            long now = micros();
+            long t = Math.max(now, twinAt);
+            twinDebt = drained(twinDebt, t - twinAt) + limit.cost() * perToken;
+            twinAt = t;
+            lastGrantMicros = now;
+            long ahead = t - now;
+            long remaining = Math.floorDiv(capacity - twinDebt, perToken);
+            long reset = ahead + ceilDiv(twinDebt, perMicro);
+            long next = ahead + ceilDiv(twinDebt + (remaining + 1) * perToken - capacity, perMicro);
             Decision.Quota quota = DecideScript.quota(limit, true, remaining, DecideScript.micros(reset), Duration.ZERO,
                     DecideScript.micros(next));
             return new Decision(Decision.Outcome.ALLOWED, List.of(quota), Duration.ZERO);

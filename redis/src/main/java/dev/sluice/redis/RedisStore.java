@@ -244,7 +244,12 @@ public final class RedisStore implements RateLimitStore {
         if (!connection.checkReady()) {
             return CompletableFuture.failedFuture(new RedisConnectionException("not connected to Redis yet"));
         }
-        return leases.reserve(Keys.tag(caller), limits, maxWait);
+        String tag = Keys.tag(caller);
+        if (hotKeys == null) {
+            return leases.reserve(tag, limits, maxWait);
+        }
+        // decide.lua reads the state in Redis alone: a slice held here is given back first
+        return hotKeys.retire(tag).thenCompose(back -> leases.reserve(tag, limits, maxWait));
     }
 
     /**

@@ -11,6 +11,12 @@ ARGV[9]   requests given back: what the instance took earlier and did not grant 
 ARGV[10]  requests wanted: the instance's own estimate of its next slice (0 to only give back)
 ARGV[11]  the share: a slice is at most the whole requests the budget holds divided by this (at
           least 1 when one fits), so that a low budget is not stranded in one instance's slice
+ARGV[12]  when the instance granted the last request of its slice, on this script's clock (at
+          most now), or '' for now: the give-back applies as of then, and without a new slice the
+          state is written as of then (even with nothing given back), as decide.lua would have
+          left it at that request, whatever limits read it next
+ARGV[13]  units charged back as of then: the refill the bucket would have lost to the full while
+          the slice was out (decide.lua caps the level, a bucket still counting a slice does not)
 
 Returns   granted, remaining, reset_us, retry_us, next_us
             granted    requests spent here now, each of cost units: the instance grants them
@@ -22,12 +28,15 @@ Returns   granted, remaining, reset_us, retry_us, next_us
                        the instance answers its local grants as decide.lua would
             skew       how far the bucket's time is ahead of now (a token bucket written
                        ahead by a clock that went back), microseconds
-          or -2 (and six zeros) when the key holds a bucket written under other units (a limit
+            now        this script's time, microseconds
+          or -2 (and seven zeros) when the key holds a bucket written under other units (a limit
           changed by a deployment): the caller decides those requests with decide.lua, which
           converts the state; nothing was written
 
-A give-back is a refund (refund.lua) of as many requests: it never gives more than an untouched
-key would hold, so the fleet never admits more than one caller deciding alone would. The state is
+A give-back is a refund (refund.lua) of as many requests as of the last grant: it never gives
+more than an untouched key would hold, so the fleet never admits more than one caller deciding
+alone would. Given back alone, the state is written as of that grant: decide.lua converts a state
+written under other units from its time, so a state moved on to now would convert otherwise. The state is
 read and written as decide.lua does (state.lua, sent in front of this script), with the TTL a
 decision gives it.
 --]]
@@ -44,38 +53,50 @@ local share = tonumber(ARGV[11])
 local per_token, per_micro, cap = a.per_token, a.per_micro, a.capacity
 local need = a.cost * per_token
 
+local at = now
+if ARGV[12] and ARGV[12] ~= '' then
+  at = tonumber(ARGV[12])
+  if at > now then at = now end
+end
+
 local stamp, debt, old_per_token, old_per_micro, old_cap = read_state(key)
 if stamp and not same_units(old_per_token, old_per_micro, old_cap, a) then
-  return {-2, 0, 0, 0, 0, 0, 0}
+  return {-2, 0, 0, 0, 0, 0, 0, 0}
 end
 
--- The state as units used (debt) at time t: for the token bucket capacity - level after refill
--- to t, for gcra the units owed at t (t is now; a bucket written ahead of now stays there)
-local t = now
-if a.algorithm == 1 then
-  local l = cap
-  if stamp then
-    l = cap - debt
-    if stamp > now then t = stamp end
-    local missing = cap - l
-    if missing > 0 then
-      if t - stamp >= cdiv(missing, per_micro) then l = cap else l = l + (t - stamp) * per_micro end
-    end
+-- The state (time t, units used) moved on to time x: for the token bucket capacity - level after
+-- refill to x, for gcra the units owed at x (a bucket written after x stays at its own time)
+local function at_time(t0, used, x)
+  if not t0 then return x, 0 end
+  if a.algorithm == 1 then
+    local t = x
+    if t0 > x then t = t0 end
+    if used > 0 and t - t0 >= cdiv(used, per_micro) then return t, 0 end
+    if used > 0 then return t, used - (t - t0) * per_micro end
+    return t, used
   end
-  debt = cap - l
-else
-  local owed = 0
-  if stamp then
-    local d = idiv(debt, per_micro)
-    local delay = stamp + d - now
-    if delay >= 0 then owed = delay * per_micro + (debt - d * per_micro) end
-  end
-  debt = owed
+  local d = idiv(used, per_micro)
+  local delay = t0 + d - x
+  if delay >= 0 then return x, delay * per_micro + (used - d * per_micro) end
+  return x, 0
 end
 
--- the give-back: at least nothing used
+-- the give-back, as of the last grant (or the state's own time, when written later): at least
+-- nothing used
+local t = at
+if stamp and stamp > at then t = stamp end
+t, debt = at_time(stamp, debt, t)
 debt = debt - give * need
 if debt < 0 then debt = 0 end
+-- the refill lost to the full, charged back (at most to an empty bucket; gcra may owe more,
+-- reserved ahead, which stays)
+local charged = debt + (tonumber(ARGV[13]) or 0)
+if charged > cap then charged = cap end
+if charged > debt then debt = charged end
+local given_at, given_debt = t, debt
+
+-- then on to now
+t, debt = at_time(t, debt, now)
 
 -- the slice: what was wanted, at most the budget's share (at least one request when one fits)
 local room = cap - debt
@@ -90,8 +111,13 @@ debt = debt + granted * need
 
 local skew = t - now
 local reset = skew + cdiv(debt, per_micro)
-if granted > 0 or give > 0 then
+if granted > 0 then
   write_state(key, t, debt, a, reset)
+elseif stamp and (give > 0 or ARGV[12] ~= '') then
+  -- as decide.lua left it at the last grant, expiring when that state would be whole again
+  local ttl = given_at - now + cdiv(given_debt, per_micro)
+  if ttl < 0 then ttl = 0 end
+  write_state(key, given_at, given_debt, a, ttl)
 end
 local l = cap - debt
 local remaining = 0
@@ -101,4 +127,4 @@ if l < need then retry = skew + cdiv(need - l, per_micro) end
 -- one token more than remaining (gcra owing more than its burst counts from none left)
 local nxt = 0
 if l < cap then nxt = skew + cdiv((remaining + 1) * per_token - l, per_micro) end
-return {granted, remaining, reset, retry, nxt, debt, skew}
+return {granted, remaining, reset, retry, nxt, debt, skew, now}

@@ -6,9 +6,10 @@ import java.util.Optional;
 /**
  * Every policy one web application's filters and JAX-RS features built, live: to see them, to
  * reset a caller and to change a limit while the application runs. The servlet filter keeps the
- * application's registry in the {@code ServletContext} attribute {@link #ATTRIBUTE}; the JAX-RS
- * feature in the application's configuration property of the same name. The console
- * ({@code dev.sluice.servlet.ConsoleServlet}) is a page and a JSON API on it.
+ * application's registry in the {@code ServletContext} attribute {@link #ATTRIBUTE}; a JAX-RS
+ * feature keeps one of its own ({@code RateLimitFeature.policies()}). The consoles
+ * ({@code dev.sluice.servlet.ConsoleServlet}, {@code dev.sluice.jaxrs.ConsoleResource}) are a page
+ * and a JSON API on it.
  *
  * <p>An override is kept in the store the policy counts in, so that every instance sharing that
  * store applies it: on Redis within {@link #REFRESH_SECONDS} seconds (each instance reads the
@@ -20,7 +21,7 @@ import java.util.Optional;
  */
 public interface PolicyRegistry {
 
-    /** The {@code ServletContext} attribute (JAX-RS: configuration property) holding the registry. */
+    /** The {@code ServletContext} attribute holding the servlet filters' registry. */
     String ATTRIBUTE = "dev.sluice.web.PolicyRegistry";
 
     /** How often, at most, each instance reads the overrides from its store, in seconds. */

@@ -1,0 +1,88 @@
+package dev.sluice.jaxrs;
+
+import dev.sluice.web.internal.Console;
+import jakarta.ws.rs.DELETE;
+import jakarta.ws.rs.GET;
+import jakarta.ws.rs.POST;
+import jakarta.ws.rs.PUT;
+import jakarta.ws.rs.Path;
+import jakarta.ws.rs.core.Response;
+
+/**
+ * The operator's console for JAX-RS applications, the twin of {@code dev.sluice.servlet.ConsoleServlet}:
+ * the same page and JSON API on the {@link dev.sluice.web.PolicyRegistry} of the application's
+ * {@link RateLimitFeature} ({@link RateLimitFeature#policies()}). Off unless the application maps it
+ * deliberately, by a subclass carrying the path (this class has none, so that provider scanning of
+ * {@code dev.sluice.jaxrs} never maps it), registered next to the feature:
+ *
+ * <pre>{@code
+ * @Path("sluice")
+ * public class OpsConsole extends ConsoleResource {
+ * }
+ * // in the Application: getClasses() returns RateLimitFeature.class and OpsConsole.class
+ * }</pre>
+ *
+ * <p>The feature serves it, in a request filter bound to its methods at priority
+ * {@link jakarta.ws.rs.Priorities#AUTHORIZATION} (after the application's authentication):
+ * every request needs a {@code SecurityContext} user in the role of application property
+ * {@value #ROLE} (default {@value #DEFAULT_ROLE}), else {@code 401} (no user) or {@code 403};
+ * only {@value #AUTHENTICATION}{@code =none} lifts this, for a console protected otherwise
+ * (logged as a warning at start-up). A request that changes something ({@code POST}, {@code PUT},
+ * {@code DELETE}) from another site ({@code Sec-Fetch-Site} or {@code Origin}) is refused
+ * {@code 403}; a request a Sluice rate limit decided is refused {@code 500}: the console must stay
+ * reachable during the flood it helps to stop. Without the feature in the application, every
+ * request is answered {@code 500}.
+ */
+public class ConsoleResource {
+
+    /** The application property naming the role every console request's user must have, {@value}. */
+    public static final String ROLE = "sluice.console.role";
+    /** The application property {@value}: {@code required} (the default) or {@code none}. */
+    public static final String AUTHENTICATION = "sluice.console.authentication";
+    /** The role required by default. */
+    public static final String DEFAULT_ROLE = "sluice-admin";
+
+    /** The constructor the runtime calls. */
+    public ConsoleResource() {
+    }
+
+    /** The page, at the mapped path itself (redirected to it with a trailing slash). */
+    @GET
+    public Response page() {
+        return unserved();
+    }
+
+    /** The page's assets and the policies as JSON. */
+    @GET
+    @Path("{path: .*}")
+    public Response get() {
+        return unserved();
+    }
+
+    /** Resets a caller. */
+    @POST
+    @Path("{path: .*}")
+    public Response post() {
+        return unserved();
+    }
+
+    /** Sets an override. */
+    @PUT
+    @Path("{path: .*}")
+    public Response put() {
+        return unserved();
+    }
+
+    /** Clears an override. */
+    @DELETE
+    @Path("{path: .*}")
+    public Response delete() {
+        return unserved();
+    }
+
+    /** Reached only when no {@link RateLimitFeature} serves the console. */
+    private static Response unserved() {
+        return ConsoleFilter.response(Console.error(500, "no RateLimitFeature in this application serves the console; "
+                + "register it next to the console"));
+    }
+}
