@@ -1,6 +1,8 @@
 package dev.sluice.spring.boot;
 
 import dev.sluice.servlet.RateLimitFilter;
+import dev.sluice.web.PolicyRegistry;
+import dev.sluice.web.internal.ApplicationPolicies;
 import jakarta.servlet.DispatcherType;
 import jakarta.servlet.Filter;
 import jakarta.servlet.FilterChain;
@@ -30,13 +32,15 @@ import java.util.function.Supplier;
  * {@code sluice.<parameter>}, every filter's defaults. Each filter is initialised here, so that a bad
  * property stops start-up with the property's name and value, and mapped (async-supported, for
  * {@code REQUEST} dispatches) after the filters registered before this initializer, Spring
- * Security's among them.
+ * Security's among them. The application's policy registry is put in the {@code ServletContext}
+ * first, so that every {@link RateLimitFilter} lists its policies in it.
  */
 final class FilterRegistrations implements ServletContextInitializer, Ordered {
 
     private final SluiceSettings settings;
     private final Supplier<Object> meterRegistry;
     private final int order;
+    private final ApplicationPolicies policies;
     /** The filters started, each with the store it decides on; written at start-up only. */
     private volatile List<Circuit> circuits = List.of();
 
@@ -47,11 +51,14 @@ final class FilterRegistrations implements ServletContextInitializer, Ordered {
     /**
      * @param meterRegistry the application's {@code MeterRegistry}, or {@code null} when there is none
      * @param order         this initializer's order: the filters are mapped after those of lower orders
+     * @param policies      the application's policy registry
      */
-    FilterRegistrations(SluiceSettings settings, Supplier<Object> meterRegistry, int order) {
+    FilterRegistrations(SluiceSettings settings, Supplier<Object> meterRegistry, int order,
+                        ApplicationPolicies policies) {
         this.settings = settings;
         this.meterRegistry = meterRegistry;
         this.order = order;
+        this.policies = policies;
     }
 
     @Override
@@ -61,6 +68,11 @@ final class FilterRegistrations implements ServletContextInitializer, Ordered {
 
     @Override
     public void onStartup(ServletContext context) throws ServletException {
+        // Before any filter starts (the container starts those it was given after its initializers):
+        // the filters of web.xml or of the application's beans list their policies here too.
+        if (context.getAttribute(PolicyRegistry.ATTRIBUTE) == null) {
+            context.setAttribute(PolicyRegistry.ATTRIBUTE, policies);
+        }
         if (settings.filters().isEmpty()) {
             return;
         }

@@ -3,6 +3,7 @@ package dev.sluice.spring.boot;
 import dev.sluice.servlet.internal.ServletRequestView;
 import dev.sluice.spi.RateLimitStore;
 import dev.sluice.jaxrs.RateLimit;
+import dev.sluice.web.internal.ApplicationPolicies;
 import dev.sluice.web.internal.CallerRules;
 import dev.sluice.web.internal.Completion;
 import dev.sluice.web.internal.Guard;
@@ -37,7 +38,8 @@ import java.util.function.Supplier;
  * one), with the same default policy names ({@code <SimpleClassName>.<method>~<hash>}), repeated
  * limits decided together, all or nothing. One {@link Guard} per handler method, built when the
  * application starts (or on a handler's first request), never per request. The application's
- * {@code sluice.*} properties ({@code store}, {@code timeout}, {@code headers}, ...) apply.
+ * {@code sluice.*} properties ({@code store}, {@code timeout}, {@code headers}, ...) apply. Each
+ * guard lists its policies in the application's policy registry.
  *
  * <p>{@code charge=after} and concurrency leases are settled when the response is complete: when
  * the handler's dispatch completes ({@code afterCompletion}, with the response's status, or 500
@@ -55,6 +57,7 @@ final class RateLimitInterceptor implements AsyncHandlerInterceptor {
 
     private final SluiceSettings settings;
     private final Supplier<Object> meterRegistry;
+    private final ApplicationPolicies policies;
     private final Map<Method, List<Guard>> guards = new ConcurrentHashMap<>();
     private Shared shared; // guarded by this
     private Guard firstGuard; // guarded by this: the others share its once-only warnings
@@ -63,9 +66,10 @@ final class RateLimitInterceptor implements AsyncHandlerInterceptor {
     private record Shared(WebSettings web, CallerRules rules, Rejection reject, RateLimitStore store) {
     }
 
-    RateLimitInterceptor(SluiceSettings settings, Supplier<Object> meterRegistry) {
+    RateLimitInterceptor(SluiceSettings settings, Supplier<Object> meterRegistry, ApplicationPolicies policies) {
         this.settings = settings;
         this.meterRegistry = meterRegistry;
+        this.policies = policies;
     }
 
     @Override
@@ -150,7 +154,12 @@ final class RateLimitInterceptor implements AsyncHandlerInterceptor {
             Guard built = build(handler.getBeanType(), handler.getMethod());
             cached = built == null ? List.of() : List.of(built);
             List<Guard> raced = guards.putIfAbsent(handler.getMethod(), cached);
-            cached = raced != null ? raced : cached;
+            if (raced != null) {
+                cached = raced;
+            } else if (built != null) {
+                Shared app = shared();
+                policies.register(built, app.store(), app.web().store()); // the guard that decides, once
+            }
         }
         return cached.isEmpty() ? NONE : cached.get(0);
     }
@@ -233,8 +242,10 @@ final class RateLimitInterceptor implements AsyncHandlerInterceptor {
                 .toList();
     }
 
-    /** Releases the application's store, if a handler's guard acquired it. */
+    /** Unlists the guards and releases the application's store, if a handler's guard acquired it. */
     synchronized void close() {
+        guards.values().forEach(built -> built.forEach(policies::unregister));
+        guards.clear();
         if (shared != null) {
             StoreRegistry.application().release(shared.web().store());
             shared = null;

@@ -1,9 +1,11 @@
 package dev.sluice.spring.boot;
 
 import dev.sluice.servlet.RateLimitFilter;
+import dev.sluice.web.internal.ApplicationPolicies;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.SmartInitializingSingleton;
+import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
@@ -35,7 +37,10 @@ import java.util.function.Supplier;
  *   <li>{@code @dev.sluice.jaxrs.RateLimit} on Spring MVC handler methods and controllers, with
  *       the application's {@code sluice.*} settings;
  *   <li>metrics ({@code sluice.metrics}, on by default) on the application's {@code MeterRegistry};
- *   <li>a health contributor {@code sluice} for the Redis stores, with Spring Boot's health module.
+ *   <li>a health contributor {@code sluice} for the Redis stores, with Spring Boot's health module;
+ *   <li>the application's {@code dev.sluice.web.PolicyRegistry}, a bean, in which the filters and the
+ *       {@code @RateLimit} handlers list their policies, and with Actuator, the endpoint {@code sluice}
+ *       over it (exposed only when the application includes it, as Actuator's other endpoints).
  * </ul>
  *
  * A property that is no Sluice parameter, or a bad value, stops start-up with the property's name
@@ -61,11 +66,21 @@ public final class SluiceAutoConfiguration {
         return SluiceSettings.read(environment);
     }
 
+    /**
+     * The application's policy registry: the filters find it in the {@code ServletContext}, the
+     * {@code @RateLimit} handlers and the Actuator endpoint are given it.
+     */
+    @Bean
+    ApplicationPolicies sluicePolicyRegistry() {
+        return new ApplicationPolicies();
+    }
+
     /** The filters, mapped right after Spring Security's ({@code spring.security.filter.order}, default -100). */
     @Bean
-    FilterRegistrations sluiceFilters(SluiceSettings settings, Environment environment, ListableBeanFactory beans) {
+    FilterRegistrations sluiceFilters(SluiceSettings settings, Environment environment, ListableBeanFactory beans,
+                                      ApplicationPolicies policies) {
         int securityOrder = environment.getProperty("spring.security.filter.order", Integer.class, SECURITY_FILTER_ORDER);
-        return new FilterRegistrations(settings, meterRegistry(beans), securityOrder + 1);
+        return new FilterRegistrations(settings, meterRegistry(beans), securityOrder + 1, policies);
     }
 
     /** The application's {@code MeterRegistry}, looked up when needed; {@code null} without Micrometer or one. */
@@ -84,8 +99,9 @@ public final class SluiceAutoConfiguration {
     static class Mvc {
 
         @Bean(destroyMethod = "close")
-        RateLimitInterceptor sluiceRateLimitInterceptor(SluiceSettings settings, ListableBeanFactory beans) {
-            return new RateLimitInterceptor(settings, meterRegistry(beans));
+        RateLimitInterceptor sluiceRateLimitInterceptor(SluiceSettings settings, ListableBeanFactory beans,
+                                                        ApplicationPolicies policies) {
+            return new RateLimitInterceptor(settings, meterRegistry(beans), policies);
         }
 
         @Bean
@@ -124,6 +140,18 @@ public final class SluiceAutoConfiguration {
                 interceptor.ifAvailable(i -> all.addAll(i.circuits()));
                 return all;
             });
+        }
+    }
+
+    /** The Actuator endpoint {@code sluice}, when Actuator is there and the application makes it available. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = "org.springframework.boot.actuate.endpoint.annotation.Endpoint")
+    static class Actuator {
+
+        @Bean
+        @ConditionalOnAvailableEndpoint(SluiceEndpoint.class)
+        SluiceEndpoint sluiceEndpoint(ApplicationPolicies policies) {
+            return new SluiceEndpoint(policies);
         }
     }
 }

@@ -26,12 +26,29 @@ final class Http {
     }
 
     HttpResponse<String> get(String path, String user, String password) {
-        return send(request(path).header("Authorization", "Basic " + Base64.getEncoder()
-                .encodeToString((user + ":" + password).getBytes(StandardCharsets.UTF_8))).GET().build());
+        return send(request(path).header("Authorization", basic(user, password)).GET().build());
+    }
+
+    private static String basic(String user, String password) {
+        return "Basic " + Base64.getEncoder().encodeToString((user + ":" + password).getBytes(StandardCharsets.UTF_8));
     }
 
     HttpResponse<String> post(String path) {
         return send(request(path).POST(HttpRequest.BodyPublishers.noBody()).build());
+    }
+
+    HttpResponse<String> postJson(String path, String json) {
+        return send(request(path).header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(json)).build());
+    }
+
+    HttpResponse<String> postJson(String path, String json, String user, String password) {
+        return send(request(path).header("Content-Type", "application/json").header("Authorization", basic(user, password))
+                .POST(HttpRequest.BodyPublishers.ofString(json)).build());
+    }
+
+    HttpResponse<String> delete(String path) {
+        return send(request(path).DELETE().build());
     }
 
     CompletableFuture<HttpResponse<String>> getAsync(String path) {

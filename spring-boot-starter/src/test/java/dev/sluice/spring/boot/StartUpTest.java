@@ -6,6 +6,7 @@ import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.ImportAutoConfiguration;
 import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
 import org.springframework.boot.tomcat.autoconfigure.servlet.TomcatServletWebServerAutoConfiguration;
@@ -115,6 +116,25 @@ class StartUpTest {
                     assertThat(context).hasSingleBean(SluiceSettings.class);
                     assertThat(context.getBean(SluiceSettings.class).application()).containsEntry("store", "memory");
                     assertThat(context).hasSingleBean(RateLimitInterceptor.class);
+                });
+    }
+
+    @Test
+    void theActuatorEndpointIsThereOnlyWhenAvailableAndNeedsActuator() {
+        WebApplicationContextRunner app = new WebApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(SluiceAutoConfiguration.class));
+        app.run(context -> {
+            assertThat(context).doesNotHaveBean(SluiceEndpoint.class); // not exposed: not made
+            assertThat(context).hasSingleBean(dev.sluice.web.PolicyRegistry.class);
+        });
+        app.withPropertyValues("management.endpoints.web.exposure.include=sluice")
+                .run(context -> assertThat(context).hasSingleBean(SluiceEndpoint.class));
+        app.withPropertyValues("management.endpoints.web.exposure.include=sluice")
+                .withClassLoader(new FilteredClassLoader("org.springframework.boot.actuate"))
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    assertThat(context).doesNotHaveBean(SluiceEndpoint.class);
+                    assertThat(context).hasSingleBean(dev.sluice.web.PolicyRegistry.class);
                 });
     }
 }
