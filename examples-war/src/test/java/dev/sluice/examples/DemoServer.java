@@ -46,7 +46,7 @@ public final class DemoServer {
                 port, jetty, store == null || store.isBlank() ? "memory"
                         // Never print a password from redis://user:password@host
                         : store.trim().replaceFirst("//[^/@]*@", "//***@") + " from SLUICE_STORE", port, port, port,
-                JettyWar.DEMO_USER, JettyWar.DEMO_PASSWORD);
+                DemoRealm.USER, DemoRealm.PASSWORD);
         jetty.join(); // Jetty's shutdown hook stops it on Ctrl-C
     }
 }

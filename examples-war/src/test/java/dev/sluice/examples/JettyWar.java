@@ -30,10 +30,6 @@ final class JettyWar implements Deployed {
      * @param contextParams context init-params, as a deployer would set them (e.g. {@code sluice.store})
      * @throws IllegalStateException if the application did not start; Jetty is stopped then
      */
-    /** The demo login of the console (BASIC, role {@code sluice-admin}). */
-    static final String DEMO_USER = "admin";
-    static final String DEMO_PASSWORD = "demo";
-
     static JettyWar deploy(Path war, String host, int port, Map<String, String> contextParams) throws Exception {
         if (!Files.isRegularFile(war)) {
             throw new IllegalArgumentException("no WAR file at " + war + " (run `package` first)");
@@ -48,12 +44,7 @@ final class JettyWar implements Deployed {
         webapp.setContextPath("/");
         webapp.setWar(war.toAbsolutePath().toString());
         contextParams.forEach(webapp::setInitParameter);
-        // The realm of the WAR's BASIC login (the console at /sluice/): one demo user, never for production.
-        org.eclipse.jetty.security.HashLoginService realm = new org.eclipse.jetty.security.HashLoginService("Sluice demo");
-        org.eclipse.jetty.security.UserStore users = new org.eclipse.jetty.security.UserStore();
-        users.addUser(DEMO_USER, new org.eclipse.jetty.util.security.Password(DEMO_PASSWORD), new String[] {"sluice-admin"});
-        realm.setUserStore(users);
-        webapp.getSecurityHandler().setLoginService(realm);
+        webapp.getSecurityHandler().setLoginService(DemoRealm.create());
         // A failed filter or servlet must fail the start, not leave a half-working application.
         webapp.setThrowUnavailableOnStartupException(true);
         server.setHandler(webapp);

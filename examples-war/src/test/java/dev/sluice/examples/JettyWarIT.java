@@ -25,7 +25,7 @@ class JettyWarIT extends WarContract {
             assertThat(challenged.statusCode()).isEqualTo(401);
             assertThat(HttpCalls.header(challenged, "WWW-Authenticate")).startsWith("Basic");
             String login = "Basic " + Base64.getEncoder().encodeToString(
-                    (JettyWar.DEMO_USER + ":" + JettyWar.DEMO_PASSWORD).getBytes(StandardCharsets.UTF_8));
+                    (DemoRealm.USER + ":" + DemoRealm.PASSWORD).getBytes(StandardCharsets.UTF_8));
             HttpResponse<String> listed = HttpCalls.send("GET", app.base().resolve("sluice/policies"), "Authorization", login);
             assertThat(listed.statusCode()).isEqualTo(200);
             assertThat(listed.body()).contains("\"name\":\"hello\"", "\"limit\":\"5/10s\"");

@@ -35,6 +35,7 @@ public final class MemoryOnlyServer {
         webapp.setContextPath("/");
         webapp.setWar(args[0]);
         webapp.setInitParameter("sluice.store", args[1]);
+        webapp.getSecurityHandler().setLoginService(DemoRealm.create());
         webapp.setThrowUnavailableOnStartupException(true);
         // By name: the probe is in the application's WEB-INF/classes, not on this class path.
         // (web.xml is metadata-complete, so it is added here rather than found by annotation.)

@@ -69,6 +69,7 @@ final class MemoryOnlyWar implements AutoCloseable {
         }
         copyClasses(MemoryOnlyProbe.class, root.resolve("webapp/WEB-INF/classes"));
         copyClasses(MemoryOnlyServer.class, root.resolve("launcher"));
+        copyClasses(DemoRealm.class, root.resolve("launcher"));
         return new MemoryOnlyWar(root, removed);
     }
 

@@ -147,6 +147,7 @@ class RedeployIT {
                 webapp.setContextPath("/");
                 webapp.setWar(Http.war().toAbsolutePath().toString());
                 webapp.setInitParameter("sluice.store", store);
+                webapp.getSecurityHandler().setLoginService(DemoRealm.create());
                 webapp.setThrowUnavailableOnStartupException(true);
                 contexts.addHandler(webapp);
                 webapp.start();
