@@ -19,8 +19,19 @@ public final class HttpCalls {
 
     /** Sends {@code method uri} with an empty body and request headers given as {@code name, value, ...}. */
     public static HttpResponse<String> send(String method, URI uri, String... headers) {
+        return sendForm(method, uri, null, headers);
+    }
+
+    /**
+     * Sends {@code method uri} with {@code form} as an {@code application/x-www-form-urlencoded}
+     * body (none when {@code null}) and request headers given as {@code name, value, ...}.
+     */
+    public static HttpResponse<String> sendForm(String method, URI uri, String form, String... headers) {
         HttpRequest.Builder request = HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(10))
-                .method(method, HttpRequest.BodyPublishers.noBody());
+                .method(method, form == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(form));
+        if (form != null) {
+            request.header("Content-Type", "application/x-www-form-urlencoded");
+        }
         for (int i = 0; i < headers.length; i += 2) {
             request.header(headers[i], headers[i + 1]);
         }

@@ -21,14 +21,13 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.UUID;
 
+import static dev.sluice.testing.HttpCalls.sendForm;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** The JAX-RS console over real HTTP on Jersey: its access rules, and its overrides and resets on {@code @RateLimit} routes. */
 class ConsoleResourceIT {
 
-    private static final HttpClient CLIENT = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
-            .connectTimeout(Duration.ofSeconds(5)).build();
     private static final String[] ADMIN = {"X-Test-User", "alice", "X-Test-Roles", "sluice-admin"};
 
     /** The application's mapping of the console. */
@@ -75,25 +74,6 @@ class ConsoleResourceIT {
                 .register(RateLimitFeature.class));
     }
 
-    private static HttpResponse<String> send(String method, URI uri, String form, String... headers) {
-        HttpRequest.Builder request = HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(10))
-                .method(method, form == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(form));
-        if (form != null) {
-            request.header("Content-Type", "application/x-www-form-urlencoded");
-        }
-        for (int i = 0; i < headers.length; i += 2) {
-            request.header(headers[i], headers[i + 1]);
-        }
-        try {
-            return CLIENT.send(request.build(), HttpResponse.BodyHandlers.ofString());
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException(e);
-        }
-    }
-
     private static String[] with(String[] first, String... more) {
         String[] out = Arrays.copyOf(first, first.length + more.length);
         System.arraycopy(more, 0, out, first.length, more.length);
@@ -106,13 +86,13 @@ class ConsoleResourceIT {
         try (JerseyApp app = start()) {
             URI override = app.uri("/sluice/policies/two-hourly/override");
             String self = "http://" + override.getHost() + ":" + override.getPort();
-            HttpResponse<String> listed = send("GET", app.uri("/sluice/policies"), null, ADMIN);
+            HttpResponse<String> listed = sendForm("GET", app.uri("/sluice/policies"), null, ADMIN);
             assertThat(listed.statusCode()).isEqualTo(200);
             assertThat(listed.body()).contains("\"name\":\"two-hourly\"", "\"limit\":\"5/1h\"", "\"override\":null",
                     "\"key\":\"header:X-Client\"", "\"store\":\"memory\"");
 
             assertThat(app.get("/m/hourly", "X-Client", client).statusCode()).isEqualTo(200);
-            HttpResponse<String> set = send("PUT", override, "limit=1/1h", with(ADMIN, "Origin", self,
+            HttpResponse<String> set = sendForm("PUT", override, "limit=1/1h", with(ADMIN, "Origin", self,
                     "Sec-Fetch-Site", "same-origin"));
             assertThat(set.statusCode()).isEqualTo(200);
             assertThat(set.body()).contains("\"by\":\"alice\"");
@@ -120,13 +100,13 @@ class ConsoleResourceIT {
             assertThat(refused.statusCode()).isEqualTo(429);
             assertThat(refused.headers().firstValue("RateLimit-Limit")).hasValue("1");
 
-            HttpResponse<String> reset = send("POST", app.uri("/sluice/policies/two-hourly/reset"), "caller=" + client,
+            HttpResponse<String> reset = sendForm("POST", app.uri("/sluice/policies/two-hourly/reset"), "caller=" + client,
                     with(ADMIN, "Origin", self));
             assertThat(reset.statusCode()).isEqualTo(200);
             assertThat(reset.body()).contains("key~" + client);
             assertThat(app.get("/m/hourly", "X-Client", client).statusCode()).isEqualTo(200);
 
-            assertThat(send("DELETE", override, null, ADMIN).statusCode()).isEqualTo(200);
+            assertThat(sendForm("DELETE", override, null, ADMIN).statusCode()).isEqualTo(200);
             assertThat(app.get("/m/hourly", "X-Client", client).headers().firstValue("RateLimit-Limit")).hasValue("5");
         }
     }
@@ -136,33 +116,33 @@ class ConsoleResourceIT {
         try (JerseyApp app = start()) {
             URI policies = app.uri("/sluice/policies");
             URI override = app.uri("/sluice/policies/two-hourly/override");
-            assertThat(send("GET", policies, null).statusCode()).isEqualTo(401);
-            assertThat(send("GET", policies, null, "X-Test-User", "bob", "X-Test-Roles", "user").statusCode())
+            assertThat(sendForm("GET", policies, null).statusCode()).isEqualTo(401);
+            assertThat(sendForm("GET", policies, null, "X-Test-User", "bob", "X-Test-Roles", "user").statusCode())
                     .isEqualTo(403);
-            assertThat(send("PUT", override, "limit=9/1m", "X-Test-User", "bob", "X-Test-Roles", "user").statusCode())
+            assertThat(sendForm("PUT", override, "limit=9/1m", "X-Test-User", "bob", "X-Test-Roles", "user").statusCode())
                     .isEqualTo(403);
-            assertThat(send("PUT", override, "limit=9/1m", with(ADMIN, "Origin", "http://evil.example")).statusCode())
+            assertThat(sendForm("PUT", override, "limit=9/1m", with(ADMIN, "Origin", "http://evil.example")).statusCode())
                     .isEqualTo(403);
-            assertThat(send("PUT", override, "limit=9/1m", with(ADMIN, "Sec-Fetch-Site", "cross-site")).statusCode())
+            assertThat(sendForm("PUT", override, "limit=9/1m", with(ADMIN, "Sec-Fetch-Site", "cross-site")).statusCode())
                     .isEqualTo(403);
-            assertThat(send("POST", app.uri("/sluice/policies/two-hourly/reset"), "caller=k",
+            assertThat(sendForm("POST", app.uri("/sluice/policies/two-hourly/reset"), "caller=k",
                     with(ADMIN, "Sec-Fetch-Site", "same-site")).statusCode()).isEqualTo(403);
 
-            HttpResponse<String> bad = send("PUT", override, "limit=100/minutes", ADMIN);
+            HttpResponse<String> bad = sendForm("PUT", override, "limit=100/minutes", ADMIN);
             assertThat(bad.statusCode()).isEqualTo(400);
             // The JSON escapes < and >, so that no value can close a tag.
             assertThat(bad.body()).isEqualTo("{\"error\":\"'limit' must look like \\u003ccount\\u003e/\\u003cperiod\\u003e "
                     + "(e.g. 100/1m), got '100/minutes'\"}");
-            assertThat(send("GET", policies, null, ADMIN).body()).contains("\"override\":null").doesNotContain("9/1m");
+            assertThat(sendForm("GET", policies, null, ADMIN).body()).contains("\"override\":null").doesNotContain("9/1m");
             assertThat(app.get("/m/hourly", "X-Client", UUID.randomUUID().toString()).headers()
                     .firstValue("RateLimit-Limit")).hasValue("5");
 
-            HttpResponse<String> page = send("GET", app.uri("/sluice/"), null, ADMIN);
+            HttpResponse<String> page = sendForm("GET", app.uri("/sluice/"), null, ADMIN);
             assertThat(page.statusCode()).isEqualTo(200);
             assertThat(page.headers().firstValue("Content-Security-Policy").orElse("")).startsWith("default-src 'self'");
             assertThat(page.body()).contains("<script src=\"console.js\"");
-            assertThat(send("GET", app.uri("/sluice/console.js"), null, ADMIN).statusCode()).isEqualTo(200);
-            HttpResponse<String> bare = send("GET", app.uri("/sluice"), null, ADMIN);
+            assertThat(sendForm("GET", app.uri("/sluice/console.js"), null, ADMIN).statusCode()).isEqualTo(200);
+            HttpResponse<String> bare = sendForm("GET", app.uri("/sluice"), null, ADMIN);
             assertThat(bare.statusCode()).isEqualTo(302);
             assertThat(bare.headers().firstValue("Location").orElse("")).endsWith("/sluice/");
         }
@@ -173,13 +153,13 @@ class ConsoleResourceIT {
         try (JerseyApp app = JerseyApp.start(new ResourceConfig(Resources.MethodLimited.class, Ops.class, TestLogin.class)
                 .register(RateLimitFeature.class).property(ConsoleResource.ROLE, "ops"))) {
             URI policies = app.uri("/sluice/policies");
-            assertThat(send("GET", policies, null, ADMIN).statusCode()).isEqualTo(403);
-            assertThat(send("GET", policies, null, "X-Test-User", "carol", "X-Test-Roles", "ops").statusCode())
+            assertThat(sendForm("GET", policies, null, ADMIN).statusCode()).isEqualTo(403);
+            assertThat(sendForm("GET", policies, null, "X-Test-User", "carol", "X-Test-Roles", "ops").statusCode())
                     .isEqualTo(200);
         }
         try (JerseyApp app = JerseyApp.start(new ResourceConfig(Resources.MethodLimited.class, Ops.class)
                 .register(RateLimitFeature.class).property(ConsoleResource.AUTHENTICATION, "none"))) {
-            assertThat(send("GET", app.uri("/sluice/policies"), null).body()).contains("\"name\":\"two-hourly\"");
+            assertThat(sendForm("GET", app.uri("/sluice/policies"), null).body()).contains("\"name\":\"two-hourly\"");
         }
         assertThatThrownBy(() -> JerseyApp.start(new ResourceConfig(Ops.class).register(RateLimitFeature.class)
                 .property(ConsoleResource.AUTHENTICATION, "off")).close())

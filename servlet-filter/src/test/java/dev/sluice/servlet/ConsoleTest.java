@@ -22,6 +22,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 
+import static dev.sluice.testing.HttpCalls.sendForm;
 import static dev.sluice.servlet.Http.get;
 import static dev.sluice.servlet.Http.header;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -29,8 +30,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 /** The console over real HTTP: its access rules, its JSON API, and overrides and resets across instances on one Redis. */
 class ConsoleTest {
 
-    private static final HttpClient CLIENT = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
-            .connectTimeout(Duration.ofSeconds(5)).build();
     private static final String[] ADMIN = {"X-Test-User", "alice", "X-Test-Roles", "sluice-admin"};
 
     /**
@@ -78,25 +77,6 @@ class ConsoleTest {
         return Container.selected().get(0);
     }
 
-    static HttpResponse<String> send(String method, URI uri, String form, String... headers) {
-        HttpRequest.Builder request = HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(10))
-                .method(method, form == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(form));
-        if (form != null) {
-            request.header("Content-Type", "application/x-www-form-urlencoded");
-        }
-        for (int i = 0; i < headers.length; i += 2) {
-            request.header(headers[i], headers[i + 1]);
-        }
-        try {
-            return CLIENT.send(request.build(), HttpResponse.BodyHandlers.ofString());
-        } catch (IOException e) {
-            throw new java.io.UncheckedIOException(e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException(e);
-        }
-    }
-
     private static String[] with(String[] first, String... more) {
         String[] out = java.util.Arrays.copyOf(first, first.length + more.length);
         System.arraycopy(more, 0, out, first.length, more.length);
@@ -110,7 +90,7 @@ class ConsoleTest {
             URI override = running.uri("/sluice/policies/api/override");
             assertThat(get(policies).statusCode()).isEqualTo(401);
             assertThat(get(policies, "X-Test-User", "bob", "X-Test-Roles", "user").statusCode()).isEqualTo(403);
-            assertThat(send("PUT", override, "limit=9/1m", "X-Test-User", "bob", "X-Test-Roles", "user").statusCode())
+            assertThat(sendForm("PUT", override, "limit=9/1m", "X-Test-User", "bob", "X-Test-Roles", "user").statusCode())
                     .isEqualTo(403);
 
             HttpResponse<String> listed = get(policies, ADMIN);
@@ -119,13 +99,13 @@ class ConsoleTest {
                     "\"key\":\"header:X-API-Key\"", "\"store\":\"memory\"");
 
             String self = "http://" + override.getHost() + ":" + override.getPort();
-            assertThat(send("PUT", override, "limit=9/1m", with(ADMIN, "Origin", "http://evil.example")).statusCode())
+            assertThat(sendForm("PUT", override, "limit=9/1m", with(ADMIN, "Origin", "http://evil.example")).statusCode())
                     .isEqualTo(403);
-            assertThat(send("PUT", override, "limit=9/1m", with(ADMIN, "Sec-Fetch-Site", "cross-site")).statusCode())
+            assertThat(sendForm("PUT", override, "limit=9/1m", with(ADMIN, "Sec-Fetch-Site", "cross-site")).statusCode())
                     .isEqualTo(403);
-            assertThat(send("POST", running.uri("/sluice/policies/api/reset"), "caller=k",
+            assertThat(sendForm("POST", running.uri("/sluice/policies/api/reset"), "caller=k",
                     with(ADMIN, "Sec-Fetch-Site", "same-site")).statusCode()).isEqualTo(403);
-            HttpResponse<String> bad = send("PUT", override, "limit=100/minutes", with(ADMIN, "Origin", self));
+            HttpResponse<String> bad = sendForm("PUT", override, "limit=100/minutes", with(ADMIN, "Origin", self));
             assertThat(bad.statusCode()).isEqualTo(400);
             assertThat(Http.json(bad)).containsEntry("error",
                     "'limit' must look like <count>/<period> (e.g. 100/1m), got '100/minutes'");
@@ -161,16 +141,16 @@ class ConsoleTest {
             assertThat(get(api, "X-API-Key", key).statusCode()).isEqualTo(200);
             assertThat(get(api, "X-API-Key", key).statusCode()).isEqualTo(200);
             assertThat(get(api, "X-API-Key", key).statusCode()).isEqualTo(429);
-            HttpResponse<String> reset = send("POST", running.uri("/sluice/policies/api/reset"), "caller=" + key, ADMIN);
+            HttpResponse<String> reset = sendForm("POST", running.uri("/sluice/policies/api/reset"), "caller=" + key, ADMIN);
             assertThat(reset.statusCode()).isEqualTo(200);
             assertThat(reset.body()).contains("key~" + key);
             assertThat(get(api, "X-API-Key", key).statusCode()).isEqualTo(200);
 
-            HttpResponse<String> set = send("PUT", running.uri("/sluice/policies/api/override"), "limit=5/1h", ADMIN);
+            HttpResponse<String> set = sendForm("PUT", running.uri("/sluice/policies/api/override"), "limit=5/1h", ADMIN);
             assertThat(set.statusCode()).isEqualTo(200);
             assertThat(set.body()).contains("\"by\":\"alice\"");
             assertThat(header(get(api, "X-API-Key", "fresh"), "RateLimit-Limit")).isEqualTo("5");
-            assertThat(send("DELETE", running.uri("/sluice/policies/api/override"), null, ADMIN).statusCode()).isEqualTo(200);
+            assertThat(sendForm("DELETE", running.uri("/sluice/policies/api/override"), null, ADMIN).statusCode()).isEqualTo(200);
             assertThat(header(get(api, "X-API-Key", "fresh"), "RateLimit-Limit")).isEqualTo("2");
             assertThat(get(running.uri("/sluice/policies"), ADMIN).body()).contains("\"rejected\":1");
         }
@@ -192,7 +172,7 @@ class ConsoleTest {
             }
             try {
                 long set = System.nanoTime();
-                assertThat(send("PUT", one.uri("/sluice/policies/api/override"), "limit=50/1h", ADMIN).statusCode())
+                assertThat(sendForm("PUT", one.uri("/sluice/policies/api/override"), "limit=50/1h", ADMIN).statusCode())
                         .isEqualTo(200);
                 long slowest = 0;
                 for (TestApp.Running node : all) {
@@ -204,7 +184,7 @@ class ConsoleTest {
                         "\"by\":\"alice\"");
 
                 long cleared = System.nanoTime();
-                assertThat(send("DELETE", two.uri("/sluice/policies/api/override"), null, ADMIN).statusCode())
+                assertThat(sendForm("DELETE", two.uri("/sluice/policies/api/override"), null, ADMIN).statusCode())
                         .isEqualTo(200);
                 slowest = 0;
                 for (TestApp.Running node : all) {
@@ -213,7 +193,7 @@ class ConsoleTest {
                 System.out.printf("override cleared on all three instances after %d ms%n", slowest / 1_000_000);
                 assertThat(Duration.ofNanos(slowest)).isLessThan(Duration.ofSeconds(PolicyRegistry.REFRESH_SECONDS + 3));
             } finally {
-                send("DELETE", one.uri("/sluice/policies/api/override"), null, ADMIN);
+                sendForm("DELETE", one.uri("/sluice/policies/api/override"), null, ADMIN);
             }
 
             // The caller spends its 3, then each instance refuses it (and keeps a local copy of the rejection).
@@ -224,7 +204,7 @@ class ConsoleTest {
                 assertThat(get(node.uri("/api/x"), "X-API-Key", policyKey).statusCode()).isEqualTo(429);
             }
             long reset = System.nanoTime();
-            HttpResponse<String> done = send("POST", three.uri("/sluice/policies/api/reset"), "caller=" + policyKey, ADMIN);
+            HttpResponse<String> done = sendForm("POST", three.uri("/sluice/policies/api/reset"), "caller=" + policyKey, ADMIN);
             assertThat(done.statusCode()).isEqualTo(200);
             // At once where it was reset; elsewhere once the local copy of the rejection lapses (1 s at most).
             assertThat(get(three.uri("/api/x"), "X-API-Key", policyKey).statusCode()).isEqualTo(200);
