@@ -12,23 +12,22 @@ import java.util.List;
  * the store is entered, and handed down to the local rejections, the hot-key slices, the
  * coalescer (whose unit of batching it is) and the scripts, none of which builds it again.
  *
- * <p>Equal keys are the same caller under equal limits; the hash is computed once. The Redis keys
- * are built on first need: a rejection repeated locally needs none.
+ * <p>Equal keys are the same caller under equal limits. The hash and the Redis keys are computed
+ * on first need, once: a rejection repeated locally needs neither, a decision sent alone no hash.
  */
 final class StorageKey {
 
     /** The caller's storage tag: the hash tag of every key below. */
     final String tag;
     final List<Limit> limits;
-    private final int hash;
-    // Racy on purpose, as String's hash: every thread builds the same immutable list.
+    // Racy on purpose, as String's hash: every thread computes the same hash, the same immutable list.
+    private int hash;
     private List<Object> keys;
 
     /** The key of the caller whose storage tag is {@code tag}. */
     StorageKey(String tag, List<Limit> limits) {
         this.tag = tag;
         this.limits = limits;
-        this.hash = 31 * tag.hashCode() + limits.hashCode();
     }
 
     /** The key of {@code caller} (an identity, not yet a tag) under {@code limits}. */
@@ -57,11 +56,16 @@ final class StorageKey {
 
     @Override
     public boolean equals(Object other) {
-        return other instanceof StorageKey key && hash == key.hash && tag.equals(key.tag) && sameLimits(key);
+        return other instanceof StorageKey key && hashCode() == key.hashCode() && tag.equals(key.tag) && sameLimits(key);
     }
 
     @Override
     public int hashCode() {
-        return hash;
+        int h = hash;
+        if (h == 0) {
+            h = 31 * tag.hashCode() + limits.hashCode();
+            hash = h;
+        }
+        return h;
     }
 }
