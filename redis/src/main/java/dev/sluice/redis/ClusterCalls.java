@@ -49,7 +49,7 @@ final class ClusterCalls {
     }
 
     /** Decides each batch with a script call of its own, one pipeline per master. */
-    List<CompletableFuture<IntFunction<Decision>>> decide(List<Coalescer.Batch> batches) {
+    List<CompletableFuture<IntFunction<Decision>>> decide(List<Batch> batches) {
         if (batches.size() == 1) {
             return script.decide(batches); // alone: a plain call, as if nothing were pipelined
         }
@@ -78,11 +78,11 @@ final class ClusterCalls {
     }
 
     /** Sends the batches numbered {@code group}, all of one master, in one pipeline, or alone if one. */
-    private void send(List<Integer> group, List<Coalescer.Batch> batches, List<DecideScript.Call> calls,
+    private void send(List<Integer> group, List<Batch> batches, List<DecideScript.Call> calls,
                       List<CompletableFuture<IntFunction<Decision>>> answers) {
         if (group.size() == 1) {
             int b = group.get(0);
-            settle(script.send(List.of(batches.get(b))), batches.get(b), answers.get(b));
+            settle(script.send(calls.get(b)), batches.get(b), answers.get(b));
             return;
         }
         // Not atomic (IN_MEMORY: no MULTI), and no retries: a consuming script re-sent after a
@@ -119,7 +119,7 @@ final class ClusterCalls {
     }
 
     /** Completes {@code answer} with the batch's decisions from {@code reply}, or its failure. */
-    private static void settle(CompletableFuture<List<Object>> reply, Coalescer.Batch batch,
+    private static void settle(CompletableFuture<List<Object>> reply, Batch batch,
                                CompletableFuture<IntFunction<Decision>> answer) {
         reply.whenComplete((value, failure) -> {
             try {

@@ -1,7 +1,6 @@
 package dev.sluice.redis;
 
 import dev.sluice.Decision;
-import dev.sluice.Limit;
 
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -16,7 +15,7 @@ import java.util.function.IntFunction;
 /**
  * Sends a store's decisions to Redis in as few calls as keeping each request on time allows, with
  * no timer. A request that finds fewer than {@code slots} calls in flight is sent at once, alone.
- * Otherwise it waits: with the batch of its caller (same hash tag, same limits) if one waits, else
+ * Otherwise it waits: with the batch of its caller (same {@link StorageKey}: hash tag, limits) if one waits, else
  * in a batch of its own at the end of the queue; when a call comes back, its slot sends the
  * waiting batches together in the next call (at most {@link #MAX_BATCHES} batches and
  * {@link #MAX_REQUESTS} requests, {@link #MAX_BATCH} of one caller). A batch is one caller's
@@ -46,7 +45,7 @@ final class Coalescer {
     @FunctionalInterface
     interface Call {
         /** The reply: the decision of request {@code i}, in arrival order. */
-        CompletableFuture<IntFunction<Decision>> send(RequestKey key, int requests);
+        CompletableFuture<IntFunction<Decision>> send(StorageKey key, int requests);
     }
 
     /** Sends one call deciding several batches. */
@@ -56,10 +55,6 @@ final class Coalescer {
         List<CompletableFuture<IntFunction<Decision>>> send(List<Batch> batches);
     }
 
-    /** {@code size} identical requests of one key, as one call decides them. */
-    record Batch(RequestKey key, int size) {
-    }
-
     private final Calls calls;
     private final int slots;
     private final boolean enabled;
@@ -67,7 +62,7 @@ final class Coalescer {
     // Guarded by this: the batches waiting, oldest first; the last one of each key, while it has room;
     // the calls in flight; the number of requests waiting.
     private final ArrayDeque<Waiting> queue = new ArrayDeque<>();
-    private final Map<RequestKey, Waiting> open = new HashMap<>();
+    private final Map<StorageKey, Waiting> open = new HashMap<>();
     private final List<Flight> flights = new ArrayList<>();
     private int queued;
 
@@ -93,7 +88,7 @@ final class Coalescer {
     }
 
     /** Decides one request of {@code key}, sent alone or with others, answered by {@code deadlineNanos} if it can be. */
-    CompletableFuture<Decision> decide(RequestKey key, long deadlineNanos) {
+    CompletableFuture<Decision> decide(StorageKey key, long deadlineNanos) {
         CompletableFuture<Decision> answer = new CompletableFuture<>();
         Flight flight = null;
         if (enabled) {
@@ -126,7 +121,7 @@ final class Coalescer {
         return flights.size() + queue.size();
     }
 
-    private void enqueue(RequestKey key, CompletableFuture<Decision> answer) {
+    private void enqueue(StorageKey key, CompletableFuture<Decision> answer) {
         Waiting waiting = open.get(key);
         if (waiting == null || waiting.answers.size() >= MAX_BATCH) {
             waiting = new Waiting(key);
@@ -252,30 +247,6 @@ final class Coalescer {
         }
     }
 
-    /** One caller's requests with one set of limits: the unit of batching. */
-    static final class RequestKey {
-        final String tag;
-        final List<Limit> limits;
-        // Looked up several times per decision; the limits' hash is worth computing once.
-        private final int hash;
-
-        RequestKey(String tag, List<Limit> limits) {
-            this.tag = tag;
-            this.limits = limits;
-            this.hash = 31 * tag.hashCode() + limits.hashCode();
-        }
-
-        @Override
-        public boolean equals(Object other) {
-            return other instanceof RequestKey key && hash == key.hash && tag.equals(key.tag) && limits.equals(key.limits);
-        }
-
-        @Override
-        public int hashCode() {
-            return hash;
-        }
-    }
-
     /**
      * How long a call takes, as TCP estimates a round trip (RFC 6298): a smoothed mean plus four
      * mean deviations, so that a wait judged to fit does fit despite the usual jitter.
@@ -312,10 +283,10 @@ final class Coalescer {
 
     /** One key's requests waiting for a call, in arrival order; guarded by the coalescer while queued. */
     private static final class Waiting {
-        final RequestKey key;
+        final StorageKey key;
         final List<CompletableFuture<Decision>> answers = new ArrayList<>();
 
-        Waiting(RequestKey key) {
+        Waiting(StorageKey key) {
             this.key = key;
         }
     }

@@ -9,7 +9,6 @@ import dev.sluice.TimeSource;
 import dev.sluice.internal.Timeouts;
 import dev.sluice.internal.UnreadableStateException;
 import dev.sluice.spi.CompiledLimit;
-import dev.sluice.spi.LimitKeys;
 import org.redisson.api.RScript;
 import org.redisson.api.RScriptAsync;
 import org.redisson.api.RedissonClient;
@@ -123,7 +122,7 @@ final class DecideScript {
      * {@link IllegalStateException} if the reply cannot be read.
      */
     CompletableFuture<IntFunction<Decision>> decide(String tag, List<Limit> limits, int requests) {
-        return decide(List.of(new Coalescer.Batch(new Coalescer.RequestKey(tag, limits), requests))).get(0);
+        return decide(List.of(new Batch(new StorageKey(tag, limits), requests))).get(0);
     }
 
     /**
@@ -132,7 +131,7 @@ final class DecideScript {
      * fails in the script (its error's message in the failure) fails alone; a call that fails
      * (a timeout, a lost connection) fails every batch in it.
      */
-    List<CompletableFuture<IntFunction<Decision>>> decide(List<Coalescer.Batch> batches) {
+    List<CompletableFuture<IntFunction<Decision>>> decide(List<Batch> batches) {
         List<CompletableFuture<IntFunction<Decision>>> answers = new ArrayList<>(batches.size());
         for (int g = 0; g < batches.size(); g++) {
             answers.add(new CompletableFuture<>());
@@ -159,12 +158,16 @@ final class DecideScript {
 
     /** The script's raw reply for one batch: {@link #replyWidth} values, whatever the number of requests. */
     CompletableFuture<List<Object>> send(String tag, List<Limit> limits, int requests) {
-        return send(List.of(new Coalescer.Batch(new Coalescer.RequestKey(tag, limits), requests)));
+        return send(List.of(new Batch(new StorageKey(tag, limits), requests)));
     }
 
     /** The script's raw reply for several batches: theirs one after another. */
-    CompletableFuture<List<Object>> send(List<Coalescer.Batch> batches) {
-        Call call = call(batches);
+    CompletableFuture<List<Object>> send(List<Batch> batches) {
+        return send(call(batches));
+    }
+
+    /** The script's raw reply for a call already built; one that fails is sent again as {@link #resend} says. */
+    CompletableFuture<List<Object>> send(Call call) {
         return evalSha(script, call).handle((reply, failure) -> {
             if (failure == null) {
                 return CompletableFuture.completedFuture(reply);
@@ -174,9 +177,9 @@ final class DecideScript {
     }
 
     /** The keys and {@code ARGV} values of one script call deciding {@code batches}. */
-    Call call(List<Coalescer.Batch> batches) {
+    Call call(List<Batch> batches) {
         int keyCount = 0;
-        for (Coalescer.Batch batch : batches) {
+        for (Batch batch : batches) {
             keyCount += batch.key().limits.size();
         }
         List<Object> keys = new ArrayList<>(keyCount);
@@ -184,12 +187,12 @@ final class DecideScript {
         args[0] = testTime == null ? "" : Long.toString(testTime.nowMicros());
         args[1] = Integer.toString(batches.size());
         int at = 2;
-        for (Coalescer.Batch batch : batches) {
+        for (Batch batch : batches) {
             List<Limit> limits = batch.key().limits;
             args[at++] = Integer.toString(limits.size());
             args[at++] = Integer.toString(batch.size());
+            keys.addAll(batch.key().keys());
             for (Limit limit : limits) {
-                keys.add(LimitKeys.key(batch.key().tag, limit));
                 System.arraycopy(encoded.get(limit, DecideScript::encode), 0, args, at, ARGS_PER_LIMIT);
                 at += ARGS_PER_LIMIT;
             }
@@ -272,7 +275,7 @@ final class DecideScript {
      * Completes {@code answer} with the batch's decisions read from {@code reply} at {@code at}, or
      * with its own failure if the script failed for it; returns where the next batch's reply starts.
      */
-    static int settle(List<Object> reply, int at, Coalescer.Batch batch, CompletableFuture<IntFunction<Decision>> answer) {
+    static int settle(List<Object> reply, int at, Batch batch, CompletableFuture<IntFunction<Decision>> answer) {
         long admitted = number(reply, at);
         if (admitted == FAILED) {
             answer.completeExceptionally(failure(new RedisException("decide.lua: " + reply.get(at + 1))));

@@ -6,7 +6,6 @@ import dev.sluice.Limit;
 import dev.sluice.TimeSource;
 import dev.sluice.internal.Timeouts;
 import dev.sluice.spi.CompiledLimit;
-import dev.sluice.spi.LimitKeys;
 import org.redisson.api.RScript;
 import org.redisson.api.RedissonClient;
 
@@ -68,7 +67,7 @@ final class HotKeys {
 
     /** Decides requests the usual way: for state slice.lua leaves to decide.lua. */
     interface Direct {
-        CompletionStage<Decision> decide(String tag, List<Limit> limits, long deadlineNanos);
+        CompletionStage<Decision> decide(StorageKey key, long deadlineNanos);
     }
 
     private final LuaScript script;
@@ -104,12 +103,14 @@ final class HotKeys {
      * the request is to be decided in Redis as usual: it is not hot, has several limits, or its
      * limit is a window or log.
      */
-    CompletionStage<Decision> decide(String tag, List<Limit> limits, long deadlineNanos) {
+    CompletionStage<Decision> decide(StorageKey key, long deadlineNanos) {
+        String tag = key.tag;
+        List<Limit> limits = key.limits;
         Slice slice = slices.get(tag);
-        if (slice != null && !slice.limits.equals(limits)) {
+        if (slice != null && !slice.key.sameLimits(key)) {
             // the caller asks under other limits (another cost, another route): its state in Redis
             // must be whole before they read it, so the slice goes, given back first
-            return retire(tag).thenCompose(back -> direct.decide(tag, limits, deadlineNanos));
+            return retire(tag).thenCompose(back -> direct.decide(key, deadlineNanos));
         }
         if (limits.size() != 1) {
             return null;
@@ -126,9 +127,9 @@ final class HotKeys {
                 if (slices.size() >= MAX_SLICES) {
                     return null;
                 }
-                slice = slices.computeIfAbsent(tag, t -> new Slice(t, limits));
+                slice = slices.computeIfAbsent(tag, t -> new Slice(key));
             }
-            if (!slice.limits.equals(limits)) {
+            if (!slice.key.sameLimits(key)) {
                 return null; // the caller is hot under other limits, which hold its slice
             }
         }
@@ -190,10 +191,9 @@ final class HotKeys {
 
     /** One hot caller's slice: the requests Redis granted this instance and it has not granted yet. */
     private final class Slice {
+        final StorageKey key;
         final String tag;
-        final List<Limit> limits;
         final Limit limit;
-        final List<Object> keys;
         final String[] encoded;
         final long lifetimeNanos;
         final long perToken;
@@ -231,11 +231,10 @@ final class HotKeys {
         private long generation;
         private final ArrayDeque<CompletableFuture<Decision>> waiting = new ArrayDeque<>();
 
-        Slice(String tag, List<Limit> limits) {
-            this.tag = tag;
-            this.limits = limits;
-            this.limit = limits.get(0);
-            this.keys = List.of(LimitKeys.key(tag, limit));
+        Slice(StorageKey key) {
+            this.key = key;
+            this.tag = key.tag;
+            this.limit = key.limits.get(0);
             this.encoded = DecideScript.encode(limit);
             CompiledLimit compiled = CompiledLimit.of(limit);
             this.perToken = compiled.unitsPerToken();
@@ -254,7 +253,7 @@ final class HotKeys {
             CompletableFuture<Decision> answer;
             synchronized (this) {
                 if (dead) {
-                    return retired.thenCompose(back -> direct.decide(tag, limits, deadlineNanos));
+                    return retired.thenCompose(back -> direct.decide(key, deadlineNanos));
                 }
                 long now = System.nanoTime();
                 if (left > 0 && now < expiresAt) {
@@ -323,7 +322,7 @@ final class HotKeys {
             args[10] = Integer.toString(SHARE);
             args[11] = back[0];
             args[12] = back[1];
-            script.<List<Object>>eval(RScript.ReturnType.LIST, keys, args)
+            script.<List<Object>>eval(RScript.ReturnType.LIST, key.keys(), args)
                     .whenComplete((reply, failure) -> settle(give, asked, reply, failure));
         }
 
@@ -409,7 +408,7 @@ final class HotKeys {
                 giveBack(giveBack).whenComplete((x, e) -> retired.complete(null));
             }
             for (CompletableFuture<Decision> f : decidedDirectly) {
-                retired.thenCompose(back -> direct.decide(tag, limits, System.nanoTime() + TimeUnit.SECONDS.toNanos(1)))
+                retired.thenCompose(back -> direct.decide(key, System.nanoTime() + TimeUnit.SECONDS.toNanos(1)))
                         .whenComplete((d, e) -> {
                             if (e != null) {
                                 f.completeExceptionally(DecideScript.unwrap(e));
@@ -496,7 +495,7 @@ final class HotKeys {
             args[10] = Integer.toString(SHARE);
             args[11] = back[0];
             args[12] = back[1];
-            return script.<List<Object>>eval(RScript.ReturnType.LIST, keys, args).handle((reply, failure) -> null);
+            return script.<List<Object>>eval(RScript.ReturnType.LIST, key.keys(), args).handle((reply, failure) -> null);
         }
 
         /**

@@ -51,34 +51,31 @@ final class LeaseScripts {
         return testTime == null ? "" : Long.toString(testTime.nowMicros());
     }
 
-    /** Gives back one request of the caller with hash tag {@code tag} under {@code limits}. */
-    CompletableFuture<Void> refund(String tag, List<Limit> limits) {
-        List<Object> keys = new ArrayList<>(limits.size());
-        List<Object> args = new ArrayList<>(1 + 7 * limits.size());
+    /** Gives back one request of {@code key}'s caller under its limits. */
+    CompletableFuture<Void> refund(StorageKey key) {
+        List<Object> args = new ArrayList<>(1 + 7 * key.limits.size());
         args.add(now());
-        for (Limit limit : limits) {
-            keys.add(key(tag, limit));
+        for (Limit limit : key.limits) {
             args.addAll(List.of(DecideScript.encode(limit)));
         }
-        return refund.<Object>eval(RScript.ReturnType.LONG, keys, args.toArray()).thenRun(() -> { });
+        return refund.<Object>eval(RScript.ReturnType.LONG, key.keys(), args.toArray()).thenRun(() -> { });
     }
 
     /**
-     * Reserves one request of the caller with hash tag {@code tag} under {@code limits}, at most
-     * {@code maxWait} ahead: one call of decide.lua's reservation form.
+     * Reserves one request of {@code key}'s caller under its limits, at most {@code maxWait} ahead:
+     * one call of decide.lua's reservation form.
      */
-    CompletableFuture<Decision> reserve(String tag, List<Limit> limits, Duration maxWait) {
-        List<Object> keys = new ArrayList<>(limits.size());
+    CompletableFuture<Decision> reserve(StorageKey key, Duration maxWait) {
+        List<Limit> limits = key.limits;
         List<Object> args = new ArrayList<>(4 + 7 * limits.size());
         args.add(now());
         args.add("-1");
         args.add(Long.toString(maxWait.toNanos() / 1_000));
         args.add(Integer.toString(limits.size()));
         for (Limit limit : limits) {
-            keys.add(key(tag, limit));
             args.addAll(List.of(DecideScript.encode(limit)));
         }
-        return reserve.<List<Object>>eval(RScript.ReturnType.LIST, keys, args.toArray()).handle((reply, failure) -> {
+        return reserve.<List<Object>>eval(RScript.ReturnType.LIST, key.keys(), args.toArray()).handle((reply, failure) -> {
             if (failure != null) {
                 throw new CompletionException(DecideScript.failure(failure));
             }

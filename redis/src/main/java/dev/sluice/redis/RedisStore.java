@@ -5,8 +5,6 @@ import dev.sluice.Limit;
 import dev.sluice.spi.RateLimitStore;
 import dev.sluice.TimeSource;
 import dev.sluice.internal.Keys;
-import dev.sluice.spi.LimitKeys;
-import dev.sluice.redis.RejectionCache;
 import org.redisson.api.RedissonClient;
 import org.redisson.client.RedisConnectionException;
 import org.redisson.client.codec.StringCodec;
@@ -100,7 +98,7 @@ public final class RedisStore implements RateLimitStore {
         this.coalescer = new Coalescer(calls, cluster ? CLUSTER_SLOTS : MASTER_SLOTS, builder.coalescing);
         this.leases = new LeaseScripts(builder.client, builder.testTime);
         this.hotKeys = builder.hotKeyThreshold == 0 ? null : new HotKeys(builder.client, builder.hotKeyThreshold,
-                builder.testTime, (tag, limits, deadline) -> coalescer.decide(new Coalescer.RequestKey(tag, limits), deadline));
+                builder.testTime, coalescer::decide);
         this.client = builder.client;
         long deadline = (builder.owned ? builder.createdNanos : System.nanoTime()) + builder.startupWait.toNanos();
         this.connection = new RedisConnection(builder.client, builder.owned, this::warmUp, deadline);
@@ -244,12 +242,12 @@ public final class RedisStore implements RateLimitStore {
         if (!connection.checkReady()) {
             return CompletableFuture.failedFuture(new RedisConnectionException("not connected to Redis yet"));
         }
-        String tag = Keys.tag(caller);
+        StorageKey key = StorageKey.of(caller, limits);
         if (hotKeys == null) {
-            return leases.reserve(tag, limits, maxWait);
+            return leases.reserve(key, maxWait);
         }
         // decide.lua reads the state in Redis alone: a slice held here is given back first
-        return hotKeys.retire(tag).thenCompose(back -> leases.reserve(tag, limits, maxWait));
+        return hotKeys.retire(key.tag).thenCompose(back -> leases.reserve(key, maxWait));
     }
 
     /**
@@ -331,61 +329,70 @@ public final class RedisStore implements RateLimitStore {
         connection.close();
     }
 
-    /** Decisions and resets straight from Redis, behind the local rejections, which hand down the caller's tag. */
-    private final class Direct implements RejectionCache.Tagged {
+    /**
+     * Decisions, refunds and resets straight from Redis, behind the local rejections, which hand
+     * down the key they built; alone, it builds the key itself.
+     */
+    private final class Direct implements RejectionCache.Keyed {
 
         @Override
         public CompletionStage<Decision> decide(String caller, List<Limit> limits) {
-            return decide(caller, limits, System.nanoTime() + NO_DEADLINE_NANOS, false);
+            return decide(StorageKey.of(caller, limits));
         }
 
         @Override
         public CompletionStage<Decision> decide(String caller, List<Limit> limits, long deadlineNanos, boolean fresh) {
-            return decideTagged(Keys.tag(caller), limits, deadlineNanos, fresh);
+            return decide(StorageKey.of(caller, limits), deadlineNanos, fresh);
         }
 
         @Override
-        public CompletionStage<Decision> decideTagged(String tag, List<Limit> limits, long deadlineNanos, boolean fresh) {
+        public CompletionStage<Decision> decide(StorageKey key) {
+            return decide(key, System.nanoTime() + NO_DEADLINE_NANOS, false);
+        }
+
+        @Override
+        public CompletionStage<Decision> decide(StorageKey key, long deadlineNanos, boolean fresh) {
             if (!connection.checkReady()) {
                 return CompletableFuture.failedFuture(new RedisConnectionException("not connected to Redis yet"));
             }
             if (hotKeys != null) {
-                CompletionStage<Decision> sliced = hotKeys.decide(tag, limits, deadlineNanos);
+                CompletionStage<Decision> sliced = hotKeys.decide(key, deadlineNanos);
                 if (sliced != null) {
                     return sliced;
                 }
             }
-            return coalescer.decide(new Coalescer.RequestKey(tag, limits), deadlineNanos);
+            return coalescer.decide(key, deadlineNanos);
         }
 
         @Override
         public CompletionStage<Void> reset(String caller, List<Limit> limits) {
-            String tag = Keys.tag(caller);
-            String[] keys = new String[limits.size()];
-            for (int i = 0; i < keys.length; i++) {
-                keys[i] = LimitKeys.key(tag, limits.get(i));
-            }
+            return reset(StorageKey.of(caller, limits));
+        }
+
+        @Override
+        public CompletionStage<Void> reset(StorageKey key) {
+            String[] keys = key.keys().toArray(String[]::new);
             // a slice held here would outlive the reset: it goes first (given back, then deleted)
-            CompletableFuture<Void> retired = hotKeys == null ? CompletableFuture.completedFuture(null) : hotKeys.retire(tag);
+            CompletableFuture<Void> retired = hotKeys == null ? CompletableFuture.completedFuture(null) : hotKeys.retire(key.tag);
             return retired.thenCompose(back -> connection.client().getKeys().deleteAsync(keys).toCompletableFuture())
                     .thenRun(() -> { });
         }
 
         @Override
         public CompletionStage<Void> refund(String caller, List<Limit> limits) {
-            return refundTagged(Keys.tag(caller), limits);
+            return refund(StorageKey.of(caller, limits));
         }
 
         @Override
-        public CompletionStage<Void> refundTagged(String tag, List<Limit> limits) {
+        public CompletionStage<Void> refund(StorageKey key) {
             if (!connection.checkReady()) {
                 return CompletableFuture.failedFuture(new RedisConnectionException("not connected to Redis yet"));
             }
             if (hotKeys == null) {
-                return leases.refund(tag, limits);
+                return leases.refund(key);
             }
             // refund.lua reads the state in Redis alone: a slice held here is given back first
-            return hotKeys.retire(tag).thenCompose(back -> leases.refund(tag, limits));
+            return hotKeys.retire(key.tag).thenCompose(back -> leases.refund(key));
         }
 
         @Override

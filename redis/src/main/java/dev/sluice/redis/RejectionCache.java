@@ -33,8 +33,8 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>The copies are indexed by caller (its storage tag, {@link Keys#tag}), each caller holding its
  * rejections under at most eight sets of limits, so a reset or refund forgets a caller's copies in
- * one removal, never a scan of every caller's. A store behind that takes the tag ({@link Tagged})
- * is handed the one this cache built, so a decision builds it once.
+ * one removal, never a scan of every caller's. A store behind that takes a {@link StorageKey}
+ * ({@link Keyed}) is handed the one this cache built, so a decision, refund or reset builds it once.
  *
  * <p>Thread-safe.
  */
@@ -44,21 +44,27 @@ final class RejectionCache implements RateLimitStore {
     static final int MAX_PER_CALLER = 8;
 
     /**
-     * A store behind the cache that takes the caller's storage tag ({@link Keys#tag}) the cache has
-     * already built, so that a decision or refund builds it once.
+     * A store behind the cache that takes the {@link StorageKey} the cache has already built, so
+     * that a decision, refund or reset builds it once.
      */
-    public interface Tagged extends RateLimitStore {
+    interface Keyed extends RateLimitStore {
 
-        /** {@link #decide(String, List, long, boolean)} for the caller whose storage tag is {@code tag}. */
-        CompletionStage<Decision> decideTagged(String tag, List<Limit> limits, long deadlineNanos, boolean fresh);
+        /** {@link #decide(String, List)} for the caller and limits of {@code key}. */
+        CompletionStage<Decision> decide(StorageKey key);
 
-        /** {@link #refund(String, List)} for the caller whose storage tag is {@code tag}. */
-        CompletionStage<Void> refundTagged(String tag, List<Limit> limits);
+        /** {@link #decide(String, List, long, boolean)} for the caller and limits of {@code key}. */
+        CompletionStage<Decision> decide(StorageKey key, long deadlineNanos, boolean fresh);
+
+        /** {@link #refund(String, List)} for the caller and limits of {@code key}. */
+        CompletionStage<Void> refund(StorageKey key);
+
+        /** {@link #reset(String, List)} for the caller and limits of {@code key}. */
+        CompletionStage<Void> reset(StorageKey key);
     }
 
     private final RateLimitStore delegate;
-    /** The delegate if it takes tags, else {@code null}. */
-    private final Tagged tagged;
+    /** The delegate if it takes keys, else {@code null}. */
+    private final Keyed keyed;
     private final TimeSource clock;
     private final long ttlMicros;
     /** Caller tag -> its copied rejections. */
@@ -77,7 +83,7 @@ final class RejectionCache implements RateLimitStore {
      */
     public RejectionCache(RateLimitStore delegate, int maximumCallers, Duration ttl, TimeSource clock) {
         this.delegate = Objects.requireNonNull(delegate, "delegate");
-        this.tagged = delegate instanceof Tagged t ? t : null;
+        this.keyed = delegate instanceof Keyed k ? k : null;
         this.clock = Objects.requireNonNull(clock, "clock");
         if (maximumCallers < 1) {
             throw new IllegalArgumentException("'localRejections' must be at least 1, got '" + maximumCallers + "'");
@@ -108,28 +114,29 @@ final class RejectionCache implements RateLimitStore {
 
     @Override
     public CompletionStage<Decision> decide(String caller, List<Limit> limits) {
-        String tag = Keys.tag(caller);
-        Decision cached = cached(tag, limits);
+        StorageKey key = StorageKey.of(caller, limits);
+        Decision cached = cached(key);
         if (cached != null) {
             return Repeated.of(cached);
         }
         long askedAt = clock.nowMicros();
-        return copied(delegate.decide(caller, limits).toCompletableFuture(), tag, limits, askedAt);
+        CompletionStage<Decision> answer = keyed != null ? keyed.decide(key) : delegate.decide(caller, limits);
+        return copied(answer.toCompletableFuture(), key, askedAt);
     }
 
     @Override
     public CompletionStage<Decision> decide(String caller, List<Limit> limits, long deadlineNanos, boolean fresh) {
-        String tag = Keys.tag(caller);
+        StorageKey key = StorageKey.of(caller, limits);
         if (!fresh) {
-            Decision cached = cached(tag, limits);
+            Decision cached = cached(key);
             if (cached != null) {
                 return Repeated.of(cached);
             }
         }
         long askedAt = clock.nowMicros();
-        CompletionStage<Decision> answer = tagged != null ? tagged.decideTagged(tag, limits, deadlineNanos, fresh)
+        CompletionStage<Decision> answer = keyed != null ? keyed.decide(key, deadlineNanos, fresh)
                 : delegate.decide(caller, limits, deadlineNanos, fresh);
-        return copied(answer.toCompletableFuture(), tag, limits, askedAt);
+        return copied(answer.toCompletableFuture(), key, askedAt);
     }
 
     /**
@@ -138,9 +145,10 @@ final class RejectionCache implements RateLimitStore {
      */
     @Override
     public CompletionStage<Void> reset(String caller, List<Limit> limits) {
-        String tag = Keys.tag(caller);
-        forget(tag);
-        return delegate.reset(caller, limits).thenRun(() -> forget(tag));
+        StorageKey key = StorageKey.of(caller, limits);
+        forget(key);
+        CompletionStage<Void> reset = keyed != null ? keyed.reset(key) : delegate.reset(caller, limits);
+        return reset.thenRun(() -> forget(key));
     }
 
     /**
@@ -149,10 +157,10 @@ final class RejectionCache implements RateLimitStore {
      */
     @Override
     public CompletionStage<Void> refund(String caller, List<Limit> limits) {
-        String tag = Keys.tag(caller);
-        forget(tag);
-        CompletionStage<Void> refunded = tagged != null ? tagged.refundTagged(tag, limits) : delegate.refund(caller, limits);
-        return refunded.thenRun(() -> forget(tag));
+        StorageKey key = StorageKey.of(caller, limits);
+        forget(key);
+        CompletionStage<Void> refunded = keyed != null ? keyed.refund(key) : delegate.refund(caller, limits);
+        return refunded.thenRun(() -> forget(key));
     }
 
     /** Leases are never copied: straight to the store behind. */
@@ -174,11 +182,10 @@ final class RejectionCache implements RateLimitStore {
     }
 
     /** The store's answer, whose rejection is copied before the answer is given. */
-    private CompletableFuture<Decision> copied(CompletableFuture<Decision> answer, String tag, List<Limit> limits,
-                                               long askedAt) {
+    private CompletableFuture<Decision> copied(CompletableFuture<Decision> answer, StorageKey key, long askedAt) {
         if (answer.isDone()) {
             if (!answer.isCompletedExceptionally()) {
-                remember(tag, limits, answer.join(), askedAt);
+                remember(key, answer.join(), askedAt);
             }
             return answer;
         }
@@ -187,7 +194,7 @@ final class RejectionCache implements RateLimitStore {
             if (failure != null) {
                 copied.completeExceptionally(failure);
             } else {
-                remember(tag, limits, decision, askedAt);
+                remember(key, decision, askedAt);
                 copied.complete(decision);
             }
         });
@@ -199,14 +206,14 @@ final class RejectionCache implements RateLimitStore {
         return copied;
     }
 
-    private void remember(String tag, List<Limit> limits, Decision decision, long askedAtMicros) {
+    private void remember(StorageKey key, Decision decision, long askedAtMicros) {
         if (decision.outcome() == Decision.Outcome.REJECTED && !decision.retryAfter().isZero()) {
             long retry = Math.min(micros(decision.retryAfter()), ttlMicros);
             // Counted from when the store was asked, before it decided: the local wait never
             // outlasts the store's, and never the bound on how long a copy is trusted.
-            Rejection rejection = new Rejection(limits, decision, askedAtMicros, askedAtMicros + retry);
+            Rejection rejection = new Rejection(key, decision, askedAtMicros, askedAtMicros + retry);
             long now = clock.nowMicros();
-            rejections.asMap().compute(tag, (t, held) -> with(held, rejection, now));
+            rejections.asMap().compute(key.tag, (t, held) -> with(held, rejection, now));
         }
     }
 
@@ -221,7 +228,7 @@ final class RejectionCache implements RateLimitStore {
         }
         List<Rejection> kept = new ArrayList<>(held.length + 1);
         for (Rejection r : held) {
-            if (now < r.untilMicros && !r.sameLimits(added.limits)) {
+            if (now < r.untilMicros && !r.key.sameLimits(added.key)) {
                 kept.add(r);
             }
         }
@@ -233,14 +240,14 @@ final class RejectionCache implements RateLimitStore {
     }
 
     /** The caller's copied rejection under these limits, its times counted down to now; {@code null} if there is none. */
-    private Decision cached(String tag, List<Limit> limits) {
-        Rejection[] held = rejections.getIfPresent(tag);
+    private Decision cached(StorageKey key) {
+        Rejection[] held = rejections.getIfPresent(key.tag);
         if (held == null) {
             return null;
         }
         Rejection rejection = null;
         for (Rejection r : held) {
-            if (r.sameLimits(limits)) {
+            if (r.key.sameLimits(key)) {
                 rejection = r;
                 break;
             }
@@ -262,8 +269,8 @@ final class RejectionCache implements RateLimitStore {
         return new Decision(Decision.Outcome.REJECTED, quotas, minus(original.retryAfter(), elapsed));
     }
 
-    private void forget(String tag) {
-        rejections.invalidate(tag);
+    private void forget(StorageKey key) {
+        rejections.invalidate(key.tag);
     }
 
     private static long micros(Duration d) {
@@ -274,13 +281,8 @@ final class RejectionCache implements RateLimitStore {
         return Duration.of(Math.max(0, micros(d) - micros), ChronoUnit.MICROS);
     }
 
-    /** A rejection under {@code limits} repeated until {@code untilMicros}, on this cache's clock. */
-    private record Rejection(List<Limit> limits, Decision decision, long decidedAtMicros, long untilMicros) {
-
-        /** Whether this rejection was under {@code other}: usually the very list the limiter holds. */
-        boolean sameLimits(List<Limit> other) {
-            return limits == other || limits.equals(other);
-        }
+    /** A rejection of {@code key}'s caller under its limits, repeated until {@code untilMicros}, on this cache's clock. */
+    private record Rejection(StorageKey key, Decision decision, long decidedAtMicros, long untilMicros) {
     }
 
     /** A caller's copies expire when the last of them has passed (the ticker is this cache's clock, in nanoseconds). */

@@ -86,7 +86,7 @@ class ClusterBatchingTest {
         }, 1, true);
         List<Limit> limits = List.of(Limit.of("piped", "1/1h"), Limit.of("piped-gcra", "1/1h").withAlgorithm(Algorithm.GCRA));
         String run = UUID.randomUUID().toString();
-        CompletableFuture<Decision> first = coalescer.decide(new Coalescer.RequestKey(Keys.tag("first-" + run), limits), LATER);
+        CompletableFuture<Decision> first = coalescer.decide(new StorageKey(Keys.tag("first-" + run), limits), LATER);
         List<String> callers = new ArrayList<>();
         List<CompletableFuture<Decision>> decisions = new ArrayList<>();
         for (int c = 0; c < 200; c++) {
@@ -94,7 +94,7 @@ class ClusterBatchingTest {
         }
         for (int r = 0; r < 2; r++) {
             for (String caller : callers) {
-                decisions.add(coalescer.decide(new Coalescer.RequestKey(Keys.tag(caller), limits), LATER));
+                decisions.add(coalescer.decide(new StorageKey(Keys.tag(caller), limits), LATER));
             }
         }
         client.getScript().scriptFlush();

@@ -21,7 +21,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  */
 class CoalescerTest {
 
-    private static final Coalescer.RequestKey KEY = new Coalescer.RequestKey("caller", List.of(Limit.of("c", "5/1s")));
+    private static final StorageKey KEY = new StorageKey("caller", List.of(Limit.of("c", "5/1s")));
     private static final long LATER = System.nanoTime() + TimeUnit.HOURS.toNanos(1);
 
     /** The calls sent, each with how many requests it decides, answered when the test says. */

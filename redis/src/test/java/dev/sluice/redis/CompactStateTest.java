@@ -123,7 +123,7 @@ class CompactStateTest {
             byte[] stateBefore = StoredState.raw(client, key);
             long ttlBefore = client.getBucket(key, StringCodec.INSTANCE).remainTimeToLive();
 
-            refunds.refund(caller, after).join();
+            refunds.refund(new StorageKey(caller, after)).join();
 
             long ttl = client.getBucket(key, StringCodec.INSTANCE).remainTimeToLive();
             assertThat(ttl).as("keeps a TTL (changed %s)", changed).isPositive().isLessThanOrEqualTo(ttlBefore);

@@ -25,7 +25,7 @@ class CrossCallerCoalescerTest {
     private static final long LATER = System.nanoTime() + TimeUnit.HOURS.toNanos(1);
 
     /** The calls sent, each as the batches it decides, with one reply per batch the test completes. */
-    private final List<List<Coalescer.Batch>> calls = new ArrayList<>();
+    private final List<List<Batch>> calls = new ArrayList<>();
     private final List<List<CompletableFuture<IntFunction<Decision>>>> replies = new ArrayList<>();
 
     private Coalescer coalescer(int slots) {
@@ -38,8 +38,8 @@ class CrossCallerCoalescerTest {
         }, slots, true);
     }
 
-    private static Coalescer.RequestKey caller(int i) {
-        return new Coalescer.RequestKey("caller-" + i, LIMITS);
+    private static StorageKey caller(int i) {
+        return new StorageKey("caller-" + i, LIMITS);
     }
 
     /** Request {@code i} of a batch learns its place: {@code i} remaining. */
@@ -170,9 +170,9 @@ class CrossCallerCoalescerTest {
         }
         int call = calls.size() - 1;
         answer(call);
-        assertThat(calls.get(call + 1)).extracting(Coalescer.Batch::size).containsExactly(255, 256, 256, 256);
+        assertThat(calls.get(call + 1)).extracting(Batch::size).containsExactly(255, 256, 256, 256);
         answer(call + 1);
-        assertThat(calls.get(call + 2)).extracting(Coalescer.Batch::size).containsExactly(256);
+        assertThat(calls.get(call + 2)).extracting(Batch::size).containsExactly(256);
         answer(call + 2);
         assertThat(coalescer.inFlight()).isZero();
     }

@@ -107,9 +107,9 @@ class DecideScriptTest {
             // a warm key alone, then a batch of five on it, then three callers in one call
             assertThat(script.decide(tag, List.of(limit), 1).join().apply(0).remaining()).isEqualTo(98);
             assertThat(script.decide(tag, List.of(limit), 5).join().apply(4).remaining()).isEqualTo(93);
-            List<Coalescer.Batch> callers = new ArrayList<>();
+            List<Batch> callers = new ArrayList<>();
             for (int c = 0; c < 3; c++) {
-                callers.add(new Coalescer.Batch(new Coalescer.RequestKey(tag + "-" + c, List.of(limit)), 2));
+                callers.add(new Batch(new StorageKey(tag + "-" + c, List.of(limit)), 2));
             }
             script.decide(callers).forEach(reply -> assertThat(reply.join().apply(1).remaining()).isEqualTo(98));
             Map<String, Long> calls = commandCalls(own.port());

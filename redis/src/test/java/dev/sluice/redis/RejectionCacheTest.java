@@ -175,38 +175,11 @@ class RejectionCacheTest {
         assertThat(store.calls.get() - before).as("r2's copy is kept").isEqualTo(2);
     }
 
-    /** A store that takes tags is handed the one the cache built: a decision or refund builds it once. */
+    /** A store that takes keys is handed the one the cache built: a decision or refund builds it once. */
     @Test
     void aStoreThatTakesTagsIsHandedTheCallersTag() {
         List<String> tags = new ArrayList<>();
-        RejectionCache.Tagged tagged = new RejectionCache.Tagged() {
-            @Override
-            public CompletionStage<Decision> decide(String caller, List<Limit> limits) {
-                throw new AssertionError("asked by caller, not by tag");
-            }
-
-            @Override
-            public CompletionStage<Decision> decideTagged(String tag, List<Limit> limits, long deadlineNanos, boolean fresh) {
-                tags.add(tag);
-                return store.decide(tag, limits);
-            }
-
-            @Override
-            public CompletionStage<Void> refund(String caller, List<Limit> limits) {
-                throw new AssertionError("refunded by caller, not by tag");
-            }
-
-            @Override
-            public CompletionStage<Void> refundTagged(String tag, List<Limit> limits) {
-                tags.add(tag);
-                return store.refund(tag, limits);
-            }
-
-            @Override
-            public void close() {
-            }
-        };
-        RejectionCache cache = new RejectionCache(tagged, 100, Duration.ofMinutes(1), clock);
+        RejectionCache cache = new RejectionCache(new ByKeyOnly(tags), 100, Duration.ofMinutes(1), clock);
         String caller = "key:" + "x".repeat(100); // hashed into its tag
         for (int n = 0; n < 4; n++) {
             decide(cache, caller, false);
@@ -214,6 +187,20 @@ class RejectionCacheTest {
         cache.refund(caller, limits).toCompletableFuture().join();
         assertThat(tags).as("three decisions (the fourth copied), then the refund").hasSize(4)
                 .containsOnly(dev.sluice.internal.Keys.tag(caller));
+    }
+
+    /**
+     * Every way in (a decision without a deadline, a reset) hands the store behind the key the
+     * cache built, so the store never builds the caller's tag again.
+     */
+    @Test
+    void aDecisionWithoutDeadlineAndAResetAreHandedTheCallersTagToo() {
+        List<String> tags = new ArrayList<>();
+        RejectionCache cache = new RejectionCache(new ByKeyOnly(tags), 100, Duration.ofMinutes(1), clock);
+        String caller = "key:" + "y".repeat(100);
+        cache.decide(caller, limits).toCompletableFuture().join();
+        cache.reset(caller, limits).toCompletableFuture().join();
+        assertThat(tags).containsExactly(dev.sluice.internal.Keys.tag(caller), dev.sluice.internal.Keys.tag(caller));
     }
 
     @Test
@@ -288,6 +275,63 @@ class RejectionCacheTest {
         @Override
         public void close() {
             store.close();
+        }
+    }
+
+    /** A store behind the cache that must be asked by key, never by caller; it records the tags it is handed. */
+    private final class ByKeyOnly implements RejectionCache.Keyed {
+        final List<String> tags;
+
+        ByKeyOnly(List<String> tags) {
+            this.tags = tags;
+        }
+
+        @Override
+        public CompletionStage<Decision> decide(String caller, List<Limit> limits) {
+            throw new AssertionError("asked by caller, not by tag");
+        }
+
+        @Override
+        public CompletionStage<Decision> decide(String caller, List<Limit> limits, long deadlineNanos, boolean fresh) {
+            throw new AssertionError("asked by caller, not by tag");
+        }
+
+        @Override
+        public CompletionStage<Void> refund(String caller, List<Limit> limits) {
+            throw new AssertionError("refunded by caller, not by tag");
+        }
+
+        @Override
+        public CompletionStage<Void> reset(String caller, List<Limit> limits) {
+            throw new AssertionError("reset by caller, not by tag");
+        }
+
+        @Override
+        public CompletionStage<Decision> decide(StorageKey key) {
+            tags.add(key.tag);
+            return store.decide(key.tag, key.limits);
+        }
+
+        @Override
+        public CompletionStage<Decision> decide(StorageKey key, long deadlineNanos, boolean fresh) {
+            tags.add(key.tag);
+            return store.decide(key.tag, key.limits);
+        }
+
+        @Override
+        public CompletionStage<Void> refund(StorageKey key) {
+            tags.add(key.tag);
+            return store.refund(key.tag, key.limits);
+        }
+
+        @Override
+        public CompletionStage<Void> reset(StorageKey key) {
+            tags.add(key.tag);
+            return store.reset(key.tag, key.limits);
+        }
+
+        @Override
+        public void close() {
         }
     }
 
