@@ -4,7 +4,6 @@ import dev.sluice.servlet.internal.ServletRequestView;
 import dev.sluice.spi.RateLimitStore;
 import dev.sluice.jaxrs.RateLimit;
 import dev.sluice.web.internal.ApplicationPolicies;
-import dev.sluice.web.internal.CallerRules;
 import dev.sluice.web.internal.Completion;
 import dev.sluice.web.internal.Guard;
 import dev.sluice.web.internal.HttpAnswer;
@@ -63,7 +62,7 @@ final class RateLimitInterceptor implements AsyncHandlerInterceptor {
     private Guard firstGuard; // guarded by this: the others share its once-only warnings
 
     /** The application-wide settings every handler's guard uses, and the store they name. */
-    private record Shared(WebSettings web, CallerRules rules, Rejection reject, RateLimitStore store) {
+    private record Shared(WebSettings web, Rejection reject, RateLimitStore store) {
     }
 
     RateLimitInterceptor(SluiceSettings settings, Supplier<Object> meterRegistry, ApplicationPolicies policies) {
@@ -193,7 +192,7 @@ final class RateLimitInterceptor implements AsyncHandlerInterceptor {
                         .withCompletion(a.charge(), a.chargeWhen(), a.lease()));
             }
             Shared app = shared();
-            Guard guard = Guard.of(routes, app.web(), app.rules(), app.store(), where, meterRegistry.get());
+            Guard guard = Guard.of(routes, app.web(), app.store(), where, meterRegistry.get());
             LOG.debug("Rate-limiting {}.{}: {}", beanType.getName(), method.getName(), guard);
             return shareWarnings(guard);
         } catch (IllegalArgumentException e) {
@@ -205,11 +204,9 @@ final class RateLimitInterceptor implements AsyncHandlerInterceptor {
     private synchronized Shared shared() {
         if (shared == null) {
             WebSettings web;
-            CallerRules rules;
             Rejection reject;
             try {
                 web = WebSettings.parse(settings.applicationLookup());
-                rules = CallerRules.parse(settings.applicationLookup());
                 reject = Rejection.parse(settings.applicationLookup(), "Spring MVC", Rejection.PROBLEM, Rejection.SEND_ERROR);
             } catch (ParameterException e) {
                 throw new IllegalArgumentException(settings.describe(e.getMessage(), null), e);
@@ -220,7 +217,7 @@ final class RateLimitInterceptor implements AsyncHandlerInterceptor {
             } catch (IllegalArgumentException e) {
                 throw new IllegalArgumentException("property 'sluice.store': " + e.getMessage(), e);
             }
-            shared = new Shared(web, rules, reject, store);
+            shared = new Shared(web, reject, store);
         }
         return shared;
     }
