@@ -44,7 +44,7 @@ public final class ConcurrencyLimiter extends LimiterShell {
 
     private final Limit limit;
     private final Announcer announcer;
-    private final StoreGuard<String, Decision> guard;
+    private final StoreResilience<String, Decision> resilience;
     /** Lease ids: a random prefix per limiter (unique across instances sharing a store) and a counter. */
     private final String idPrefix;
     private final AtomicLong ids = new AtomicLong();
@@ -54,7 +54,7 @@ public final class ConcurrencyLimiter extends LimiterShell {
         super(settings);
         this.limit = limit;
         this.announcer = new Announcer(settings.shadow(), settings.listener(), "[" + limit.policy() + "]");
-        this.guard = new StoreGuard<>(new Leases(), StoreGuard.failing(settings.failureMode(), null), settings,
+        this.resilience = new StoreResilience<>(new Leases(), StoreResilience.failing(settings.failureMode(), null), settings,
                 "concurrency policy " + limit.policy(), announcer);
         byte[] random = new byte[9];
         RANDOM.nextBytes(random);
@@ -75,7 +75,7 @@ public final class ConcurrencyLimiter extends LimiterShell {
         Objects.requireNonNull(caller, "caller");
         long started = System.nanoTime();
         String id = idPrefix + Long.toString(ids.incrementAndGet(), 36);
-        Lease lease = new Lease(this, caller, id, announcer.announce(guard.await(caller, id, started), started));
+        Lease lease = new Lease(this, caller, id, announcer.announce(resilience.await(caller, id, started), started));
         if (lease.held()) {
             announcer.lease(true);
         }
@@ -83,7 +83,7 @@ public final class ConcurrencyLimiter extends LimiterShell {
     }
 
     /** Taking the lease {@code id} is the call to the store; a lease granted after the wait ended is returned. */
-    private final class Leases implements StoreGuard.Call<String, Decision> {
+    private final class Leases implements StoreResilience.Call<String, Decision> {
         @Override
         public CompletableFuture<Decision> send(String caller, String id, long deadlineNanos, boolean probe) {
             return settings.store().acquireLease(caller, limit, id).toCompletableFuture();
@@ -132,8 +132,8 @@ public final class ConcurrencyLimiter extends LimiterShell {
     }
 
     @Override
-    StoreGuard<?, ?> guard() {
-        return guard;
+    StoreResilience<?, ?> resilience() {
+        return resilience;
     }
 
     @Override

@@ -56,9 +56,9 @@ public final class RateLimiter extends LimiterShell {
 
     private final CostedLimits costed;
     private final StoreDecisions store;
-    private final StoreGuard<List<Limit>, Decision> guard;
+    private final StoreResilience<List<Limit>, Decision> resilience;
     /** The same shell around {@link RateLimitStore#reserve}, for {@link #acquire}: a circuit of its own. */
-    private final StoreGuard<Reservation, Decision> reservations;
+    private final StoreResilience<Reservation, Decision> reservations;
     private final Announcer announcer;
     /** The limiter of {@link FailureMode#LOCAL}; {@code null} for the other modes. */
     private final LocalLimiter local;
@@ -74,12 +74,12 @@ public final class RateLimiter extends LimiterShell {
         this.announcer = new Announcer(settings.shadow(), settings.listener(), policies);
         this.store = new StoreDecisions(settings, policies, announcer);
         this.local = settings.failureMode() == FailureMode.LOCAL ? new LocalLimiter(settings.localShare()) : null;
-        this.guard = new StoreGuard<>(store, StoreGuard.failing(settings.failureMode(), local), settings,
+        this.resilience = new StoreResilience<>(store, StoreResilience.failing(settings.failureMode(), local), settings,
                 "policies " + policies, announcer);
-        this.reservations = new StoreGuard<>(
+        this.reservations = new StoreResilience<>(
                 (caller, reservation, deadlineNanos, probe) -> settings.store()
                         .reserve(caller, reservation.limits(), reservation.ahead()).toCompletableFuture(),
-                StoreGuard.failing(settings.failureMode(), local == null ? null
+                StoreResilience.failing(settings.failureMode(), local == null ? null
                         : (caller, reservation) -> local.reserve(caller, reservation.limits(), reservation.ahead())),
                 settings, "reservations of policies " + policies, announcer);
         // built now: a scaled limit that is invalid fails here
@@ -322,10 +322,10 @@ public final class RateLimiter extends LimiterShell {
         if (store.immediate()) {
             // Nothing to wait for, so no deadline: the clock is read only for a listener.
             long started = timed ? System.nanoTime() : 0;
-            return announcer.announce(guard.now(caller, request), started);
+            return announcer.announce(resilience.now(caller, request), started);
         }
         long started = System.nanoTime();
-        return announcer.announce(guard.await(caller, request, started), started);
+        return announcer.announce(resilience.await(caller, request, started), started);
     }
 
     private CompletionStage<Decision> ask(String caller, List<Limit> request) {
@@ -338,7 +338,7 @@ public final class RateLimiter extends LimiterShell {
         // Whether the decision waited is known when it is sent, not from whether it is done by the
         // time we look: a timeout that fires while this thread is descheduled must not complete the
         // stage here, on the caller's thread, instead of on the executor.
-        Decision atOnce = guard.ask(caller, request, started, decision -> {
+        Decision atOnce = resilience.ask(caller, request, started, decision -> {
             Decision announced = announcer.announce(decision, started);
             // This thread is the store's I/O thread or the timer's: the caller's continuations,
             // which may block, run on the executor instead.
@@ -441,8 +441,8 @@ public final class RateLimiter extends LimiterShell {
     }
 
     @Override
-    StoreGuard<?, ?> guard() {
-        return guard;
+    StoreResilience<?, ?> resilience() {
+        return resilience;
     }
 
     @Override

@@ -15,7 +15,7 @@ import java.util.concurrent.TimeoutException;
  * when the store can ({@link ImmediateStore}). A rejection the store repeated from its local copy
  * is told to the listener. Also the limiter's {@link #reset}. Thread-safe.
  */
-final class StoreDecisions implements StoreGuard.Call<List<Limit>, Decision> {
+final class StoreDecisions implements StoreResilience.Call<List<Limit>, Decision> {
 
     private final LimiterSettings settings;
     /** The store when it decides on the calling thread; {@code null} otherwise. */
@@ -31,7 +31,7 @@ final class StoreDecisions implements StoreGuard.Call<List<Limit>, Decision> {
         this.announcer = announcer;
     }
 
-    /** Whether the store decides on the calling thread: {@link StoreGuard#now} is its path. */
+    /** Whether the store decides on the calling thread: {@link StoreResilience#now} is its path. */
     boolean immediate() {
         return immediate != null;
     }

@@ -32,7 +32,7 @@ import java.util.function.Consumer;
  * @param <A> what a call asks about besides the caller (the limits, a lease id)
  * @param <T> what the store answers (a {@link Decision})
  */
-final class StoreGuard<A, T> {
+final class StoreResilience<A, T> {
 
     private static final Logger LOG = LoggerFactory.getLogger(RateLimiter.class);
     /** What a 503 suggests to the client when the store is down. */
@@ -50,7 +50,7 @@ final class StoreGuard<A, T> {
          */
         CompletableFuture<T> send(String caller, A request, long deadlineNanos, boolean probe);
 
-        /** Answers on this thread, for a store that can ({@link ImmediateStore}); see {@link StoreGuard#now}. */
+        /** Answers on this thread, for a store that can ({@link ImmediateStore}); see {@link StoreResilience#now}. */
         default T sendNow(String caller, A request) {
             throw new UnsupportedOperationException("this store answers later");
         }
@@ -92,7 +92,7 @@ final class StoreGuard<A, T> {
      * @param name      the limiter, as logs name it
      * @param announcer tells the limiter's listener of store errors and circuit changes
      */
-    StoreGuard(Call<A, T> call, Fallback<A, T> fallback, LimiterSettings settings, String name, Announcer announcer) {
+    StoreResilience(Call<A, T> call, Fallback<A, T> fallback, LimiterSettings settings, String name, Announcer announcer) {
         this.call = call;
         this.fallback = Objects.requireNonNull(fallback, "fallback");
         this.failureMode = settings.failureMode();
