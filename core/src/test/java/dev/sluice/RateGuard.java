@@ -1,7 +1,7 @@
 package dev.sluice;
 
 import dev.sluice.spi.RateLimitStore;
-import dev.sluice.internal.Completions;
+import dev.sluice.internal.CompletionExecutor;
 
 import java.time.Duration;
 import java.util.List;
@@ -14,7 +14,7 @@ import java.util.function.Consumer;
 record RateGuard(StoreResilience<List<Limit>, Decision> guard, LocalLimiter local) {
 
     static RateGuard of(RateLimitStore store, FailureMode mode, Duration timeout, String policies) {
-        LimiterSettings settings = new LimiterSettings(store, mode, timeout, false, null, Completions.EXECUTOR, 1.0);
+        LimiterSettings settings = new LimiterSettings(store, mode, timeout, false, null, CompletionExecutor.EXECUTOR, 1.0);
         Announcer announcer = new Announcer(false, null, policies);
         LocalLimiter local = mode == FailureMode.LOCAL ? new LocalLimiter(1.0) : null;
         return new RateGuard(new StoreResilience<>(new StoreDecisions(settings, policies, announcer),
