@@ -3,7 +3,7 @@ package dev.sluice.servlet;
 import dev.sluice.spi.RateLimitStore;
 import dev.sluice.RateLimiter;
 import dev.sluice.web.internal.ApplicationPolicies;
-import dev.sluice.web.internal.Completion;
+import dev.sluice.web.internal.AfterResponse;
 import dev.sluice.web.internal.Guard;
 import dev.sluice.servlet.internal.ServletRequestView;
 import dev.sluice.web.HeaderStyle;
@@ -412,10 +412,10 @@ public final class RateLimitFilter implements Filter {
             response.setHeader(header.name(), header.value());
         }
         if (answer.proceeds()) {
-            if (answer.completion() == Completion.NONE) {
+            if (answer.afterResponse() == AfterResponse.NONE) {
                 chain.doFilter(request, response);
             } else {
-                ResponseEnd.proceed(request, response, chain, answer.completion());
+                ResponseEnd.proceed(request, response, chain, answer.afterResponse());
             }
             return;
         }

@@ -4,7 +4,7 @@ import dev.sluice.servlet.internal.ServletRequestView;
 import dev.sluice.spi.RateLimitStore;
 import dev.sluice.jaxrs.RateLimit;
 import dev.sluice.web.internal.ApplicationPolicies;
-import dev.sluice.web.internal.Completion;
+import dev.sluice.web.internal.AfterResponse;
 import dev.sluice.web.internal.Guard;
 import dev.sluice.web.internal.HttpAnswer;
 import dev.sluice.web.internal.ParameterException;
@@ -87,8 +87,8 @@ final class RateLimitInterceptor implements AsyncHandlerInterceptor {
             response.setHeader(header.name(), header.value());
         }
         if (answer.proceeds()) {
-            if (answer.completion() != Completion.NONE) {
-                request.setAttribute(COMPLETION, Completion.once(answer.completion()));
+            if (answer.afterResponse() != AfterResponse.NONE) {
+                request.setAttribute(COMPLETION, AfterResponse.once(answer.afterResponse()));
             }
             return true;
         }
@@ -106,14 +106,14 @@ final class RateLimitInterceptor implements AsyncHandlerInterceptor {
 
     @Override
     public void afterConcurrentHandlingStarted(HttpServletRequest request, HttpServletResponse response, Object handler) {
-        if (request.getAttribute(COMPLETION) instanceof Completion completion && request.isAsyncStarted()) {
+        if (request.getAttribute(COMPLETION) instanceof AfterResponse completion && request.isAsyncStarted()) {
             request.getAsyncContext().addListener(new End(completion, response));
         }
     }
 
     @Override
     public void afterCompletion(HttpServletRequest request, HttpServletResponse response, Object handler, Exception ex) {
-        if (request.getAttribute(COMPLETION) instanceof Completion completion && !request.isAsyncStarted()) {
+        if (request.getAttribute(COMPLETION) instanceof AfterResponse completion && !request.isAsyncStarted()) {
             completion.complete(ex == null ? response.getStatus() : failed(response));
         }
     }
@@ -124,7 +124,7 @@ final class RateLimitInterceptor implements AsyncHandlerInterceptor {
     }
 
     /** Settles an asynchronous request that ends otherwise than by its async dispatch completing. */
-    private record End(Completion completion, HttpServletResponse response) implements AsyncListener {
+    private record End(AfterResponse completion, HttpServletResponse response) implements AsyncListener {
         @Override
         public void onComplete(AsyncEvent event) {
             completion.complete(response.getStatus());

@@ -53,7 +53,7 @@ import java.util.concurrent.atomic.LongAdder;
  * {@code 429} (a concurrency limit publishes no rate-limit headers of its own) and refunds the
  * rate limits, so that the request is charged by neither; a request the rate limits refuse takes
  * no lease. With {@code charge=after} the rate limits are refunded once the response shows a
- * status that is not charged. Both happen in the answer's {@link Completion}, which the adapter
+ * status that is not charged. Both happen in the answer's {@link AfterResponse}, which the adapter
  * calls when the response is complete.
  *
  * <p>Every request it decides carries the request attributes of {@link RequestAttributes}
@@ -247,9 +247,9 @@ public final class Guard {
             return HttpAnswer.refusal(429, out, Problems.tooManyInFlight(refused), refused);
         }
         note(request, decision != null ? decision : lease.decision(), decision != null ? limiter : null, caller, partition);
-        Completion completion = completion(limiter, caller, decision, lease);
+        AfterResponse completion = completion(limiter, caller, decision, lease);
         if (decision == null || decision.outcome() == Decision.Outcome.FAILED_OPEN) {
-            return completion == Completion.NONE ? HttpAnswer.FAILED_OPEN
+            return completion == AfterResponse.NONE ? HttpAnswer.FAILED_OPEN
                     : new HttpAnswer(HttpAnswer.PROCEED, List.of(), null, completion);
         }
         return new HttpAnswer(HttpAnswer.PROCEED, layerHeaders(request, decision, partition, branch), null, completion);
@@ -312,13 +312,13 @@ public final class Guard {
      * {@code charge=after} refund a request the store charged whose status is not charged (a
      * request decided by the local limiter while the store failed stays charged there).
      */
-    private Completion completion(RateLimiter limiter, String caller, Decision decision, Lease lease) {
+    private AfterResponse completion(RateLimiter limiter, String caller, Decision decision, Lease lease) {
         boolean refund = charging.after() && decision != null && decision.outcome() == Decision.Outcome.ALLOWED;
         boolean release = lease != null && lease.held();
         if (!refund && !release) {
-            return Completion.NONE;
+            return AfterResponse.NONE;
         }
-        return Completion.once(status -> {
+        return AfterResponse.once(status -> {
             try {
                 if (release) {
                     lease.release();
