@@ -43,7 +43,7 @@ public final class ConcurrencyLimiter extends LimiterShell {
     private static final SecureRandom RANDOM = new SecureRandom();
 
     private final Limit limit;
-    private final Announcer announcer;
+    private final ShadowAndListener shadowAndListener;
     private final StoreResilience<String, Decision> resilience;
     /** Lease ids: a random prefix per limiter (unique across instances sharing a store) and a counter. */
     private final String idPrefix;
@@ -53,9 +53,9 @@ public final class ConcurrencyLimiter extends LimiterShell {
     private ConcurrencyLimiter(Limit limit, LimiterSettings settings) {
         super(settings);
         this.limit = limit;
-        this.announcer = new Announcer(settings.shadow(), settings.listener(), "[" + limit.policy() + "]");
-        this.resilience = new StoreResilience<>(new Leases(), StoreResilience.failing(settings.failureMode(), null), settings,
-                "concurrency policy " + limit.policy(), announcer);
+        this.shadowAndListener = new ShadowAndListener(settings.shadow(), settings.listener(), "[" + limit.policy() + "]");
+        this.resilience = new StoreResilience<>(new Leases(), StoreResilience.failing(settings.failureMode(), null),
+                settings, "concurrency policy " + limit.policy(), shadowAndListener);
         byte[] random = new byte[9];
         RANDOM.nextBytes(random);
         this.idPrefix = HexFormat.of().formatHex(random) + "-";
@@ -75,9 +75,9 @@ public final class ConcurrencyLimiter extends LimiterShell {
         Objects.requireNonNull(caller, "caller");
         long started = System.nanoTime();
         String id = idPrefix + Long.toString(ids.incrementAndGet(), 36);
-        Lease lease = new Lease(this, caller, id, announcer.announce(resilience.await(caller, id, started), started));
+        Lease lease = new Lease(this, caller, id, shadowAndListener.apply(resilience.await(caller, id, started), started));
         if (lease.held()) {
-            announcer.lease(true);
+            shadowAndListener.lease(true);
         }
         return lease;
     }
@@ -102,7 +102,7 @@ public final class ConcurrencyLimiter extends LimiterShell {
 
     /** Returns a held lease ({@link Lease#release()}, once): one fewer in flight. */
     void returned(String caller, String id) {
-        announcer.lease(false);
+        shadowAndListener.lease(false);
         release(caller, id);
     }
 
@@ -139,7 +139,7 @@ public final class ConcurrencyLimiter extends LimiterShell {
     @Override
     public String toString() {
         return "ConcurrencyLimiter[" + limit + "] failure-mode " + failureMode().configName() + " timeout "
-                + Durations.formatDuration(timeout()) + (announcer.shadow() ? " shadow" : "");
+                + Durations.formatDuration(timeout()) + (shadowAndListener.shadow() ? " shadow" : "");
     }
 
     /**

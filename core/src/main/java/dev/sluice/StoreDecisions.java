@@ -22,13 +22,13 @@ final class StoreDecisions implements StoreResilience.Call<List<Limit>, Decision
     private final ImmediateStore immediate;
     /** The limiter's policies, as errors name them. */
     private final String policies;
-    private final Announcer announcer;
+    private final ShadowAndListener shadowAndListener;
 
-    StoreDecisions(LimiterSettings settings, String policies, Announcer announcer) {
+    StoreDecisions(LimiterSettings settings, String policies, ShadowAndListener shadowAndListener) {
         this.settings = settings;
         this.immediate = settings.store() instanceof ImmediateStore i ? i : null;
         this.policies = policies;
-        this.announcer = announcer;
+        this.shadowAndListener = shadowAndListener;
     }
 
     /** Whether the store decides on the calling thread: {@link StoreResilience#now} is its path. */
@@ -41,7 +41,7 @@ final class StoreDecisions implements StoreResilience.Call<List<Limit>, Decision
         CompletableFuture<Decision> answer = settings.store().decide(caller, request, deadlineNanos, probe)
                 .toCompletableFuture();
         if (Repeated.is(answer)) {
-            announcer.localRejection();
+            shadowAndListener.localRejection();
         }
         return answer;
     }

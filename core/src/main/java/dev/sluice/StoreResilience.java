@@ -83,24 +83,25 @@ final class StoreResilience<A, T> {
     private final String name;
     private final CircuitBreaker breaker;
     /** Where a store error is told, once per result made without the store. */
-    private final Announcer announcer;
+    private final ShadowAndListener shadowAndListener;
     private final LongAdder failures = new LongAdder();
     private final QuietLog failureLog = new QuietLog();
 
     /**
      * @param fallback  the answer without the store, for {@code settings}' failure mode
      * @param name      the limiter, as logs name it
-     * @param announcer tells the limiter's listener of store errors and circuit changes
+     * @param shadowAndListener tells the limiter's listener of store errors and circuit changes
      */
-    StoreResilience(Call<A, T> call, Fallback<A, T> fallback, LimiterSettings settings, String name, Announcer announcer) {
+    StoreResilience(Call<A, T> call, Fallback<A, T> fallback, LimiterSettings settings, String name,
+                    ShadowAndListener shadowAndListener) {
         this.call = call;
         this.fallback = Objects.requireNonNull(fallback, "fallback");
         this.failureMode = settings.failureMode();
         this.timeout = settings.timeout();
         this.timeoutNanos = timeout.toNanos();
         this.name = name;
-        this.announcer = announcer;
-        this.breaker = new CircuitBreaker(name, announcer);
+        this.shadowAndListener = shadowAndListener;
+        this.breaker = new CircuitBreaker(name, shadowAndListener);
     }
 
     /**
@@ -211,7 +212,7 @@ final class StoreResilience<A, T> {
         Throwable cause = failure == null ? new NullPointerException("the store answered nothing") : unwrap(failure);
         breaker.onFailure(started, cause);
         failures.increment();
-        announcer.storeError(StoreError.of(cause));
+        shadowAndListener.storeError(StoreError.of(cause));
         if (failureLog.due()) {
             LOG.warn("Rate-limit store failed or exceeded {} ms; failing {} for {} ({} failures so far): {}",
                     timeout.toMillis(), failureMode.configName(), name, failures.sum(), cause.toString());
@@ -228,7 +229,7 @@ final class StoreResilience<A, T> {
     /** The circuit is open: no wait, no log (the breaker logged the opening); still a failure. */
     private T circuitOpen(String caller, A request) {
         failures.increment();
-        announcer.storeError(StoreError.CIRCUIT_OPEN);
+        shadowAndListener.storeError(StoreError.CIRCUIT_OPEN);
         return fallback.decide(caller, request);
     }
 

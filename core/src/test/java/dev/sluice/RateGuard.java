@@ -15,10 +15,10 @@ record RateGuard(StoreResilience<List<Limit>, Decision> guard, LocalLimiter loca
 
     static RateGuard of(RateLimitStore store, FailureMode mode, Duration timeout, String policies) {
         LimiterSettings settings = new LimiterSettings(store, mode, timeout, false, null, CompletionExecutor.EXECUTOR, 1.0);
-        Announcer announcer = new Announcer(false, null, policies);
+        ShadowAndListener shadowAndListener = new ShadowAndListener(false, null, policies);
         LocalLimiter local = mode == FailureMode.LOCAL ? new LocalLimiter(1.0) : null;
-        return new RateGuard(new StoreResilience<>(new StoreDecisions(settings, policies, announcer),
-                StoreResilience.failing(mode, local), settings, "policies " + policies, announcer), local);
+        return new RateGuard(new StoreResilience<>(new StoreDecisions(settings, policies, shadowAndListener),
+                StoreResilience.failing(mode, local), settings, "policies " + policies, shadowAndListener), local);
     }
 
     Decision await(String caller, List<Limit> request, long started) {
