@@ -33,7 +33,7 @@ final class CircuitBreaker {
 
     private final String name;
     /** Tells the limiter's listener of each change of state. */
-    private final Announcer announcer;
+    private final ShadowAndListener shadowAndListener;
     private final AtomicInteger failures = new AtomicInteger();
     /** When the last counted failure was seen; requests sent before it that fail are not counted again. */
     private final AtomicLong lastFailureNanos = new AtomicLong(System.nanoTime() - TimeUnit.DAYS.toNanos(1));
@@ -43,12 +43,12 @@ final class CircuitBreaker {
     private volatile long pauseNanos = MIN_PAUSE_NANOS;
 
     CircuitBreaker(String name) {
-        this(name, new Announcer(false, null, name));
+        this(name, new ShadowAndListener(false, null, name));
     }
 
-    CircuitBreaker(String name, Announcer announcer) {
+    CircuitBreaker(String name, ShadowAndListener shadowAndListener) {
         this.name = name;
-        this.announcer = announcer;
+        this.shadowAndListener = shadowAndListener;
     }
 
     /** Whether a decision may go to the store now: always when closed; one probe after a pause when open. */
@@ -57,7 +57,7 @@ final class CircuitBreaker {
             return true;
         }
         if (System.nanoTime() - openUntil >= 0 && probing.compareAndSet(false, true)) {
-            announcer.circuit(CircuitState.HALF_OPEN);
+            shadowAndListener.circuit(CircuitState.HALF_OPEN);
             return true;
         }
         return false;
@@ -72,7 +72,7 @@ final class CircuitBreaker {
                     failures.set(0);
                     probing.set(false);
                     LOG.info("Rate-limit store answers again; circuit closed for {}", name);
-                    announcer.circuit(CircuitState.CLOSED);
+                    shadowAndListener.circuit(CircuitState.CLOSED);
                 }
             }
         } else if (failures.get() != 0) {
@@ -102,7 +102,7 @@ final class CircuitBreaker {
                     pauseNanos = Math.min(MAX_PAUSE_NANOS, pauseNanos * 2);
                     openUntil = System.nanoTime() + pauseNanos;
                     probing.set(false);
-                    announcer.circuit(CircuitState.OPEN);
+                    shadowAndListener.circuit(CircuitState.OPEN);
                 }
             }
             return;
@@ -119,7 +119,7 @@ final class CircuitBreaker {
                     LOG.warn("Rate-limit store failed {} times in a row; circuit open for {}: decisions follow the "
                             + "failure mode without waiting, probing again in {} ms", THRESHOLD, name,
                             TimeUnit.NANOSECONDS.toMillis(pauseNanos));
-                    announcer.circuit(CircuitState.OPEN);
+                    shadowAndListener.circuit(CircuitState.OPEN);
                 }
             }
         }

@@ -43,8 +43,8 @@ public final class ConcurrencyLimiter extends LimiterShell {
     private static final SecureRandom RANDOM = new SecureRandom();
 
     private final Limit limit;
-    private final Announcer announcer;
-    private final StoreGuard<String, Decision> guard;
+    private final ShadowAndListener shadowAndListener;
+    private final StoreResilience<String, Decision> resilience;
     /** Lease ids: a random prefix per limiter (unique across instances sharing a store) and a counter. */
     private final String idPrefix;
     private final AtomicLong ids = new AtomicLong();
@@ -53,9 +53,9 @@ public final class ConcurrencyLimiter extends LimiterShell {
     private ConcurrencyLimiter(Limit limit, LimiterSettings settings) {
         super(settings);
         this.limit = limit;
-        this.announcer = new Announcer(settings.shadow(), settings.listener(), "[" + limit.policy() + "]");
-        this.guard = new StoreGuard<>(new Leases(), StoreGuard.failing(settings.failureMode(), null), settings,
-                "concurrency policy " + limit.policy(), announcer);
+        this.shadowAndListener = new ShadowAndListener(settings.shadow(), settings.listener(), "[" + limit.policy() + "]");
+        this.resilience = new StoreResilience<>(new Leases(), StoreResilience.failing(settings.failureMode(), null),
+                settings, "concurrency policy " + limit.policy(), shadowAndListener);
         byte[] random = new byte[9];
         RANDOM.nextBytes(random);
         this.idPrefix = HexFormat.of().formatHex(random) + "-";
@@ -75,15 +75,15 @@ public final class ConcurrencyLimiter extends LimiterShell {
         Objects.requireNonNull(caller, "caller");
         long started = System.nanoTime();
         String id = idPrefix + Long.toString(ids.incrementAndGet(), 36);
-        Lease lease = new Lease(this, caller, id, announcer.announce(guard.await(caller, id, started), started));
+        Lease lease = new Lease(this, caller, id, shadowAndListener.apply(resilience.await(caller, id, started), started));
         if (lease.held()) {
-            announcer.lease(true);
+            shadowAndListener.lease(true);
         }
         return lease;
     }
 
     /** Taking the lease {@code id} is the call to the store; a lease granted after the wait ended is returned. */
-    private final class Leases implements StoreGuard.Call<String, Decision> {
+    private final class Leases implements StoreResilience.Call<String, Decision> {
         @Override
         public CompletableFuture<Decision> send(String caller, String id, long deadlineNanos, boolean probe) {
             return settings.store().acquireLease(caller, limit, id).toCompletableFuture();
@@ -102,7 +102,7 @@ public final class ConcurrencyLimiter extends LimiterShell {
 
     /** Returns a held lease ({@link Lease#release()}, once): one fewer in flight. */
     void returned(String caller, String id) {
-        announcer.lease(false);
+        shadowAndListener.lease(false);
         release(caller, id);
     }
 
@@ -132,14 +132,14 @@ public final class ConcurrencyLimiter extends LimiterShell {
     }
 
     @Override
-    StoreGuard<?, ?> guard() {
-        return guard;
+    StoreResilience<?, ?> resilience() {
+        return resilience;
     }
 
     @Override
     public String toString() {
         return "ConcurrencyLimiter[" + limit + "] failure-mode " + failureMode().configName() + " timeout "
-                + Durations.formatDuration(timeout()) + (announcer.shadow() ? " shadow" : "");
+                + Durations.formatDuration(timeout()) + (shadowAndListener.shadow() ? " shadow" : "");
     }
 
     /**

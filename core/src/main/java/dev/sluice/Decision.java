@@ -9,7 +9,7 @@ import java.util.Objects;
  * and, for every limit decided, the caller's budget.
  *
  * <p>A rejection is a {@code Decision}, not an exception, and a rejected request consumed nothing
- * from any limit. When several limits are decided together, {@link #limit()},
+ * from any limit. When several limits are decided together, {@link #capacity()},
  * {@link #remaining()} and {@link #reset()} describe the <em>binding</em> one: the limit that
  * rejected the request (the one with the longest wait), or, when allowed, the one with the least
  * remaining; {@link #retryAfter()} is the wait until every limit could admit the request.
@@ -144,8 +144,9 @@ public record Decision(Outcome outcome, List<Quota> quotas, Duration retryAfter)
     /**
      * The most the binding limit can grant at once ({@link Limit#capacity()}: the burst of a bucket,
      * the count of a window), which {@link #remaining()} counts down from; 0 when the store failed.
+     * The binding limit itself is {@code binding().limit()}.
      */
-    public long limit() {
+    public long capacity() {
         Quota binding = binding();
         return binding == null ? 0 : binding.limit().capacity();
     }

@@ -1,11 +1,11 @@
 package dev.sluice;
 
 import dev.sluice.internal.Durations;
+import dev.sluice.internal.PolicyChars;
 import dev.sluice.internal.Units;
 
 import java.time.Duration;
 import java.util.Objects;
-import java.util.regex.Pattern;
 
 /**
  * One rate limit: "{@code count} units per {@code period}", counted by an {@link Algorithm},
@@ -34,7 +34,6 @@ import java.util.regex.Pattern;
  */
 public record Limit(String policy, Algorithm algorithm, long count, Duration period, long burst, long cost) {
 
-    private static final Pattern POLICY = Pattern.compile("(?=.{1,64}$)[A-Za-z0-9._~-]+(/[A-Za-z0-9._~-]+)?");
     private static final Duration MAX_PERIOD = Duration.ofDays(366);
     /** Sliding logs keep one entry per admitted unit; this bounds memory per key. */
     public static final long MAX_SLIDING_LOG_COUNT = 100_000;
@@ -42,9 +41,9 @@ public record Limit(String policy, Algorithm algorithm, long count, Duration per
     /** Validates every component; see the class description. */
     public Limit {
         Objects.requireNonNull(algorithm, "algorithm");
-        if (policy == null || !POLICY.matcher(policy).matches()) {
-            throw new IllegalArgumentException("'policy' must be 1 to 64 characters of A-Z a-z 0-9 . _ ~ -, got '"
-                    + policy + "'");
+        if (!PolicyChars.isPolicy(policy)) {
+            throw new IllegalArgumentException("'policy' must be 1 to " + PolicyChars.MAX_LENGTH + " characters of "
+                    + PolicyChars.DESCRIPTION + ", got '" + policy + "'");
         }
         if (count < 1) {
             throw new IllegalArgumentException("'limit' count must be at least 1, got '" + count + "'");

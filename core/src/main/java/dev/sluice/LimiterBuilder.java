@@ -2,7 +2,7 @@ package dev.sluice;
 
 import dev.sluice.spi.RateLimitStore;
 import dev.sluice.spi.StoreProvider;
-import dev.sluice.internal.Completions;
+import dev.sluice.internal.CompletionExecutor;
 import dev.sluice.internal.Durations;
 
 import java.time.Duration;
@@ -23,8 +23,8 @@ abstract class LimiterBuilder<B extends LimiterBuilder<B>> {
     private Duration timeout = Durations.DEFAULT_TIMEOUT;
     private boolean shadow;
     private DecisionListener listener;
-    /** Pooled threads, a new one only when none is free (see {@link Completions} for why not the JDK's default). */
-    Executor executor = Completions.EXECUTOR;
+    /** Pooled threads, a new one only when none is free (see {@link CompletionExecutor} for why not the JDK's default). */
+    Executor executor = CompletionExecutor.EXECUTOR;
     double localShare = 1.0;
 
     LimiterBuilder() {

@@ -7,7 +7,7 @@ import java.time.Duration;
 /**
  * What every limiter shows of its settings and its way to the store, written once:
  * {@link RateLimiter} and {@link ConcurrencyLimiter} extend it. The settings are one
- * {@link LimiterSettings}; the store calls go through the limiter's {@link StoreGuard}.
+ * {@link LimiterSettings}; the store calls go through the limiter's {@link StoreResilience}.
  */
 abstract class LimiterShell {
 
@@ -18,7 +18,7 @@ abstract class LimiterShell {
     }
 
     /** The limiter's way to its store. */
-    abstract StoreGuard<?, ?> guard();
+    abstract StoreResilience<?, ?> resilience();
 
     /** The store this limiter decides on. */
     public RateLimitStore store() {
@@ -40,7 +40,7 @@ abstract class LimiterShell {
      * decisions follow the failure mode at once, and one probe at a time retries the store.
      */
     public boolean storeCircuitOpen() {
-        return guard().circuitOpen();
+        return resilience().circuitOpen();
     }
 
     /**
@@ -48,6 +48,6 @@ abstract class LimiterShell {
      * limiter was built.
      */
     public long storeFailures() {
-        return guard().failures();
+        return resilience().failures();
     }
 }

@@ -30,7 +30,7 @@ import java.util.concurrent.atomic.AtomicReference;
  * <p>Thread-safe. The scaled limits of each list of limits the limiter asks for (one per cost)
  * are built once; a local decision is a cache lookup and a decision of the memory store.
  */
-final class LocalLimiter implements StoreGuard.Fallback<List<Limit>, Decision> {
+final class LocalLimiter implements StoreResilience.Fallback<List<Limit>, Decision> {
 
     /** As many lists as the limiter's costed lists can be at once, and one more for the configured list. */
     private static final long SCALED_LISTS = CostedLimits.ARRAY_COSTS + CostedLimits.CACHED_COSTS + 1;

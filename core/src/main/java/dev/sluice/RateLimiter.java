@@ -56,10 +56,10 @@ public final class RateLimiter extends LimiterShell {
 
     private final CostedLimits costed;
     private final StoreDecisions store;
-    private final StoreGuard<List<Limit>, Decision> guard;
+    private final StoreResilience<List<Limit>, Decision> resilience;
     /** The same shell around {@link RateLimitStore#reserve}, for {@link #acquire}: a circuit of its own. */
-    private final StoreGuard<Reservation, Decision> reservations;
-    private final Announcer announcer;
+    private final StoreResilience<Reservation, Decision> reservations;
+    private final ShadowAndListener shadowAndListener;
     /** The limiter of {@link FailureMode#LOCAL}; {@code null} for the other modes. */
     private final LocalLimiter local;
     private final List<Limit> localLimits;
@@ -71,20 +71,20 @@ public final class RateLimiter extends LimiterShell {
         super(settings);
         this.costed = new CostedLimits(limits);
         String policies = costed.configured().stream().map(Limit::policy).toList().toString();
-        this.announcer = new Announcer(settings.shadow(), settings.listener(), policies);
-        this.store = new StoreDecisions(settings, policies, announcer);
+        this.shadowAndListener = new ShadowAndListener(settings.shadow(), settings.listener(), policies);
+        this.store = new StoreDecisions(settings, policies, shadowAndListener);
         this.local = settings.failureMode() == FailureMode.LOCAL ? new LocalLimiter(settings.localShare()) : null;
-        this.guard = new StoreGuard<>(store, StoreGuard.failing(settings.failureMode(), local), settings,
-                "policies " + policies, announcer);
-        this.reservations = new StoreGuard<>(
+        this.resilience = new StoreResilience<>(store, StoreResilience.failing(settings.failureMode(), local), settings,
+                "policies " + policies, shadowAndListener);
+        this.reservations = new StoreResilience<>(
                 (caller, reservation, deadlineNanos, probe) -> settings.store()
                         .reserve(caller, reservation.limits(), reservation.ahead()).toCompletableFuture(),
-                StoreGuard.failing(settings.failureMode(), local == null ? null
+                StoreResilience.failing(settings.failureMode(), local == null ? null
                         : (caller, reservation) -> local.reserve(caller, reservation.limits(), reservation.ahead())),
-                settings, "reservations of policies " + policies, announcer);
+                settings, "reservations of policies " + policies, shadowAndListener);
         // built now: a scaled limit that is invalid fails here
         this.localLimits = local == null ? List.of() : local.limits(costed.configured());
-        this.refunds = new Refunds(settings.store(), settings.timeout(), policies, announcer);
+        this.refunds = new Refunds(settings.store(), settings.timeout(), policies, shadowAndListener);
         this.timed = settings.listener() != null;
     }
 
@@ -104,7 +104,7 @@ public final class RateLimiter extends LimiterShell {
     /** Decides one request of {@code caller} that spends {@code cost} units of every limit. */
     public Decision decide(String caller, long cost) {
         List<Limit> request = costed.withCost(cost);
-        return request == null ? announcer.announce(UNSATISFIABLE, System.nanoTime()) : await(caller, request);
+        return request == null ? shadowAndListener.apply(UNSATISFIABLE, System.nanoTime()) : await(caller, request);
     }
 
     /**
@@ -126,7 +126,7 @@ public final class RateLimiter extends LimiterShell {
     public CompletionStage<Decision> decideAsync(String caller, long cost) {
         List<Limit> request = costed.withCost(cost);
         return request == null
-                ? CompletableFuture.completedFuture(announcer.announce(UNSATISFIABLE, System.nanoTime()))
+                ? CompletableFuture.completedFuture(shadowAndListener.apply(UNSATISFIABLE, System.nanoTime()))
                 : ask(caller, request);
     }
 
@@ -165,7 +165,7 @@ public final class RateLimiter extends LimiterShell {
      */
     public Decision acquire(String caller, long cost, Duration maxWait) throws InterruptedException {
         List<Limit> request = costed.withCost(cost);
-        return request == null ? announcer.announce(UNSATISFIABLE, System.nanoTime())
+        return request == null ? shadowAndListener.apply(UNSATISFIABLE, System.nanoTime())
                 : reserveAndWait(caller, request, maxWait);
     }
 
@@ -191,7 +191,7 @@ public final class RateLimiter extends LimiterShell {
         List<Limit> request = costed.withCost(cost);
         if (request == null) {
             checkCanWait(maxWait);
-            return CompletableFuture.completedFuture(announcer.announce(UNSATISFIABLE, System.nanoTime()));
+            return CompletableFuture.completedFuture(shadowAndListener.apply(UNSATISFIABLE, System.nanoTime()));
         }
         return reserveLater(caller, request, maxWait);
     }
@@ -237,7 +237,8 @@ public final class RateLimiter extends LimiterShell {
         Objects.requireNonNull(caller, "caller");
         checkCanWait(maxWait);
         long started = System.nanoTime();
-        Decision decision = announcer.announce(reservations.await(caller, new Reservation(request, maxWait), started), started);
+        Decision decision = shadowAndListener.apply(reservations.await(caller, new Reservation(request, maxWait), started),
+                started);
         long wait = waitNanos(decision);
         if (wait > 0) {
             // From the answer's arrival, not from when it was asked: later than the store's slot,
@@ -261,9 +262,9 @@ public final class RateLimiter extends LimiterShell {
         long started = System.nanoTime();
         CompletableFuture<Decision> result = new CompletableFuture<>();
         Decision atOnce = reservations.ask(caller, new Reservation(request, maxWait), started,
-                decision -> grantLater(result, caller, request, announcer.announce(decision, started)));
+                decision -> grantLater(result, caller, request, shadowAndListener.apply(decision, started)));
         if (atOnce != null) {
-            grantLater(result, caller, request, announcer.announce(atOnce, started));
+            grantLater(result, caller, request, shadowAndListener.apply(atOnce, started));
         }
         return result;
     }
@@ -322,10 +323,10 @@ public final class RateLimiter extends LimiterShell {
         if (store.immediate()) {
             // Nothing to wait for, so no deadline: the clock is read only for a listener.
             long started = timed ? System.nanoTime() : 0;
-            return announcer.announce(guard.now(caller, request), started);
+            return shadowAndListener.apply(resilience.now(caller, request), started);
         }
         long started = System.nanoTime();
-        return announcer.announce(guard.await(caller, request, started), started);
+        return shadowAndListener.apply(resilience.await(caller, request, started), started);
     }
 
     private CompletionStage<Decision> ask(String caller, List<Limit> request) {
@@ -338,8 +339,8 @@ public final class RateLimiter extends LimiterShell {
         // Whether the decision waited is known when it is sent, not from whether it is done by the
         // time we look: a timeout that fires while this thread is descheduled must not complete the
         // stage here, on the caller's thread, instead of on the executor.
-        Decision atOnce = guard.ask(caller, request, started, decision -> {
-            Decision announced = announcer.announce(decision, started);
+        Decision atOnce = resilience.ask(caller, request, started, decision -> {
+            Decision announced = shadowAndListener.apply(decision, started);
             // This thread is the store's I/O thread or the timer's: the caller's continuations,
             // which may block, run on the executor instead.
             try {
@@ -348,7 +349,7 @@ public final class RateLimiter extends LimiterShell {
                 result.complete(announced);
             }
         });
-        return atOnce == null ? result : CompletableFuture.completedFuture(announcer.announce(atOnce, started));
+        return atOnce == null ? result : CompletableFuture.completedFuture(shadowAndListener.apply(atOnce, started));
     }
 
     /**
@@ -386,12 +387,12 @@ public final class RateLimiter extends LimiterShell {
 
     /** Whether this limiter only reports rejections ({@link Decision.Outcome#SHADOW_REJECTED}) instead of making them. */
     public boolean shadowMode() {
-        return announcer.shadow();
+        return shadowAndListener.shadow();
     }
 
     /** How many requests shadow mode let through that would have been rejected. */
     public long shadowRejections() {
-        return announcer.shadowRejections();
+        return shadowAndListener.shadowRejections();
     }
 
     /** The limits, in the order their quotas appear in decisions. */
@@ -441,8 +442,8 @@ public final class RateLimiter extends LimiterShell {
     }
 
     @Override
-    StoreGuard<?, ?> guard() {
-        return guard;
+    StoreResilience<?, ?> resilience() {
+        return resilience;
     }
 
     @Override

@@ -20,11 +20,11 @@ final class Refunds {
     private final RateLimitStore store;
     private final Duration timeout;
     private final String policies;
-    private final Announcer announcer;
+    private final ShadowAndListener shadowAndListener;
     private final QuietLog log = new QuietLog();
 
-    Refunds(RateLimitStore store, Duration timeout, String policies, Announcer announcer) {
-        this.announcer = announcer;
+    Refunds(RateLimitStore store, Duration timeout, String policies, ShadowAndListener shadowAndListener) {
+        this.shadowAndListener = shadowAndListener;
         this.store = store;
         this.timeout = timeout;
         this.policies = policies;
@@ -35,7 +35,7 @@ final class Refunds {
         Throwable failure;
         try {
             store.refund(caller, limits).toCompletableFuture().get(timeout.toNanos(), TimeUnit.NANOSECONDS);
-            announcer.refund(true);
+            shadowAndListener.refund(true);
             return true;
         } catch (ExecutionException e) {
             failure = e.getCause();
@@ -47,7 +47,7 @@ final class Refunds {
         }
         log.warn("Rate-limit store could not refund a request within {} ms for policies {}; it stays charged: {}",
                 timeout.toMillis(), policies, String.valueOf(failure));
-        announcer.refund(false);
+        shadowAndListener.refund(false);
         return false;
     }
 
@@ -64,12 +64,12 @@ final class Refunds {
         }
         Timeouts.orTimeout(sent, timeout.toNanos()).whenComplete((done, failure) -> {
             if (failure == null) {
-                announcer.refund(true);
+                shadowAndListener.refund(true);
                 return;
             }
             log.warn("Rate-limit store could not refund a request within {} ms for policies {}; it stays charged: {}",
                     timeout.toMillis(), policies, String.valueOf(failure));
-            announcer.refund(false);
+            shadowAndListener.refund(false);
         });
     }
 }

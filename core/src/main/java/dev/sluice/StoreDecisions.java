@@ -15,23 +15,23 @@ import java.util.concurrent.TimeoutException;
  * when the store can ({@link ImmediateStore}). A rejection the store repeated from its local copy
  * is told to the listener. Also the limiter's {@link #reset}. Thread-safe.
  */
-final class StoreDecisions implements StoreGuard.Call<List<Limit>, Decision> {
+final class StoreDecisions implements StoreResilience.Call<List<Limit>, Decision> {
 
     private final LimiterSettings settings;
     /** The store when it decides on the calling thread; {@code null} otherwise. */
     private final ImmediateStore immediate;
     /** The limiter's policies, as errors name them. */
     private final String policies;
-    private final Announcer announcer;
+    private final ShadowAndListener shadowAndListener;
 
-    StoreDecisions(LimiterSettings settings, String policies, Announcer announcer) {
+    StoreDecisions(LimiterSettings settings, String policies, ShadowAndListener shadowAndListener) {
         this.settings = settings;
         this.immediate = settings.store() instanceof ImmediateStore i ? i : null;
         this.policies = policies;
-        this.announcer = announcer;
+        this.shadowAndListener = shadowAndListener;
     }
 
-    /** Whether the store decides on the calling thread: {@link StoreGuard#now} is its path. */
+    /** Whether the store decides on the calling thread: {@link StoreResilience#now} is its path. */
     boolean immediate() {
         return immediate != null;
     }
@@ -41,7 +41,7 @@ final class StoreDecisions implements StoreGuard.Call<List<Limit>, Decision> {
         CompletableFuture<Decision> answer = settings.store().decide(caller, request, deadlineNanos, probe)
                 .toCompletableFuture();
         if (Repeated.is(answer)) {
-            announcer.localRejection();
+            shadowAndListener.localRejection();
         }
         return answer;
     }

@@ -71,7 +71,7 @@ class LocalFailureModeTest {
             assertThat(local.allowed()).isTrue();
             assertThat(local.local()).isTrue();
             assertThat(local.storeFailed()).isTrue();
-            assertThat(local.limit()).as("the local capacity").isEqualTo(3);
+            assertThat(local.capacity()).as("the local capacity").isEqualTo(3);
             assertThat(local.remaining()).isEqualTo(2 - i);
         }
         Decision refused = limiter.decide("c");
@@ -92,7 +92,7 @@ class LocalFailureModeTest {
             back = limiter.decide("c");
         }
         assertThat(back.outcome()).as("the store decides again, with its own count").isEqualTo(Decision.Outcome.ALLOWED);
-        assertThat(back.limit()).isEqualTo(10);
+        assertThat(back.capacity()).isEqualTo(10);
         assertThat(back.remaining()).isEqualTo(8);
     }
 

@@ -1,24 +1,24 @@
 package dev.sluice;
 
 import dev.sluice.spi.RateLimitStore;
-import dev.sluice.internal.Completions;
+import dev.sluice.internal.CompletionExecutor;
 
 import java.time.Duration;
 import java.util.List;
 import java.util.function.Consumer;
 
 /**
- * A {@link StoreGuard} around a rate limiter's store call ({@link StoreDecisions}) with the
+ * A {@link StoreResilience} around a rate limiter's store call ({@link StoreDecisions}) with the
  * fallback of {@code mode}, put together as {@link RateLimiter} does, for tests of the guard alone.
  */
-record RateGuard(StoreGuard<List<Limit>, Decision> guard, LocalLimiter local) {
+record RateGuard(StoreResilience<List<Limit>, Decision> guard, LocalLimiter local) {
 
     static RateGuard of(RateLimitStore store, FailureMode mode, Duration timeout, String policies) {
-        LimiterSettings settings = new LimiterSettings(store, mode, timeout, false, null, Completions.EXECUTOR, 1.0);
-        Announcer announcer = new Announcer(false, null, policies);
+        LimiterSettings settings = new LimiterSettings(store, mode, timeout, false, null, CompletionExecutor.EXECUTOR, 1.0);
+        ShadowAndListener shadowAndListener = new ShadowAndListener(false, null, policies);
         LocalLimiter local = mode == FailureMode.LOCAL ? new LocalLimiter(1.0) : null;
-        return new RateGuard(new StoreGuard<>(new StoreDecisions(settings, policies, announcer),
-                StoreGuard.failing(mode, local), settings, "policies " + policies, announcer), local);
+        return new RateGuard(new StoreResilience<>(new StoreDecisions(settings, policies, shadowAndListener),
+                StoreResilience.failing(mode, local), settings, "policies " + policies, shadowAndListener), local);
     }
 
     Decision await(String caller, List<Limit> request, long started) {

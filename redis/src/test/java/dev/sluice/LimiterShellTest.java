@@ -106,7 +106,7 @@ class LimiterShellTest {
                     Decision decision = limiter.take(caller);
                     long waited = System.nanoTime() - opened;
                     assertThat(decision.outcome()).isEqualTo(Decision.Outcome.FAILED_CLOSED);
-                    assertThat(decision.retryAfter()).isEqualTo(StoreGuard.FAILED_CLOSED_RETRY);
+                    assertThat(decision.retryAfter()).isEqualTo(StoreResilience.FAILED_CLOSED_RETRY);
                     assertThat(waited).as("waited the timeout").isGreaterThanOrEqualTo(TIMEOUT.toNanos());
                 }
                 assertThat(limiter.circuitOpen()).as("five failures in a row open the circuit").isTrue();

@@ -1,6 +1,6 @@
 package dev.sluice.jaxrs;
 
-import dev.sluice.web.internal.Completion;
+import dev.sluice.web.internal.AfterResponse;
 import dev.sluice.web.internal.Guard;
 import dev.sluice.web.internal.HttpAnswer;
 import dev.sluice.web.internal.Rejection;
@@ -33,7 +33,7 @@ final class LimitFilter implements ContainerRequestFilter, ContainerResponseFilt
      */
     static final String DECISION = "dev.sluice.jaxrs.decision";
     /**
-     * The {@link Completion} of a request that proceeded with something left to do when its
+     * The {@link AfterResponse} of a request that proceeded with something left to do when its
      * response is complete (a lease to return, a refund to decide): called by the response filter
      * with the response's status, once the status is known (after the resource, an async resume
      * or an exception mapper) and before the entity is written.
@@ -82,8 +82,8 @@ final class LimitFilter implements ContainerRequestFilter, ContainerResponseFilt
                 // Written on the way out, from every layer known by then. None: the store failed open.
                 request.setProperty(DECISION, Boolean.TRUE);
             }
-            if (answer.completion() != Completion.NONE) {
-                request.setProperty(COMPLETION, answer.completion());
+            if (answer.afterResponse() != AfterResponse.NONE) {
+                request.setProperty(COMPLETION, answer.afterResponse());
             }
         }
     }
@@ -104,7 +104,7 @@ final class LimitFilter implements ContainerRequestFilter, ContainerResponseFilt
                 out.putIfAbsent(header.name(), List.of(header.value()));
             }
         }
-        if (request.getProperty(COMPLETION) instanceof Completion completion) {
+        if (request.getProperty(COMPLETION) instanceof AfterResponse completion) {
             request.removeProperty(COMPLETION);
             completion.complete(response.getStatus());
         }

@@ -4,7 +4,6 @@ import dev.sluice.spi.RateLimitStore;
 import dev.sluice.RateLimiter;
 import dev.sluice.web.PolicyRegistry;
 import dev.sluice.web.internal.ApplicationPolicies;
-import dev.sluice.web.internal.CallerRules;
 import dev.sluice.web.internal.Guard;
 import dev.sluice.web.KeyResolver;
 import dev.sluice.web.LimitResolver;
@@ -163,7 +162,7 @@ public final class RateLimitFeature implements DynamicFeature {
     private final AtomicBoolean consoleWarnedFiltered = new AtomicBoolean();
 
     /** The application-wide settings, from the {@code sluice.*} properties, and the store they name. */
-    private record Settings(WebSettings web, CallerRules rules, Rejection reject, RateLimitStore store,
+    private record Settings(WebSettings web, Rejection reject, RateLimitStore store,
                             Object meterRegistry) {
     }
 
@@ -224,7 +223,7 @@ public final class RateLimitFeature implements DynamicFeature {
             String where = Routes.where(resourceClass, resourceInfo.getResourceMethod());
             Guard guard;
             try {
-                guard = Guard.of(plan.routes(), app.web(), app.rules(), app.store(), where, app.meterRegistry());
+                guard = Guard.of(plan.routes(), app.web(), app.store(), where, app.meterRegistry());
                 // A method with only a concurrency limit has no rate limits to choose.
                 guard = limitResolver == null || guard.limiter() == null ? guard : guard.withLimitResolver(limitResolver);
                 guard = keyResolver == null ? guard : guard.withKeyResolver(keyResolver);
@@ -310,11 +309,9 @@ public final class RateLimitFeature implements DynamicFeature {
                 return value == null ? null : value.toString();
             };
             WebSettings web;
-            CallerRules rules;
             Rejection reject;
             try {
                 web = WebSettings.parse(property);
-                rules = CallerRules.parse(property);
                 reject = Rejection.parse(property, "the JAX-RS feature", Rejection.PROBLEM, Rejection.EXCEPTION);
             } catch (ParameterException e) {
                 throw new IllegalArgumentException("JAX-RS property '" + PREFIX + e.parameter().configName() + "': "
@@ -329,7 +326,7 @@ public final class RateLimitFeature implements DynamicFeature {
                 }
                 acquiredStore = web.store();
             }
-            settings = new Settings(web, rules, reject, store, configuration.getProperty(METER_REGISTRY));
+            settings = new Settings(web, reject, store, configuration.getProperty(METER_REGISTRY));
         }
         return settings;
     }

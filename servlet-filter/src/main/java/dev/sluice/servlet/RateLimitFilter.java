@@ -3,8 +3,7 @@ package dev.sluice.servlet;
 import dev.sluice.spi.RateLimitStore;
 import dev.sluice.RateLimiter;
 import dev.sluice.web.internal.ApplicationPolicies;
-import dev.sluice.web.internal.CallerRules;
-import dev.sluice.web.internal.Completion;
+import dev.sluice.web.internal.AfterResponse;
 import dev.sluice.web.internal.Guard;
 import dev.sluice.servlet.internal.ServletRequestView;
 import dev.sluice.web.HeaderStyle;
@@ -339,7 +338,6 @@ public final class RateLimitFilter implements Filter {
         }
         RouteSpec route;
         WebSettings web;
-        CallerRules rules;
         Rejection reject;
         FilterParameters lookup;
         try {
@@ -351,7 +349,6 @@ public final class RateLimitFilter implements Filter {
             params.forEach(Parameter::named);
             route = RouteSpec.parse(lookup, PolicyNames.forFilter(name));
             web = WebSettings.parse(lookup);
-            rules = CallerRules.parse(lookup);
             reject = Rejection.parse(lookup, "a servlet filter", Rejection.PROBLEM, Rejection.SEND_ERROR);
         } catch (IllegalArgumentException e) {
             // Messages start with the quoted parameter name: "'limit' must look like ...".
@@ -369,7 +366,7 @@ public final class RateLimitFilter implements Filter {
         Guard guard;
         try {
             // The application's own Micrometer registry, when it gives one; else the global one.
-            guard = Guard.of(List.of(route), web, rules, store, where,
+            guard = Guard.of(List.of(route), web, store, where,
                     config.getServletContext() == null ? null : config.getServletContext().getAttribute(METER_REGISTRY));
         } catch (IllegalArgumentException e) {
             StoreRegistry.application().release(web.store());
@@ -377,8 +374,8 @@ public final class RateLimitFilter implements Filter {
         }
         active = new Active(guard, charged, web.store(), reject, register(config, guard, store, web.store()));
         LOG.info("Sluice filter '{}': {}, key {}, store {}, headers {}, trusted proxies {} ({}), ipv6 prefix /{}", name,
-                guard, route.key(), WebSettings.shown(web.store()), web.headers().configName(), web.trustedProxies(),
-                web.forwardedHeader().configName(), web.ipv6Prefix());
+                guard, route.key(), WebSettings.shown(web.store()), web.headers().configName(),
+                web.callers().trustedProxies(), web.callers().forwardedHeader().configName(), web.callers().ipv6Prefix());
     }
 
     /**
@@ -415,10 +412,10 @@ public final class RateLimitFilter implements Filter {
             response.setHeader(header.name(), header.value());
         }
         if (answer.proceeds()) {
-            if (answer.completion() == Completion.NONE) {
+            if (answer.afterResponse() == AfterResponse.NONE) {
                 chain.doFilter(request, response);
             } else {
-                ResponseEnd.proceed(request, response, chain, answer.completion());
+                ResponseEnd.proceed(request, response, chain, answer.afterResponse());
             }
             return;
         }

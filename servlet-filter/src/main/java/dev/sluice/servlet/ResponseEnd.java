@@ -1,6 +1,6 @@
 package dev.sluice.servlet;
 
-import dev.sluice.web.internal.Completion;
+import dev.sluice.web.internal.AfterResponse;
 import jakarta.servlet.AsyncContext;
 import jakarta.servlet.AsyncEvent;
 import jakarta.servlet.AsyncListener;
@@ -17,7 +17,7 @@ import java.io.IOException;
 
 /**
  * Runs the chain for a request whose guard has something left to do when its response is complete
- * (a lease to return, a refund to decide), and calls the {@link Completion} with the status that
+ * (a lease to return, a refund to decide), and calls the {@link AfterResponse} with the status that
  * decides: the status the client received. Once the response is committed its status line is on
  * the wire, so that status decides whatever happens next (an exception, a failed write to a
  * client that reset the connection, an async error or timeout). Before that:
@@ -55,7 +55,7 @@ final class ResponseEnd {
         return response.isCommitted() ? response.getStatus() : FAILED;
     }
 
-    static void proceed(HttpServletRequest request, HttpServletResponse response, FilterChain chain, Completion completion)
+    static void proceed(HttpServletRequest request, HttpServletResponse response, FilterChain chain, AfterResponse completion)
             throws IOException, ServletException {
         Noticing noticing = new Noticing(request, response, completion);
         boolean threw = true;
@@ -74,11 +74,11 @@ final class ResponseEnd {
     /** The request as the chain sees it: the same, except that starting async mode is noticed. */
     private static final class Noticing extends HttpServletRequestWrapper {
         private final HttpServletResponse response;
-        private final Completion completion;
+        private final AfterResponse completion;
         /** Whether the request went async; its listener then follows it through every later cycle. */
         private volatile boolean async;
 
-        Noticing(HttpServletRequest request, HttpServletResponse response, Completion completion) {
+        Noticing(HttpServletRequest request, HttpServletResponse response, AfterResponse completion) {
             super(request);
             this.response = response;
             this.completion = completion;
@@ -112,9 +112,9 @@ final class ResponseEnd {
     private static final class Completing implements AsyncContext {
         private final AsyncContext context;
         private final HttpServletResponse response;
-        private final Completion completion;
+        private final AfterResponse completion;
 
-        Completing(AsyncContext context, HttpServletResponse response, Completion completion) {
+        Completing(AsyncContext context, HttpServletResponse response, AfterResponse completion) {
             this.context = context;
             this.response = response;
             this.completion = completion;
@@ -200,9 +200,9 @@ final class ResponseEnd {
      */
     private static final class Listener implements AsyncListener {
         private final HttpServletResponse response;
-        private final Completion completion;
+        private final AfterResponse completion;
 
-        Listener(HttpServletResponse response, Completion completion) {
+        Listener(HttpServletResponse response, AfterResponse completion) {
             this.response = response;
             this.completion = completion;
         }

@@ -4,8 +4,7 @@ import dev.sluice.servlet.internal.ServletRequestView;
 import dev.sluice.spi.RateLimitStore;
 import dev.sluice.jaxrs.RateLimit;
 import dev.sluice.web.internal.ApplicationPolicies;
-import dev.sluice.web.internal.CallerRules;
-import dev.sluice.web.internal.Completion;
+import dev.sluice.web.internal.AfterResponse;
 import dev.sluice.web.internal.Guard;
 import dev.sluice.web.internal.HttpAnswer;
 import dev.sluice.web.internal.ParameterException;
@@ -63,7 +62,7 @@ final class RateLimitInterceptor implements AsyncHandlerInterceptor {
     private Guard firstGuard; // guarded by this: the others share its once-only warnings
 
     /** The application-wide settings every handler's guard uses, and the store they name. */
-    private record Shared(WebSettings web, CallerRules rules, Rejection reject, RateLimitStore store) {
+    private record Shared(WebSettings web, Rejection reject, RateLimitStore store) {
     }
 
     RateLimitInterceptor(SluiceSettings settings, Supplier<Object> meterRegistry, ApplicationPolicies policies) {
@@ -88,8 +87,8 @@ final class RateLimitInterceptor implements AsyncHandlerInterceptor {
             response.setHeader(header.name(), header.value());
         }
         if (answer.proceeds()) {
-            if (answer.completion() != Completion.NONE) {
-                request.setAttribute(COMPLETION, Completion.once(answer.completion()));
+            if (answer.afterResponse() != AfterResponse.NONE) {
+                request.setAttribute(COMPLETION, AfterResponse.once(answer.afterResponse()));
             }
             return true;
         }
@@ -107,14 +106,14 @@ final class RateLimitInterceptor implements AsyncHandlerInterceptor {
 
     @Override
     public void afterConcurrentHandlingStarted(HttpServletRequest request, HttpServletResponse response, Object handler) {
-        if (request.getAttribute(COMPLETION) instanceof Completion completion && request.isAsyncStarted()) {
+        if (request.getAttribute(COMPLETION) instanceof AfterResponse completion && request.isAsyncStarted()) {
             request.getAsyncContext().addListener(new End(completion, response));
         }
     }
 
     @Override
     public void afterCompletion(HttpServletRequest request, HttpServletResponse response, Object handler, Exception ex) {
-        if (request.getAttribute(COMPLETION) instanceof Completion completion && !request.isAsyncStarted()) {
+        if (request.getAttribute(COMPLETION) instanceof AfterResponse completion && !request.isAsyncStarted()) {
             completion.complete(ex == null ? response.getStatus() : failed(response));
         }
     }
@@ -125,7 +124,7 @@ final class RateLimitInterceptor implements AsyncHandlerInterceptor {
     }
 
     /** Settles an asynchronous request that ends otherwise than by its async dispatch completing. */
-    private record End(Completion completion, HttpServletResponse response) implements AsyncListener {
+    private record End(AfterResponse completion, HttpServletResponse response) implements AsyncListener {
         @Override
         public void onComplete(AsyncEvent event) {
             completion.complete(response.getStatus());
@@ -193,7 +192,7 @@ final class RateLimitInterceptor implements AsyncHandlerInterceptor {
                         .withCompletion(a.charge(), a.chargeWhen(), a.lease()));
             }
             Shared app = shared();
-            Guard guard = Guard.of(routes, app.web(), app.rules(), app.store(), where, meterRegistry.get());
+            Guard guard = Guard.of(routes, app.web(), app.store(), where, meterRegistry.get());
             LOG.debug("Rate-limiting {}.{}: {}", beanType.getName(), method.getName(), guard);
             return shareWarnings(guard);
         } catch (IllegalArgumentException e) {
@@ -205,11 +204,9 @@ final class RateLimitInterceptor implements AsyncHandlerInterceptor {
     private synchronized Shared shared() {
         if (shared == null) {
             WebSettings web;
-            CallerRules rules;
             Rejection reject;
             try {
                 web = WebSettings.parse(settings.applicationLookup());
-                rules = CallerRules.parse(settings.applicationLookup());
                 reject = Rejection.parse(settings.applicationLookup(), "Spring MVC", Rejection.PROBLEM, Rejection.SEND_ERROR);
             } catch (ParameterException e) {
                 throw new IllegalArgumentException(settings.describe(e.getMessage(), null), e);
@@ -220,7 +217,7 @@ final class RateLimitInterceptor implements AsyncHandlerInterceptor {
             } catch (IllegalArgumentException e) {
                 throw new IllegalArgumentException("property 'sluice.store': " + e.getMessage(), e);
             }
-            shared = new Shared(web, rules, reject, store);
+            shared = new Shared(web, reject, store);
         }
         return shared;
     }

@@ -56,6 +56,8 @@ final class CallerResolver {
 
     /** The identity of {@code key=global}: every request of the route is this one caller. */
     static final String GLOBAL = "global~";
+    /** A client address not looked for yet (compared by identity; no address has no bytes). */
+    static final byte[] UNRESOLVED = new byte[0];
 
     private static final Logger LOG = LoggerFactory.getLogger(CallerResolver.class);
 
@@ -74,20 +76,18 @@ final class CallerResolver {
     /**
      * A resolver.
      *
-     * @param sources         the key sources, tried in order
-     * @param trustedProxies  CIDRs, as {@link WebSettings#trustedProxies()} holds them
-     * @param forwardedHeader the one forwarding header believed from trusted proxies
-     * @param ipv6Prefix      the network IPv6 clients are keyed by, 32 to 128
-     * @param where           the route, for the log line, such as {@code filter 'search'}
+     * @param sources the key sources, tried in order
+     * @param callers the trusted proxies, the forwarding header believed from them and the network
+     *                IPv6 clients are keyed by
+     * @param where   the route, for the log line, such as {@code filter 'search'}
      */
-    CallerResolver(List<KeySource> sources, List<String> trustedProxies, ForwardedHeader forwardedHeader,
-                          int ipv6Prefix, String where) {
+    CallerResolver(List<KeySource> sources, CallerRules callers, String where) {
         this.where = Objects.requireNonNull(where, "where");
         this.warnedUntrusted = new AtomicBoolean();
         this.sources = sources.toArray(new KeySource[0]);
-        this.trusted = trustedProxies.stream().map(CallerResolver::cidr).toArray(Cidr[]::new);
-        this.forwardedHeader = Objects.requireNonNull(forwardedHeader, "forwardedHeader");
-        this.ipv6Prefix = WebSettings.checkIpv6Prefix(ipv6Prefix);
+        this.trusted = callers.trustedProxies().toArray(new Cidr[0]);
+        this.forwardedHeader = callers.forwardedHeader();
+        this.ipv6Prefix = callers.ipv6Prefix();
         this.ipv6Suffix = "/" + ipv6Prefix;
     }
 
@@ -107,28 +107,18 @@ final class CallerResolver {
     }
 
     /** A resolver whose warning names no route. */
-    CallerResolver(List<KeySource> sources, List<String> trustedProxies, ForwardedHeader forwardedHeader,
-                   int ipv6Prefix) {
-        this(sources, trustedProxies, forwardedHeader, ipv6Prefix, "Sluice");
+    CallerResolver(List<KeySource> sources, CallerRules callers) {
+        this(sources, callers, "Sluice");
     }
 
     /** The resolver of {@code key} with the client-address settings of {@code web}, for the route {@code where}. */
     CallerResolver(List<KeySource> key, WebSettings web, String where) {
-        this(key, web.trustedProxies(), web.forwardedHeader(), web.ipv6Prefix(), where);
+        this(key, web.callers(), where);
     }
 
     /** The resolver of {@code key} with the client-address settings of {@code web}. */
     CallerResolver(List<KeySource> key, WebSettings web) {
         this(key, web, "Sluice");
-    }
-
-    private static Cidr cidr(String text) {
-        Cidr cidr = Cidr.parse(text);
-        if (cidr == null) {
-            throw new IllegalArgumentException("'trusted-proxies' must be comma-separated CIDRs or IP addresses "
-                    + "(e.g. 10.0.0.0/8, ::1), got '" + text + "'");
-        }
-        return cidr;
     }
 
     /** The key sources, in order. */
@@ -138,13 +128,25 @@ final class CallerResolver {
 
     /** The caller identity of a request. */
     String resolve(RequestView request) {
+        return resolve(request, UNRESOLVED);
+    }
+
+    /**
+     * The caller identity of a request whose client address is {@code client}, as
+     * {@link #clientBytes} found it, or {@link #UNRESOLVED}: then it is found here, once, if a key
+     * source asks for it.
+     */
+    String resolve(RequestView request, byte[] client) {
         for (KeySource source : sources) {
-            String value = identity(source, request);
+            if (client == UNRESOLVED && source.readsClient()) {
+                client = clientBytes(request);
+            }
+            String value = identity(source, request, client);
             if (value != null) {
                 return value;
             }
         }
-        return "ip~" + clientAddress(request);
+        return "ip~" + clientAddress(request, client == UNRESOLVED ? clientBytes(request) : client);
     }
 
     /**
@@ -167,7 +169,7 @@ final class CallerResolver {
             }
             SentCaller request = new SentCaller(parts, values);
             if (request.readable()) {
-                String identity = identity(source, request);
+                String identity = identity(source, request, source.readsClient() ? clientBytes(request) : UNRESOLVED);
                 if (identity != null) {
                     out.add(identity);
                 }
@@ -247,16 +249,20 @@ final class CallerResolver {
         }
     }
 
-    /** The identity one source gives, or {@code null} if the request lacks it. */
-    private String identity(KeySource source, RequestView request) {
+    /**
+     * The identity one source gives, or {@code null} if the request lacks it; {@code client} is the
+     * request's client address as {@link #clientBytes} found it, given whenever the source
+     * {@linkplain KeySource#readsClient() reads it}.
+     */
+    private String identity(KeySource source, RequestView request, byte[] client) {
         return switch (source.kind()) {
             case HEADER -> prefixed("key~", request.header(source.name()));
             case PARAM -> prefixed("key~", request.param(source.name()));
             case ATTRIBUTE -> attribute(request.attribute(source.name()));
             case PRINCIPAL -> prefixed("user~", request.principal());
-            case IP -> "ip~" + clientAddress(request);
+            case IP -> "ip~" + clientAddress(request, client);
             case GLOBAL -> GLOBAL;
-            case COMPOSITE -> composite(source.parts(), request);
+            case COMPOSITE -> composite(source.parts(), request, client);
         };
     }
 
@@ -267,10 +273,10 @@ final class CallerResolver {
      * holding {@code |} or {@code 9:}) can make two different tuples of parts one identity, and the
      * {@code all~} prefix keeps composites apart from single identities.
      */
-    private String composite(List<KeySource> parts, RequestView request) {
+    private String composite(List<KeySource> parts, RequestView request, byte[] client) {
         StringBuilder out = new StringBuilder(64).append("all~");
         for (KeySource part : parts) {
-            String value = identity(part, request);
+            String value = identity(part, request, client);
             if (value == null) {
                 return null;
             }
@@ -289,12 +295,12 @@ final class CallerResolver {
     }
 
     /**
-     * The client's address as an identity: normalised, an IPv6 address reduced to its
-     * {@code ipv6-prefix} network ({@code 2001:db8:1:2::/64}). A socket peer that is no address
-     * literal (a runtime that cannot tell, a Unix socket) is returned as the container gave it.
+     * The client's address {@code client} (as {@link #clientBytes} found it) as an identity:
+     * normalised, an IPv6 address reduced to its {@code ipv6-prefix} network
+     * ({@code 2001:db8:1:2::/64}). A socket peer that is no address literal (a runtime that cannot
+     * tell, a Unix socket) is returned as the container gave it.
      */
-    String clientAddress(RequestView request) {
-        byte[] client = clientBytes(request);
+    private String clientAddress(RequestView request, byte[] client) {
         return client != null ? identity(client) : String.valueOf(request.remoteAddr());
     }
 
@@ -307,7 +313,7 @@ final class CallerResolver {
         if (peerAddress == null) {
             return null;
         }
-        if (trusted.length == 0 || !isTrusted(peerAddress)) {
+        if (trusted.length == 0 || !Cidr.anyContains(trusted, peerAddress)) {
             if (!warnedUntrusted.get() && isLocal(peerAddress)) {
                 warnOfUntrustedProxy(request, peerAddress);
             }
@@ -324,7 +330,7 @@ final class CallerResolver {
                 // left is the client's own writing. The proxy that said so pays.
                 return reporter;
             }
-            if (!isTrusted(hop)) {
+            if (!Cidr.anyContains(trusted, hop)) {
                 return hop;
             }
             reporter = hop;
@@ -389,14 +395,5 @@ final class CallerResolver {
             }
         }
         return address[15] == 1;
-    }
-
-    private boolean isTrusted(byte[] address) {
-        for (Cidr cidr : trusted) {
-            if (cidr.contains(address)) {
-                return true;
-            }
-        }
-        return false;
     }
 }

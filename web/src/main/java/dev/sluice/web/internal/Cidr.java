@@ -8,9 +8,10 @@ import java.util.List;
 
 /**
  * An IPv4 or IPv6 network, {@code 10.0.0.0/8} or {@code ::1/128}, parsed without ever asking DNS
- * (addresses by {@link IpLiteral}, the one address parser).
+ * (addresses by {@link IpLiteral}, the one address parser). Parsed once at start-up; matching an
+ * address is a byte comparison. Immutable; equal when the normalised networks are.
  */
-final class Cidr {
+public final class Cidr {
 
     private final byte[] network;
     private final int prefix;
@@ -27,7 +28,7 @@ final class Cidr {
     }
 
     /** Parses {@code address} or {@code address/prefix}; {@code null} if malformed. */
-    public static Cidr parse(String text) {
+    static Cidr parse(String text) {
         int slash = text.indexOf('/');
         String literal = slash < 0 ? text : text.substring(0, slash);
         byte[] address = address(literal);
@@ -53,12 +54,12 @@ final class Cidr {
 
     /**
      * Parses the value of {@code parameter}, comma-separated CIDRs or addresses such as
-     * {@code 10.0.0.0/8, ::1} (blank items skipped), into their normalised text.
+     * {@code 10.0.0.0/8, ::1} (blank items skipped).
      *
      * @throws IllegalArgumentException naming the parameter and the value if an item is malformed
      */
-    static List<String> parseList(Parameter parameter, String value) {
-        List<String> cidrs = new ArrayList<>();
+    static List<Cidr> parseList(Parameter parameter, String value) {
+        List<Cidr> cidrs = new ArrayList<>();
         for (String part : value.split(",")) {
             if (part.isBlank()) {
                 continue;
@@ -68,7 +69,7 @@ final class Cidr {
                 throw new IllegalArgumentException("'" + parameter.configName() + "' must be comma-separated CIDRs or IP "
                         + "addresses (e.g. 10.0.0.0/8, ::1), got '" + value + "'");
             }
-            cidrs.add(cidr.toString());
+            cidrs.add(cidr);
         }
         return List.copyOf(cidrs);
     }
@@ -77,12 +78,12 @@ final class Cidr {
      * The bytes of an IP address literal (4 or 16), or {@code null} if {@code text} is not one;
      * see {@link IpLiteral#parse(String)}. IPv4-mapped IPv6 addresses come back as 4 bytes.
      */
-    public static byte[] address(String text) {
+    static byte[] address(String text) {
         return IpLiteral.parse(text);
     }
 
-    /** Whether the address, given as its bytes, lies in this network. */
-    public boolean contains(byte[] address) {
+    /** Whether the address, given as its bytes ({@code null}: none), lies in this network. */
+    boolean contains(byte[] address) {
         if (address == null || address.length != network.length) {
             return false;
         }
@@ -96,6 +97,27 @@ final class Cidr {
         return rest == 0 || (address[full] & (0xFF << (8 - rest)) & 0xFF) == (network[full] & 0xFF);
     }
 
+    /** Whether {@code address} lies in one of {@code networks}. */
+    static boolean anyContains(Cidr[] networks, byte[] address) {
+        for (Cidr cidr : networks) {
+            if (cidr.contains(address)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    @Override
+    public boolean equals(Object other) {
+        return other instanceof Cidr that && prefix == that.prefix && Arrays.equals(network, that.network);
+    }
+
+    @Override
+    public int hashCode() {
+        return 31 * Arrays.hashCode(network) + prefix;
+    }
+
+    /** The normalised network, {@code 10.0.0.0/8} or {@code 0:0:0:0:0:0:0:1/128}. */
     @Override
     public String toString() {
         try {

@@ -53,7 +53,7 @@ import java.util.concurrent.atomic.LongAdder;
  * {@code 429} (a concurrency limit publishes no rate-limit headers of its own) and refunds the
  * rate limits, so that the request is charged by neither; a request the rate limits refuse takes
  * no lease. With {@code charge=after} the rate limits are refunded once the response shows a
- * status that is not charged. Both happen in the answer's {@link Completion}, which the adapter
+ * status that is not charged. Both happen in the answer's {@link AfterResponse}, which the adapter
  * calls when the response is complete.
  *
  * <p>Every request it decides carries the request attributes of {@link RequestAttributes}
@@ -107,11 +107,11 @@ public final class Guard {
      */
     public Guard(RateLimiter limiter, List<KeySource> key, WebSettings web, String where) {
         this(LimitChoice.fixed(limiter, limiter::withLimits, web.headers(), where), null, Charging.BEFORE, key, web,
-                CallerRules.NONE, Set.of(), where);
+                Set.of(), where);
     }
 
     private Guard(LimitChoice choice, ConcurrencyLimiter concurrency, Charging charging, List<KeySource> key,
-                  WebSettings web, CallerRules rules, Set<String> methods, String where) {
+                  WebSettings web, Set<String> methods, String where) {
         this.configured = choice;
         this.choice = choice;
         this.concurrency = concurrency;
@@ -121,7 +121,7 @@ public final class Guard {
         this.headers = web.headers();
         this.partitionKey = web.partitionKey() && web.headers().draft();
         this.methods = Set.copyOf(methods);
-        this.exempt = rules.exemptNetworks();
+        this.exempt = web.callers().exempt().toArray(new Cidr[0]);
         this.where = where;
     }
 
@@ -172,53 +172,50 @@ public final class Guard {
 
     /**
      * A guard deciding the limits of {@code routes} together, atomically, on {@code store}, which
-     * it never closes: one limiter, with the strictest failure mode of the routes (closed, then
-     * local, then open), the timeout, shadow mode and metrics of {@code web}.
+     * it never closes: one limiter per tier of {@code web}'s tier source, built now, so that a
+     * request only picks one, with the strictest failure mode of the routes (closed, then local,
+     * then open), the timeout, shadow mode, metrics and caller rules of {@code web}. A route of
+     * {@code algorithm=concurrency} becomes the guard's concurrency limit (failing closed on a
+     * closed route or beside one, as its own route says otherwise; never locally), the others its
+     * rate limits, which must agree on {@code charge} and {@code charge-when}.
      *
      * @throws IllegalArgumentException if the routes name different keys (they are decided for
-     *                                  one caller) or the same policy twice
+     *                                  one caller) or the same policy twice, name different
+     *                                  {@code methods}, name tiers while {@code web} has no tier
+     *                                  source, name two concurrency limits, charge differently, or
+     *                                  a concurrency limit says {@code failure-mode=local}
      */
     public static Guard of(List<RouteSpec> routes, WebSettings web, RateLimitStore store, String where) {
-        return of(routes, web, CallerRules.NONE, store, where);
+        return of(routes, web, store, where, null);
     }
 
     /**
-     * A guard of {@code routes} as {@link #of(List, WebSettings, RateLimitStore, String)}, with
-     * the tier source and exemptions of {@code rules}: one limiter per tier, built now, so that a
-     * request only picks one. A route of {@code algorithm=concurrency} becomes the guard's
-     * concurrency limit (failing closed on a closed route or beside one, as its own route says
-     * otherwise; never locally), the others its rate limits, which must agree on {@code charge}
-     * and {@code charge-when}.
-     *
-     * @throws IllegalArgumentException also if the routes name different {@code methods}, name
-     *                                  tiers while {@code rules} has no tier source, name two
-     *                                  concurrency limits, charge differently, or a concurrency
-     *                                  limit says {@code failure-mode=local}
-     */
-    public static Guard of(List<RouteSpec> routes, WebSettings web, CallerRules rules, RateLimitStore store,
-                           String where) {
-        return of(routes, web, rules, store, where, null);
-    }
-
-    /**
-     * A guard as {@link #of(List, WebSettings, CallerRules, RateLimitStore, String)}, publishing its
-     * metrics ({@code metrics=true}) to {@code meterRegistry}, the application's Micrometer
+     * A guard as {@link #of(List, WebSettings, RateLimitStore, String)}, publishing its metrics
+     * ({@code metrics=true}) to {@code meterRegistry}, the application's Micrometer
      * {@code MeterRegistry}; {@code null}: Micrometer's global registry.
      *
      * @throws IllegalArgumentException also if {@code meterRegistry} is not a {@code MeterRegistry}
      */
-    public static Guard of(List<RouteSpec> routes, WebSettings web, CallerRules rules, RateLimitStore store,
-                           String where, Object meterRegistry) {
+    public static Guard of(List<RouteSpec> routes, WebSettings web, RateLimitStore store, String where,
+                           Object meterRegistry) {
         RouteGroup group = RouteGroup.of(routes);
-        LimitChoice choice = group.rateLimits(web, rules.tier(), store, meterRegistry, where);
+        LimitChoice choice = group.rateLimits(web, web.callers().tier(), store, meterRegistry, where);
         ConcurrencyLimiter concurrency = group.concurrency(web, store, meterRegistry);
-        return new Guard(choice, concurrency, group.charging(), group.key(), web, rules, group.methods(), where);
+        return new Guard(choice, concurrency, group.charging(), group.key(), web, group.methods(), where);
     }
 
     /** Decides one request; see the class description. */
     public HttpAnswer check(RequestView request) {
-        if (!HttpMethods.limits(methods, request.method()) || isExempt(request)) {
+        if (!HttpMethods.limits(methods, request.method())) {
             return PASS;
+        }
+        // Found at most once per request: by the exemption if there is one, else by the key sources if they ask.
+        byte[] client = CallerResolver.UNRESOLVED;
+        if (exempt.length > 0) {
+            client = resolver.clientBytes(request);
+            if (Cidr.anyContains(exempt, client)) {
+                return PASS;
+            }
         }
         LimitChoice current = choice;
         LimitChoice.Branch branch = current == null ? LimitChoice.UNLIMITED : current.of(request);
@@ -226,7 +223,7 @@ public final class Guard {
         if (limiter == null && concurrency == null) {
             return PASS;
         }
-        String caller = caller(request);
+        String caller = caller(request, client);
         String partition = PartitionKeys.of(caller); // hashed once: the attribute, the log and the draft's pk
         Decision decision = limiter == null ? null : limiter.decide(caller);
         if (decision != null && !decision.allowed()) {
@@ -250,23 +247,26 @@ public final class Guard {
             return HttpAnswer.refusal(429, out, Problems.tooManyInFlight(refused), refused);
         }
         note(request, decision != null ? decision : lease.decision(), decision != null ? limiter : null, caller, partition);
-        Completion completion = completion(limiter, caller, decision, lease);
+        AfterResponse completion = completion(limiter, caller, decision, lease);
         if (decision == null || decision.outcome() == Decision.Outcome.FAILED_OPEN) {
-            return completion == Completion.NONE ? HttpAnswer.FAILED_OPEN
+            return completion == AfterResponse.NONE ? HttpAnswer.FAILED_OPEN
                     : new HttpAnswer(HttpAnswer.PROCEED, List.of(), null, completion);
         }
         return new HttpAnswer(HttpAnswer.PROCEED, layerHeaders(request, decision, partition, branch), null, completion);
     }
 
-    /** The caller: the application's {@link KeyResolver} if it names one, else the key sources'. */
-    private String caller(RequestView request) {
+    /**
+     * The caller: the application's {@link KeyResolver} if it names one, else the key sources',
+     * with the client address {@code client} or {@link CallerResolver#UNRESOLVED}.
+     */
+    private String caller(RequestView request, byte[] client) {
         if (keyResolver != null) {
             String own = keyResolver.caller(request);
             if (own != null && !own.isBlank()) {
                 return "app~" + own;
             }
         }
-        return resolver.resolve(request);
+        return resolver.resolve(request, client);
     }
 
     /** The answer to a request its rate limits refused, or whose store failed on a closed route. */
@@ -312,13 +312,13 @@ public final class Guard {
      * {@code charge=after} refund a request the store charged whose status is not charged (a
      * request decided by the local limiter while the store failed stays charged there).
      */
-    private Completion completion(RateLimiter limiter, String caller, Decision decision, Lease lease) {
+    private AfterResponse completion(RateLimiter limiter, String caller, Decision decision, Lease lease) {
         boolean refund = charging.after() && decision != null && decision.outcome() == Decision.Outcome.ALLOWED;
         boolean release = lease != null && lease.held();
         if (!refund && !release) {
-            return Completion.NONE;
+            return AfterResponse.NONE;
         }
-        return Completion.once(status -> {
+        return AfterResponse.once(status -> {
             try {
                 if (release) {
                     lease.release();
@@ -329,20 +329,6 @@ public final class Guard {
                 }
             }
         });
-    }
-
-    /** Whether the client address, found as for {@code ip}, is in an {@code exempt} network. */
-    private boolean isExempt(RequestView request) {
-        if (exempt.length == 0) {
-            return false;
-        }
-        byte[] client = resolver.clientBytes(request);
-        for (Cidr cidr : exempt) {
-            if (cidr.contains(client)) {
-                return true;
-            }
-        }
-        return false;
     }
 
     /**

@@ -13,12 +13,13 @@ import java.util.Objects;
  * @param status  {@link #PROCEED} (0), or the status to answer with: 429 or 503
  * @param headers the headers to set, in order; empty when the store failed open
  * @param body    the {@code application/problem+json} body; {@code null} exactly when proceeding
- * @param completion what the adapter must call, once, when the response of a request that
- *                   proceeds is complete (see {@link Completion}); {@link Completion#NONE} otherwise
+ * @param afterResponse what the adapter must call, once, when the response of a request that
+ *                      proceeds is complete (see {@link AfterResponse}); {@link AfterResponse#NONE} otherwise
  * @param decision   the decision that refused the request (for {@code reject=exception}); {@code null}
  *                   when proceeding
  */
-public record HttpAnswer(int status, List<Header> headers, String body, Completion completion, Decision decision) {
+public record HttpAnswer(int status, List<Header> headers, String body, AfterResponse afterResponse,
+                         Decision decision) {
 
     /** The {@link #status()} of a request that proceeds to the application. */
     public static final int PROCEED = 0;
@@ -48,27 +49,27 @@ public record HttpAnswer(int status, List<Header> headers, String body, Completi
         if ((status == PROCEED) != (body == null)) {
             throw new IllegalArgumentException("'body' must be given exactly when answering, got status " + status);
         }
-        if (completion == null || (status != PROCEED && completion != Completion.NONE)) {
-            throw new IllegalArgumentException("'completion' must be NONE unless proceeding, got status " + status);
+        if (afterResponse == null || (status != PROCEED && afterResponse != AfterResponse.NONE)) {
+            throw new IllegalArgumentException("'afterResponse' must be NONE unless proceeding, got status " + status);
         }
         if (status == PROCEED && decision != null) {
             throw new IllegalArgumentException("'decision' must be null when proceeding");
         }
     }
 
-    /** A request that proceeds, with {@code completion} to call when its response is complete. */
-    public HttpAnswer(int status, List<Header> headers, String body, Completion completion) {
-        this(status, headers, body, completion, null);
+    /** A request that proceeds, with {@code afterResponse} to call when its response is complete. */
+    public HttpAnswer(int status, List<Header> headers, String body, AfterResponse afterResponse) {
+        this(status, headers, body, afterResponse, null);
     }
 
     /** An answer with nothing to do when the response completes. */
     public HttpAnswer(int status, List<Header> headers, String body) {
-        this(status, headers, body, Completion.NONE);
+        this(status, headers, body, AfterResponse.NONE);
     }
 
     /** A refusal: {@code status} with {@code headers} and a problem {@code body}, because of {@code decision}. */
     static HttpAnswer refusal(int status, List<Header> headers, String body, Decision decision) {
-        return new HttpAnswer(status, headers, body, Completion.NONE, decision);
+        return new HttpAnswer(status, headers, body, AfterResponse.NONE, decision);
     }
 
     /** Whether the request proceeds to the application. */

@@ -126,6 +126,16 @@ public record KeySource(Kind kind, String name, List<KeySource> parts) {
                 + "param:NAME, attribute:NAME or ip (or of several joined by +, or global alone), got '" + value + "'");
     }
 
+    /** Whether this source reads the client address: it is {@code ip}, or a composite with an {@code ip} part. */
+    boolean readsClient() {
+        for (int i = 0; i < parts.size(); i++) {
+            if (parts.get(i).kind == Kind.IP) {
+                return true;
+            }
+        }
+        return kind == Kind.IP;
+    }
+
     /** Key sources as the {@code key} parameter writes them: {@code header:X-API-Key,ip}. */
     static String format(List<KeySource> sources) {
         return String.join(",", sources.stream().map(KeySource::toString).toList());

@@ -1,5 +1,7 @@
 package dev.sluice.web.internal;
 
+import dev.sluice.internal.PolicyChars;
+
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -7,31 +9,25 @@ import java.util.HexFormat;
 
 /**
  * Default policy names, when {@code policy} is not given, in the policy character set
- * {@code A-Z a-z 0-9 . _ ~ -} of at most {@value #MAX_LENGTH} characters (the set
- * {@link dev.sluice.Limit} checks, and the reason problem bodies need no escaping).
+ * ({@link PolicyChars}: {@code A-Z a-z 0-9 . _ ~ -}) of at most {@value #MAX_LENGTH} characters
+ * (the set {@link dev.sluice.Limit} checks, and the reason problem bodies need no escaping).
  *
  * <p>Not API: this package may change in any release.
  */
 public final class PolicyNames {
 
     /** The longest policy name. */
-    public static final int MAX_LENGTH = 64;
+    public static final int MAX_LENGTH = PolicyChars.MAX_LENGTH;
 
     private static final int HASH_DIGITS = 8;
 
     private PolicyNames() {
     }
 
-    /** Whether a policy name may contain {@code c}. */
-    static boolean allowed(int c) {
-        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
-                || c == '.' || c == '_' || c == '~' || c == '-';
-    }
-
     /** {@code text} with each character outside the set replaced by {@code replacement}, cut to {@code max}. */
     static String sanitize(String text, char replacement, int max) {
         StringBuilder clean = new StringBuilder(Math.min(text.length(), max));
-        text.codePoints().limit(max).forEach(c -> clean.append(allowed(c) ? (char) c : replacement));
+        text.codePoints().limit(max).forEach(c -> clean.append(PolicyChars.allowed(c) ? (char) c : replacement));
         return clean.toString();
     }
 

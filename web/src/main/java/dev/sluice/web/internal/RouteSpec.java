@@ -4,6 +4,7 @@ import dev.sluice.Algorithm;
 import dev.sluice.FailureMode;
 import dev.sluice.Limit;
 import dev.sluice.internal.Durations;
+import dev.sluice.internal.PolicyChars;
 
 import java.time.Duration;
 import java.util.List;
@@ -99,7 +100,8 @@ public record RouteSpec(Limit limit, List<KeySource> key, FailureMode failureMod
     public static RouteSpec of(String policy, Algorithm algorithm, String limit, long burst, long cost, String key,
                                FailureMode failureMode, String tierLimits, String methods) {
         if (policy != null && policy.indexOf(Tier.SEPARATOR) >= 0) {
-            throw new IllegalArgumentException("'policy' must be 1 to 64 characters of A-Z a-z 0-9 . _ ~ - ('"
+            throw new IllegalArgumentException("'policy' must be 1 to " + PolicyChars.MAX_LENGTH + " characters of "
+                    + PolicyChars.DESCRIPTION + " ('"
                     + Tier.SEPARATOR + "' names a tier's state: <policy>" + Tier.SEPARATOR + "<tier>), got '" + policy + "'");
         }
         if (limit == null || limit.isBlank()) {

@@ -2,7 +2,7 @@ package dev.sluice.web.internal;
 
 import dev.sluice.spi.RateLimitStore;
 import dev.sluice.spi.StoreProvider;
-import dev.sluice.internal.Completions;
+import dev.sluice.internal.CompletionExecutor;
 import dev.sluice.internal.Timeouts;
 
 import java.util.HashMap;
@@ -59,7 +59,7 @@ public final class StoreRegistry {
     /**
      * Releases one use of a store; closes it when nobody uses it any more. When the last store of
      * the application closes, the application is stopping: the limiters' timer thread
-     * ({@link Timeouts}) and completion threads ({@link Completions}) end too, rather than
+     * ({@link Timeouts}) and completion threads ({@link CompletionExecutor}) end too, rather than
      * outliving it by their idle time.
      */
     public synchronized void release(String store) {
@@ -69,7 +69,7 @@ public final class StoreRegistry {
             entry.store.close();
             if (stores.isEmpty()) {
                 Timeouts.shutdown();
-                Completions.shutdown();
+                CompletionExecutor.shutdown();
             }
         }
     }

@@ -2,13 +2,13 @@ package dev.sluice.web.internal;
 
 import dev.sluice.Limit;
 import dev.sluice.internal.Durations;
+import dev.sluice.internal.PolicyChars;
 
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
-import java.util.regex.Pattern;
 
 /**
  * One named tier of a route, one item of {@code tier-limits}: its own limit under its own policy
@@ -21,9 +21,10 @@ import java.util.regex.Pattern;
  */
 public record Tier(String name, Limit limit) {
 
-    private static final Pattern NAME = Pattern.compile("[A-Za-z0-9._~-]{1,63}");
+    /** The longest tier name: a one-character policy, the separator and it fill a policy's length. */
+    private static final int MAX_NAME = PolicyChars.MAX_LENGTH - 1;
     /** Between a route's policy and a tier's name; outside the characters of a configured policy. */
-    static final char SEPARATOR = '/';
+    static final char SEPARATOR = PolicyChars.TIER_SEPARATOR;
 
     /** Validates the name. */
     public Tier {
@@ -50,9 +51,9 @@ public record Tier(String name, Limit limit) {
             int colon = item.indexOf(':');
             String name = colon < 0 ? "" : item.substring(0, colon).trim();
             String rate = colon < 0 ? "" : item.substring(colon + 1).trim();
-            if (!NAME.matcher(name).matches() || rate.isEmpty()) {
+            if (!PolicyChars.isName(name, MAX_NAME) || rate.isEmpty()) {
                 throw new IllegalArgumentException("'tier-limits' must be a comma-separated list of name:<count>/<period> "
-                        + "or name:unlimited, names of A-Z a-z 0-9 . _ ~ - (e.g. premium:1000/1h,internal:unlimited), "
+                        + "or name:unlimited, names of " + PolicyChars.DESCRIPTION + " (e.g. premium:1000/1h,internal:unlimited), "
                         + "got '" + value + "'");
             }
             if (!names.add(name)) {

@@ -6,7 +6,6 @@ import dev.sluice.internal.Durations;
 import dev.sluice.internal.Secrets;
 
 import java.time.Duration;
-import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
 import java.util.function.Function;
@@ -14,8 +13,9 @@ import java.util.function.Function;
 /**
  * The per-application (per-filter) part of the vocabulary ({@link Parameter.Scope#APPLICATION}):
  * where limits are stored, how long a decision may wait, what responses carry and how the client
- * address is found. Parsed once at start-up by {@link #parse}; a filter built around a limiter in
- * Java changes the HTTP ones through the {@code with*} copies.
+ * address is found and which callers are exempt or of which tier ({@link CallerRules}). Parsed once
+ * at start-up by {@link #parse}; a filter built around a limiter in Java changes the HTTP ones
+ * through the {@code with*} copies.
  *
  * <p>Errors are {@link ParameterException}s naming the parameter and the raw value.
  *
@@ -23,31 +23,30 @@ import java.util.function.Function;
  *                        {@link #toString()} shows a password in it as {@code ***}
  * @param timeout         the longest one decision waits on the store, 1 ms to 1 minute
  * @param headers         which rate-limit response headers to send
- * @param trustedProxies  CIDRs whose forwarding header is believed, normalised
- * @param forwardedHeader the forwarding header read from trusted proxies; the other is ignored
- * @param ipv6Prefix      the prefix length IPv6 clients are keyed by for {@code ip}, 32 to 128
+ * @param callers         how the caller of a request is found and sorted: trusted proxies, the
+ *                        forwarding header, the IPv6 prefix, exempt networks, the tier source
  * @param shadow          {@code mode=shadow}: decide and report, but reject nothing
  * @param metrics         {@code metrics=true}: publish to Micrometer when it is on the class path
  * @param partitionKey    {@code partition-key=true}: draft headers carry {@code pk}
  * @param localShare      {@code local-share}: with {@code failure-mode=local}, the share of each limit
  *                        this JVM grants while the store fails, greater than 0 and at most 1
  */
-public record WebSettings(String store, Duration timeout, HeaderStyle headers, List<String> trustedProxies,
-                          ForwardedHeader forwardedHeader, int ipv6Prefix, boolean shadow, boolean metrics,
-                          boolean partitionKey, double localShare) {
+public record WebSettings(String store, Duration timeout, HeaderStyle headers, CallerRules callers, boolean shadow,
+                          boolean metrics, boolean partitionKey, double localShare) {
 
-    /** Every default: {@code memory}, {@code 100ms}, {@code legacy}, no proxy, {@code x-forwarded-for}, 64, enforce, metrics, no pk, share 1. */
+    /**
+     * Every default: {@code memory}, {@code 100ms}, {@code legacy}, {@link CallerRules#NONE} (no proxy,
+     * {@code x-forwarded-for}, 64, no exemption, no tiers), enforce, metrics, no pk, share 1.
+     */
     public static final WebSettings DEFAULTS = new WebSettings("memory", Durations.DEFAULT_TIMEOUT, HeaderStyle.LEGACY,
-            List.of(), ForwardedHeader.X_FORWARDED_FOR, 64, false, true, false, 1.0);
+            CallerRules.NONE, false, true, false, 1.0);
 
     /** Validates and copies the components. */
     public WebSettings {
         StoreProvider.forStore(Objects.requireNonNull(store, "store"));
         Durations.checkTimeout(timeout);
         Objects.requireNonNull(headers, "headers");
-        trustedProxies = List.copyOf(trustedProxies);
-        Objects.requireNonNull(forwardedHeader, "forwardedHeader");
-        checkIpv6Prefix(ipv6Prefix);
+        Objects.requireNonNull(callers, "callers");
         checkLocalShare(localShare, Double.toString(localShare));
     }
 
@@ -64,9 +63,7 @@ public record WebSettings(String store, Duration timeout, HeaderStyle headers, L
                 Parameter.STORE.parse(lookup, WebSettings::parseStore, d.store),
                 Parameter.TIMEOUT.parse(lookup, Durations::parseTimeout, d.timeout),
                 Parameter.HEADERS.parse(lookup, HeaderStyle::parse, d.headers),
-                Parameter.TRUSTED_PROXIES.parse(lookup, WebSettings::parseTrustedProxies, d.trustedProxies),
-                Parameter.FORWARDED_HEADER.parse(lookup, ForwardedHeader::parse, d.forwardedHeader),
-                Parameter.IPV6_PREFIX.parse(lookup, WebSettings::parseIpv6Prefix, d.ipv6Prefix),
+                CallerRules.parse(lookup),
                 Parameter.MODE.parse(lookup, WebSettings::parseShadowMode, d.shadow),
                 Parameter.METRICS.parse(lookup, v -> parseBoolean(Parameter.METRICS, v), d.metrics),
                 Parameter.PARTITION_KEY.parse(lookup, v -> parseBoolean(Parameter.PARTITION_KEY, v), d.partitionKey),
@@ -75,14 +72,17 @@ public record WebSettings(String store, Duration timeout, HeaderStyle headers, L
 
     /** A copy sending {@code headers}. */
     public WebSettings withHeaders(HeaderStyle newHeaders) {
-        return new WebSettings(store, timeout, newHeaders, trustedProxies, forwardedHeader, ipv6Prefix, shadow, metrics,
-                partitionKey, localShare);
+        return new WebSettings(store, timeout, newHeaders, callers, shadow, metrics, partitionKey, localShare);
     }
 
     /** A copy with {@code partition-key} set. */
     public WebSettings withPartitionKey(boolean newPartitionKey) {
-        return new WebSettings(store, timeout, headers, trustedProxies, forwardedHeader, ipv6Prefix, shadow, metrics,
-                newPartitionKey, localShare);
+        return new WebSettings(store, timeout, headers, callers, shadow, metrics, newPartitionKey, localShare);
+    }
+
+    /** A copy finding and sorting callers by {@code newCallers}. */
+    public WebSettings withCallers(CallerRules newCallers) {
+        return new WebSettings(store, timeout, headers, newCallers, shadow, metrics, partitionKey, localShare);
     }
 
     /**
@@ -91,8 +91,7 @@ public record WebSettings(String store, Duration timeout, HeaderStyle headers, L
      * @throws IllegalArgumentException naming the value if it is malformed
      */
     public WebSettings withTrustedProxies(String cidrs) {
-        return new WebSettings(store, timeout, headers, parseTrustedProxies(Objects.requireNonNull(cidrs, "cidrs")),
-                forwardedHeader, ipv6Prefix, shadow, metrics, partitionKey, localShare);
+        return withCallers(callers.withTrustedProxies(cidrs));
     }
 
     /**
@@ -101,15 +100,12 @@ public record WebSettings(String store, Duration timeout, HeaderStyle headers, L
      * @throws IllegalArgumentException naming the value if it is neither header
      */
     public WebSettings withForwardedHeader(String header) {
-        return new WebSettings(store, timeout, headers, trustedProxies,
-                ForwardedHeader.parse(Objects.requireNonNull(header, "header")), ipv6Prefix, shadow, metrics, partitionKey,
-                localShare);
+        return withCallers(callers.withForwardedHeader(header));
     }
 
     /** A copy keying IPv6 clients by their network of {@code prefix} bits, 32 to 128. */
     public WebSettings withIpv6Prefix(int prefix) {
-        return new WebSettings(store, timeout, headers, trustedProxies, forwardedHeader, prefix, shadow, metrics,
-                partitionKey, localShare);
+        return withCallers(callers.withIpv6Prefix(prefix));
     }
 
     /**
@@ -124,8 +120,7 @@ public record WebSettings(String store, Duration timeout, HeaderStyle headers, L
     @Override
     public String toString() {
         return "WebSettings[store=" + Secrets.redact(store) + ", timeout=" + Durations.formatDuration(timeout) + ", headers="
-                + headers.configName() + ", trustedProxies=" + trustedProxies + ", forwardedHeader="
-                + forwardedHeader.configName() + ", ipv6Prefix=" + ipv6Prefix + ", shadow=" + shadow + ", metrics=" + metrics
+                + headers.configName() + ", callers=" + callers + ", shadow=" + shadow + ", metrics=" + metrics
                 + ", partitionKey=" + partitionKey + ", localShare=" + localShare + "]";
     }
 
@@ -133,33 +128,6 @@ public record WebSettings(String store, Duration timeout, HeaderStyle headers, L
     private static String parseStore(String value) {
         StoreProvider.forStore(value);
         return value;
-    }
-
-    /** Parses comma-separated CIDRs or addresses, such as {@code 10.0.0.0/8, ::1}; returns them normalised. */
-    private static List<String> parseTrustedProxies(String value) {
-        return Cidr.parseList(Parameter.TRUSTED_PROXIES, value);
-    }
-
-    private static int parseIpv6Prefix(String value) {
-        if (value.length() <= 3 && value.chars().allMatch(c -> c >= '0' && c <= '9')) {
-            int prefix = Integer.parseInt(value);
-            if (prefix >= 32 && prefix <= 128) {
-                return prefix;
-            }
-        }
-        throw ipv6PrefixError(value);
-    }
-
-    /** Throws unless {@code prefix} is a valid {@code ipv6-prefix}, from 32 to 128. */
-    static int checkIpv6Prefix(int prefix) {
-        if (prefix < 32 || prefix > 128) {
-            throw ipv6PrefixError(Integer.toString(prefix));
-        }
-        return prefix;
-    }
-
-    private static IllegalArgumentException ipv6PrefixError(String raw) {
-        return new IllegalArgumentException("'ipv6-prefix' must be an integer from 32 to 128, got '" + raw + "'");
     }
 
     /** A decimal fraction such as {@code 0.33}, {@code .5} or {@code 1}; no exponent, sign, NaN or hex. */

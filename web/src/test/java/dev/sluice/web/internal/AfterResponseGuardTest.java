@@ -94,15 +94,15 @@ class AfterResponseGuardTest {
             HttpAnswer ok = guard.check(new TestRequest());
             assertThat(ok.proceeds()).as("success %d", i).isTrue();
             assertThat(ok.headers()).contains(new HttpAnswer.Header("RateLimit-Remaining", "1"));
-            ok.completion().complete(200);
+            ok.afterResponse().complete(200);
         }
-        guard.check(new TestRequest()).completion().complete(401);
+        guard.check(new TestRequest()).afterResponse().complete(401);
         HttpAnswer second = guard.check(new TestRequest());
-        second.completion().complete(401);
-        second.completion().complete(200); // once: the first report counts
+        second.afterResponse().complete(401);
+        second.afterResponse().complete(200); // once: the first report counts
         HttpAnswer refused = guard.check(new TestRequest());
         assertThat(refused.status()).isEqualTo(429);
-        assertThat(refused.completion()).isSameAs(Completion.NONE);
+        assertThat(refused.afterResponse()).isSameAs(AfterResponse.NONE);
     }
 
     @Test
@@ -117,7 +117,7 @@ class AfterResponseGuardTest {
         assertThat(third.status()).isEqualTo(429);
         assertThat(third.headers()).containsExactly(new HttpAnswer.Header("Retry-After", "1"));
         assertThat(third.body()).contains("Too many requests in flight for policy 'p'");
-        first.completion().complete(500);
+        first.afterResponse().complete(500);
         assertThat(guard.check(new TestRequest()).proceeds()).as("the returned place").isTrue();
     }
 
@@ -130,11 +130,11 @@ class AfterResponseGuardTest {
         for (int i = 0; i < 5; i++) {
             assertThat(guard.check(new TestRequest()).body()).contains("in flight"); // refunded each time
         }
-        holding.completion().complete(200);
+        holding.afterResponse().complete(200);
         HttpAnswer next = guard.check(new TestRequest());
         assertThat(next.headers()).as("only two charged").contains(new HttpAnswer.Header("RateLimit-Remaining", "1"));
-        next.completion().complete(200);
-        guard.check(new TestRequest()).completion().complete(200);
+        next.afterResponse().complete(200);
+        guard.check(new TestRequest()).afterResponse().complete(200);
         HttpAnswer spent = guard.check(new TestRequest());
         assertThat(spent.body()).contains("Rate limit exceeded for policy 'rate'");
         // the rate limit refused it: it took no lease, so the cap of one still admits

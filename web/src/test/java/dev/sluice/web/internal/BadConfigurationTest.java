@@ -116,7 +116,7 @@ class BadConfigurationTest {
                 "algorithm", "GCRA", "burst", "40", "timeout", "50ms", "headers", "both", "store", "redis://127.0.0.1:6379/2");
         assertThat(config.route().limit()).isEqualTo(new Limit("test-policy", Algorithm.GCRA, 20, Duration.ofMillis(500), 40, 1));
         assertThat(config.route().key()).hasToString("[header:X-API-Key, ip]");
-        assertThat(config.web().trustedProxies()).containsExactly("10.0.0.0/8", "0:0:0:0:0:0:0:1/128");
+        assertThat(config.web().callers().trustedProxies()).extracting(Cidr::toString).containsExactly("10.0.0.0/8", "0:0:0:0:0:0:0:1/128");
         assertThat(config.web().timeout()).isEqualTo(Duration.ofMillis(50));
         assertThat(config.route().failureMode()).isEqualTo(FailureMode.OPEN);
         assertThat(config.web().headers()).isEqualTo(HeaderStyle.BOTH);

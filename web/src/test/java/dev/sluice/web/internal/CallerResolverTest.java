@@ -212,11 +212,12 @@ class CallerResolverTest {
         assertThat(IpLiteral.format(IpLiteral.parse("::10.0.0.1"))).isEqualTo("::a00:1");
         assertThat(IpLiteral.format(IpLiteral.parse("[2001:DB8::A]"))).isEqualTo("2001:db8::a");
         // Trusted proxies may be written as IPv4-mapped networks, and match IPv4 peers.
-        assertThat(WebSettings.DEFAULTS.withTrustedProxies("::ffff:10.0.0.0/104").trustedProxies()).containsExactly("10.0.0.0/8");
+        assertThat(WebSettings.DEFAULTS.withTrustedProxies("::ffff:10.0.0.0/104").callers().trustedProxies())
+                .extracting(Cidr::toString).containsExactly("10.0.0.0/8");
     }
 
     private static int ipv6Prefix(String value) {
-        return WebSettings.parse(Map.of("ipv6-prefix", value)::get).ipv6Prefix();
+        return WebSettings.parse(Map.of("ipv6-prefix", value)::get).callers().ipv6Prefix();
     }
 
     @Test
@@ -229,7 +230,7 @@ class CallerResolverTest {
             assertThatThrownBy(() -> ipv6Prefix(bad))
                     .hasMessage("'ipv6-prefix' must be an integer from 32 to 128, got '" + bad + "'");
         }
-        assertThatThrownBy(() -> new CallerResolver(List.of(), List.of(), ForwardedHeader.FORWARDED, 16))
+        assertThatThrownBy(() -> new CallerRules(List.of(), ForwardedHeader.FORWARDED, 16, List.of(), null))
                 .hasMessage("'ipv6-prefix' must be an integer from 32 to 128, got '16'");
     }
 

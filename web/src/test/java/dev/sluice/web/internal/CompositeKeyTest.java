@@ -79,8 +79,8 @@ class CompositeKeyTest {
 
     @Test
     void ipPartsUseTheClientAddressAndGlobalIsOneCaller() {
-        CallerResolver resolver = new CallerResolver(KeySource.parseList("ip+header:A"), List.of("127.0.0.1/32"),
-                ForwardedHeader.X_FORWARDED_FOR, 64);
+        CallerResolver resolver = new CallerResolver(KeySource.parseList("ip+header:A"),
+                CallerRules.NONE.withTrustedProxies("127.0.0.1/32"));
         Map<String, List<String>> headers = Map.of("A", List.of("alice"), "X-Forwarded-For", List.of("203.0.113.9"));
         assertThat(resolver.resolve(new CallerResolverTest.Request("127.0.0.1", headers, Map.of(), null)))
                 .isEqualTo("all~14:ip~203.0.113.9|9:key~alice|");

@@ -66,7 +66,7 @@ class RateLimitHeadersTest {
                 .containsEntry("RateLimit-Remaining", "4")
                 .containsEntry("RateLimit-Policy", "\"bucket\";q=5;w=5")
                 .containsEntry("RateLimit", "\"bucket\";r=4;t=1");
-        assertThat(allowed.limit()).isEqualTo(5);
+        assertThat(allowed.capacity()).isEqualTo(5);
     }
 
     @Test

@@ -35,8 +35,7 @@ class TiersAndKeysConfigurationTest {
         Map<String, String> values = values(pairs);
         values.putIfAbsent("limit", "10/1m");
         RouteSpec route = RouteSpec.parse(values::get, "test-policy");
-        return Guard.of(List.of(route), WebSettings.parse(values::get), CallerRules.parse(values::get),
-                MemoryStore.create(), "test");
+        return Guard.of(List.of(route), WebSettings.parse(values::get), MemoryStore.create(), "test");
     }
 
     @ParameterizedTest(name = "{0}={1}")
@@ -124,7 +123,7 @@ class TiersAndKeysConfigurationTest {
         assertThat(route.methods()).isEqualTo(Set.of("POST", "PUT"));
         CallerRules rules = CallerRules.parse(values::get);
         assertThat(rules.tier()).isEqualTo(new TierSource(TierSource.Kind.ATTRIBUTE, "plan"));
-        assertThat(rules.exempt()).containsExactly("10.0.0.0/8", "0:0:0:0:0:0:0:1/128");
+        assertThat(rules.exempt()).extracting(Cidr::toString).containsExactly("10.0.0.0/8", "0:0:0:0:0:0:0:1/128");
         assertThat(KeySource.parseList("global")).hasToString("[global]");
         assertThat(TierSource.parse("Header:X-Plan")).hasToString("header:X-Plan");
     }

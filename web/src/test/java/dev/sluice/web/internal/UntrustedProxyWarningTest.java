@@ -31,7 +31,7 @@ class UntrustedProxyWarningTest {
         }
         values.putIfAbsent("limit", "2/1h");
         return Guard.of(List.of(RouteSpec.parse(values::get, "p")), WebSettings.parse(values::get),
-                CallerRules.parse(values::get), MemoryStore.create(), where);
+                MemoryStore.create(), where);
     }
 
     private static CallerResolverTest.Request from(String peer, String... headerPairs) {

@@ -11,7 +11,7 @@ import java.util.concurrent.atomic.LongAdder;
  * listener hears the result; and the one way to the listener for the events around decisions.
  * Thread-safe; logs under {@link RateLimiter}'s name.
  */
-final class Announcer {
+final class ShadowAndListener {
 
     private static final Logger LOG = LoggerFactory.getLogger(RateLimiter.class);
 
@@ -22,14 +22,14 @@ final class Announcer {
     private final LongAdder shadowRejections = new LongAdder();
     private final QuietLog shadowLog = new QuietLog();
 
-    Announcer(boolean shadow, DecisionListener listener, String policies) {
+    ShadowAndListener(boolean shadow, DecisionListener listener, String policies) {
         this.shadow = shadow;
         this.listener = listener;
         this.policies = policies;
     }
 
     /** Applies shadow mode to {@code decision} and tells the listener; what the caller gets. */
-    Decision announce(Decision decision, long started) {
+    Decision apply(Decision decision, long started) {
         Decision result = decision;
         Decision.Outcome outcome = decision.outcome();
         // a local limiter's refusal is a refusal too: shadow mode lets it through like any other

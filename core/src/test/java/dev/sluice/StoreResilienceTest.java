@@ -22,11 +22,11 @@ import java.util.function.Supplier;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The blocking and the asynchronous path through {@link StoreGuard} settle the same answer or
+ * The blocking and the asynchronous path through {@link StoreResilience} settle the same answer or
  * failure into the same decision, and count it the same way. The failing stores are hand-written
  * fault injections; the store that answers is a real {@link MemoryStore}.
  */
-class StoreGuardTest {
+class StoreResilienceTest {
 
     private static final List<Limit> LIMITS = List.of(Limit.of("guarded", "5/1m"));
     private static final Duration TIMEOUT = Duration.ofMillis(50);
@@ -95,7 +95,7 @@ class StoreGuardTest {
                 case CLOSED -> Decision.Outcome.FAILED_CLOSED;
                 case LOCAL -> Decision.Outcome.LOCAL_ALLOWED; // the first request of a whole local budget
             });
-            assertThat(waited.retryAfter()).isEqualTo(mode == FailureMode.CLOSED ? StoreGuard.FAILED_CLOSED_RETRY : Duration.ZERO);
+            assertThat(waited.retryAfter()).isEqualTo(mode == FailureMode.CLOSED ? StoreResilience.FAILED_CLOSED_RETRY : Duration.ZERO);
             assertThat(blocking.failures()).isEqualTo(1);
             assertThat(asynchronous.failures()).isEqualTo(1);
         }

@@ -8,14 +8,14 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * charged. The adapter calls {@link #complete} when the response is complete (or has failed) with
  * the status the client received: once the status is sent, that status, whatever fails afterwards;
  * a failure before that counts as 500. It calls it on whatever thread sees the end; the guard's
- * completions run at most once, so an adapter may report the end from several places.
+ * after-response work runs at most once, so an adapter may report the end from several places.
  * {@link #NONE} needs no call.
  */
 @FunctionalInterface
-public interface Completion {
+public interface AfterResponse {
 
     /** Nothing to do: the route neither holds a lease nor charges after the response. */
-    Completion NONE = status -> { };
+    AfterResponse NONE = status -> { };
 
     /**
      * The response is complete with {@code status} (the status sent, or 500 for a failure before
@@ -23,12 +23,12 @@ public interface Completion {
      */
     void complete(int status);
 
-    /** {@code completion}, run at most once however often it is called. */
-    static Completion once(Completion completion) {
+    /** {@code work}, run at most once however often it is called. */
+    static AfterResponse once(AfterResponse work) {
         AtomicBoolean done = new AtomicBoolean();
         return status -> {
             if (done.compareAndSet(false, true)) {
-                completion.complete(status);
+                work.complete(status);
             }
         };
     }

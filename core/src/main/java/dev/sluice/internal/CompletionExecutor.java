@@ -23,18 +23,18 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>Thread-safe. Not API: this package may change in any release.
  */
-public final class Completions {
+public final class CompletionExecutor {
 
     /** How long an idle thread waits for more work before it ends. */
     static final int IDLE_SECONDS = 2;
 
     /** The executor: runs each task on a pooled thread. */
-    public static final Executor EXECUTOR = Completions::execute;
+    public static final Executor EXECUTOR = CompletionExecutor::execute;
 
     private static final Object LOCK = new Object();
     private static volatile ThreadPoolExecutor pool;
 
-    private Completions() {
+    private CompletionExecutor() {
     }
 
     private static void execute(Runnable task) {

@@ -12,7 +12,7 @@ import java.util.concurrent.TimeUnit;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** The limiter's default completion threads: reused, never held up by a blocked task, gone when idle or shut down. */
-class CompletionsTest {
+class CompletionExecutorTest {
 
     private static final String NAME = "sluice-completions";
 
@@ -25,11 +25,11 @@ class CompletionsTest {
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
-        }, Completions.EXECUTOR);
+        }, CompletionExecutor.EXECUTOR);
         try {
             // Runs while the first task still blocks: a one-thread pool would hold it back.
             CompletableFuture<String> other = CompletableFuture.supplyAsync(() -> Thread.currentThread().getName(),
-                    Completions.EXECUTOR);
+                    CompletionExecutor.EXECUTOR);
             assertThat(other.get(5, TimeUnit.SECONDS)).isEqualTo(NAME);
         } finally {
             release.countDown();
@@ -41,7 +41,7 @@ class CompletionsTest {
         // result reaches this thread before that, and this thread may well run first.
         Set<Thread> ran = ConcurrentHashMap.newKeySet();
         for (int i = 0; i < 200; i++) {
-            Thread thread = CompletableFuture.supplyAsync(Thread::currentThread, Completions.EXECUTOR).get(5, TimeUnit.SECONDS);
+            Thread thread = CompletableFuture.supplyAsync(Thread::currentThread, CompletionExecutor.EXECUTOR).get(5, TimeUnit.SECONDS);
             ran.add(thread);
             awaitIdle(thread);
         }
@@ -52,12 +52,12 @@ class CompletionsTest {
 
     @Test
     void threadsEndOnShutdownAndComeBackWhenNeeded() throws Exception {
-        CompletableFuture.runAsync(() -> { }, Completions.EXECUTOR).get(5, TimeUnit.SECONDS);
-        Completions.shutdown();
+        CompletableFuture.runAsync(() -> { }, CompletionExecutor.EXECUTOR).get(5, TimeUnit.SECONDS);
+        CompletionExecutor.shutdown();
         awaitNoThread();
 
         CompletableFuture<String> again = CompletableFuture.supplyAsync(() -> Thread.currentThread().getName(),
-                Completions.EXECUTOR);
+                CompletionExecutor.EXECUTOR);
         assertThat(again.get(5, TimeUnit.SECONDS)).isEqualTo(NAME);
         // No shutdown this time: the threads end by themselves once idle.
         awaitNoThread();
@@ -76,7 +76,7 @@ class CompletionsTest {
     }
 
     private static void awaitNoThread() throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(Completions.IDLE_SECONDS + 10);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(CompletionExecutor.IDLE_SECONDS + 10);
         while (System.nanoTime() < deadline && !threads().isEmpty()) {
             Thread.sleep(50);
         }

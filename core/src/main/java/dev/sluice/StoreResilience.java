@@ -32,7 +32,7 @@ import java.util.function.Consumer;
  * @param <A> what a call asks about besides the caller (the limits, a lease id)
  * @param <T> what the store answers (a {@link Decision})
  */
-final class StoreGuard<A, T> {
+final class StoreResilience<A, T> {
 
     private static final Logger LOG = LoggerFactory.getLogger(RateLimiter.class);
     /** What a 503 suggests to the client when the store is down. */
@@ -50,7 +50,7 @@ final class StoreGuard<A, T> {
          */
         CompletableFuture<T> send(String caller, A request, long deadlineNanos, boolean probe);
 
-        /** Answers on this thread, for a store that can ({@link ImmediateStore}); see {@link StoreGuard#now}. */
+        /** Answers on this thread, for a store that can ({@link ImmediateStore}); see {@link StoreResilience#now}. */
         default T sendNow(String caller, A request) {
             throw new UnsupportedOperationException("this store answers later");
         }
@@ -83,24 +83,25 @@ final class StoreGuard<A, T> {
     private final String name;
     private final CircuitBreaker breaker;
     /** Where a store error is told, once per result made without the store. */
-    private final Announcer announcer;
+    private final ShadowAndListener shadowAndListener;
     private final LongAdder failures = new LongAdder();
     private final QuietLog failureLog = new QuietLog();
 
     /**
      * @param fallback  the answer without the store, for {@code settings}' failure mode
      * @param name      the limiter, as logs name it
-     * @param announcer tells the limiter's listener of store errors and circuit changes
+     * @param shadowAndListener tells the limiter's listener of store errors and circuit changes
      */
-    StoreGuard(Call<A, T> call, Fallback<A, T> fallback, LimiterSettings settings, String name, Announcer announcer) {
+    StoreResilience(Call<A, T> call, Fallback<A, T> fallback, LimiterSettings settings, String name,
+                    ShadowAndListener shadowAndListener) {
         this.call = call;
         this.fallback = Objects.requireNonNull(fallback, "fallback");
         this.failureMode = settings.failureMode();
         this.timeout = settings.timeout();
         this.timeoutNanos = timeout.toNanos();
         this.name = name;
-        this.announcer = announcer;
-        this.breaker = new CircuitBreaker(name, announcer);
+        this.shadowAndListener = shadowAndListener;
+        this.breaker = new CircuitBreaker(name, shadowAndListener);
     }
 
     /**
@@ -211,7 +212,7 @@ final class StoreGuard<A, T> {
         Throwable cause = failure == null ? new NullPointerException("the store answered nothing") : unwrap(failure);
         breaker.onFailure(started, cause);
         failures.increment();
-        announcer.storeError(StoreError.of(cause));
+        shadowAndListener.storeError(StoreError.of(cause));
         if (failureLog.due()) {
             LOG.warn("Rate-limit store failed or exceeded {} ms; failing {} for {} ({} failures so far): {}",
                     timeout.toMillis(), failureMode.configName(), name, failures.sum(), cause.toString());
@@ -228,7 +229,7 @@ final class StoreGuard<A, T> {
     /** The circuit is open: no wait, no log (the breaker logged the opening); still a failure. */
     private T circuitOpen(String caller, A request) {
         failures.increment();
-        announcer.storeError(StoreError.CIRCUIT_OPEN);
+        shadowAndListener.storeError(StoreError.CIRCUIT_OPEN);
         return fallback.decide(caller, request);
     }
 
