@@ -489,9 +489,15 @@ final class Report {
                         ratioOf(perSecond(api, sluice, "1", 64), perSecond(api, "bucket4j-batching", "1", 64)), 1.0));
             }
             rows.add(atMost(shortName(sluice) + ", 1 thread, p50 latency ÷ floor's",
-                    ratioOf(percentileMicros("sync", sluice, "100000", 1, 50), percentileMicros("sync", "floor", "100000", 1, 50)), 1.1));
+                    ratioOf(percentileMicros("sync", sluice, "100000", 1, 50), percentileMicros("sync", "floor", "100000", 1, 50)), 1.15));
         }
+        ScriptCost.Row loneFloor = scriptCost.stream()
+                .filter(r -> r.algorithm().equals(ScriptCost.FLOOR) && r.shape().equals(ScriptCost.LONE)).findFirst().orElse(null);
         for (ScriptCost.Row row : scriptCost) {
+            if (loneFloor != null && row != loneFloor && row.shape().equals(ScriptCost.LONE)) {
+                rows.add(atMost("Redis µs per lone decision ÷ the floor's, " + row.algorithm() + " (commandstats)",
+                        row.microsPerDecision() / loneFloor.microsPerDecision(), 1.15));
+            }
             if (row.shape().equals(ScriptCost.HOT)) {
                 rows.add(atMost("Redis µs per decision, " + row.algorithm() + ", " + row.shape(), row.microsPerDecision(), 1.0));
             }

@@ -9,7 +9,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * Issue 26, item 5: the report opens with the HTTP targets, each route divided by its own endpoint
  * without the filter: the trivial servlet on memory (0.95x) and on Redis (0.6x), and the endpoint
- * doing a millisecond of work on Redis (0.97x), the figure a user feels.
+ * doing a millisecond of work on Redis (0.97x), the figure a user feels. Item 3 likewise: a lone
+ * decision's Redis time beside the floor's, from the same run's commandstats.
  */
 class HttpTargetsTest {
 
@@ -39,5 +40,14 @@ class HttpTargetsTest {
                 "| HTTP req/s, trivial servlet, filter on redis ÷ no filter | 0.50 | ≥ 0.60 | no |",
                 "| HTTP req/s, endpoint doing 1000 µs of work, filter on redis ÷ no filter | 0.95 | ≥ 0.97 | no |");
         assertThat(targets).doesNotContain("work, filter on memory");
+    }
+
+    @Test
+    void aLoneDecisionsRedisTimeIsSetBesideTheFloorsInTheTargets() {
+        Report report = new Report("now", BenchRedis.get(), "7.0", false, "--only=script");
+        report.scriptCost(List.of(new ScriptCost.Row("token-bucket", ScriptCost.LONE, 1_000, 1_000, 24_000),
+                new ScriptCost.Row(ScriptCost.FLOOR, ScriptCost.LONE, 1_000, 1_000, 12_000)));
+        assertThat(report.markdown()).contains("| Redis µs per lone decision ÷ the floor's, token-bucket (commandstats) | 2.00 | ≤ 1.15 | no |")
+                .doesNotContain("lone decision ÷ the floor's, floor");
     }
 }
