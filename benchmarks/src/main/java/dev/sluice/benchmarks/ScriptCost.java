@@ -26,7 +26,8 @@ import java.util.function.IntFunction;
  * decision per call on distinct keys; distinct keys from 16 threads deciding synchronously, as a
  * servlet container does, where callers waiting at the same moment share a call; one hot key
  * with 256 decisions in flight, which the store sends in batches that decide.lua decides
- * arithmetically; and 256 distinct callers in flight.
+ * arithmetically; and 256 distinct callers in flight. Last, the floor ({@link FloorTokenBucket})
+ * one call at a time on distinct keys: the Redis time a lone decision is measured against.
  *
  * <pre>
  * java -cp benchmarks/target/benchmarks.jar dev.sluice.benchmarks.ScriptCost
@@ -39,6 +40,11 @@ public final class ScriptCost {
     private static final int ROUNDS = 400;
     private static final int IN_FLIGHT = 256;
     private static final int THREADS = 16;
+
+    /** Shape of a row: one decision per call, on distinct keys (issue 26 item 3: a lone decision). */
+    static final String LONE = "distinct keys, one at a time";
+    /** The algorithm column of the floor's row ({@link FloorTokenBucket}, lone calls only). */
+    static final String FLOOR = "floor";
 
     /** Shape of a row: the hot key in flight, whose Redis time per decision the issue's target names. */
     static final String HOT = "one hot key, " + IN_FLIGHT + " in flight";
@@ -80,7 +86,7 @@ public final class ScriptCost {
                 for (int i = 0; i < DISTINCT; i++) {
                     check(limiter.decide("distinct-" + i));
                 }
-                rows.add(row(name, "distinct keys, one at a time", DISTINCT, before, scriptStats(redis)));
+                rows.add(row(name, LONE, DISTINCT, before, scriptStats(redis)));
 
                 before = scriptStats(redis);
                 manyCallersAtOnce(limiter);
@@ -94,6 +100,16 @@ public final class ScriptCost {
                 inFlight(limiter, i -> "caller-" + i);
                 rows.add(row(name, IN_FLIGHT + " distinct callers in flight", (long) ROUNDS * IN_FLIGHT, before, scriptStats(redis)));
             }
+            // The floor's lone call beside Sluice's: what a minimal script costs Redis on the same keys.
+            FloorTokenBucket floor = new FloorTokenBucket(client, RedisContender.RATE, Duration.ofSeconds(1));
+            floor.tryAcquire("floor-warm-up");
+            long[] before = scriptStats(redis);
+            for (int i = 0; i < DISTINCT; i++) {
+                if (!floor.tryAcquire("floor-" + i)) {
+                    throw new IllegalStateException("expected the floor to admit");
+                }
+            }
+            rows.add(row(FLOOR, LONE, DISTINCT, before, scriptStats(redis)));
         } finally {
             client.shutdown();
         }

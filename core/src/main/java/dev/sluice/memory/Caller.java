@@ -93,7 +93,10 @@ final class Caller {
         int n = limits.size();
         long now;
         boolean all = true;
-        Verdict[] seen = new Verdict[n];
+        Verdict[] seen = null;
+        // The first limit's state as read: an admission commits that very object (for an absent
+        // or expired state, the fresh one the read made) instead of making another.
+        LimitState first = null;
         try {
             now = time.nowMicros();
             // First only whether each limit fits: an admission then computes its verdicts once,
@@ -103,9 +106,14 @@ final class Caller {
                 if (slot < 0) {
                     return lock.validate(stamp) ? null : CONFLICT;
                 }
-                all = current(slot, now).evaluate(now, limits.get(i).cost(), false, null);
+                LimitState state = current(slot, now);
+                if (i == 0) {
+                    first = state;
+                }
+                all = state.evaluate(now, limits.get(i).cost(), false, null);
             }
             if (!all) {
+                seen = new Verdict[n];
                 for (int i = 0; i < n; i++) {
                     seen[i] = new Verdict();
                     current(slot(limits.get(i)), now).evaluate(now, limits.get(i).cost(), false, seen[i]);
@@ -118,23 +126,25 @@ final class Caller {
             // Validated before the verdicts are used: a torn read's numbers never reach a decision.
             return lock.validate(stamp) ? decision(false, limits, seen) : CONFLICT;
         }
-        for (int i = 0; i < n; i++) {
-            seen[i] = new Verdict(); // before the lock: it is held for the commit only
-        }
         long write = lock.tryConvertToWriteLock(stamp);
         if (write == 0) {
             return CONFLICT;
         }
         boolean refresh;
+        Decision admitted;
         try {
+            // The commit's verdicts go to this caller's scratch, read under the lock only, as
+            // decide's are: an admission allocates no verdict.
+            Verdict[] scratch = scratch(n);
             // Nothing changed since the read: commit what it found to fit.
             long needed = now;
             for (int i = 0; i < n; i++) {
                 int slot = slot(limits.get(i));
-                LimitState chosen = current(slot, now);
+                // the stamp held, so the state read is still this slot's
+                LimitState chosen = i == 0 ? first : current(slot, now);
                 states[slot] = chosen;
-                chosen.evaluate(now, limits.get(i).cost(), true, seen[i]);
-                chosen.expiresAtMicros = now + seen[i].ttlMicros;
+                chosen.evaluate(now, limits.get(i).cost(), true, scratch[i]);
+                chosen.expiresAtMicros = now + scratch[i].ttlMicros;
                 needed = Math.max(needed, chosen.expiresAtMicros);
             }
             idleAfterMicros = Math.max(idleAfterMicros, needed);
@@ -145,13 +155,14 @@ final class Caller {
             if (refresh) {
                 refreshedMicros = now;
             }
+            admitted = decision(true, limits, scratch);
         } finally {
             lock.unlockWrite(write);
         }
         if (refresh) {
             cache.getIfPresent(tag); // outside the lock: maintenance may evict (retire) a caller
         }
-        return decision(true, limits, seen);
+        return admitted;
     }
 
     /** Where the state of this very limit instance is, or -1. */
@@ -286,6 +297,18 @@ final class Caller {
         return new Decision(Decision.Outcome.ALLOWED, decision(true, limits, seen).quotas(), micros(at - now));
     }
 
+    /** This caller's {@code n} scratch verdicts, used under the write lock only. */
+    private Verdict[] scratch(int n) {
+        if (verdicts.length < n) {
+            Verdict[] grown = new Verdict[n];
+            for (int i = 0; i < n; i++) {
+                grown[i] = new Verdict();
+            }
+            verdicts = grown;
+        }
+        return verdicts;
+    }
+
     /** Makes the states of these limits' (policy, algorithm) absent. */
     void forget(List<Limit> limits) {
         for (Limit limit : limits) {
@@ -302,12 +325,7 @@ final class Caller {
     Decision decide(long now, List<Limit> limits) {
         refreshedMicros = now; // the cache was just read for this decision
         int n = limits.size();
-        if (verdicts.length < n) {
-            verdicts = new Verdict[n];
-            for (int i = 0; i < n; i++) {
-                verdicts[i] = new Verdict();
-            }
-        }
+        Verdict[] verdicts = scratch(n);
         if (n == 1) {
             // One limit: evaluating with commit consumes only if it fits, as the two passes would.
             LimitState only = state(limits.get(0), now);

@@ -136,14 +136,6 @@ local function until_gone(gone, now, reset, retry, nxt)
   return reset, retry, nxt
 end
 
--- A log entry: its time, and the fingerprint the newest entry carries
-local function entry(key, i)
-  local s = redis.call('LINDEX', key, i)
-  local at = string.find(s, '@', 1, true)
-  if at then return tonumber(string.sub(s, 1, at - 1)), string.sub(s, at + 1) end
-  return tonumber(s), false
-end
-
 -- Each algorithm: (key, now, limit, commit) -> fits, remaining, reset, retry, next, batch, from
 -- (from: until the slot the request counts in begins, when later than now: a bucket written
 -- ahead, a window booked ahead; a reservation must not start before it)
@@ -247,6 +239,26 @@ local function gcra(key, now, a, commit)
   end
   -- a debt within the capacity may be spent now
   return fits, remaining, reset, retry, nxt, batch, 0
+end
+
+-- Alone: one request of one caller against one token bucket or GCRA, the common, uncontended
+-- case, decided here before the rest of this script (the windows, the log, batches, several
+-- limits, reservations) is defined, by the same functions and with the same reply as decide
+-- below gives a group of one request. Each local function is created anew on every call, and
+-- those below would cost this case about a tenth of its Redis time.
+if ARGV[2] == '1' and ARGV[3] == '1' and ARGV[4] == '1' and (ARGV[5] == '1' or ARGV[5] == '2') then
+  local a = read_limit(5)
+  local run = token_bucket
+  if a.algorithm == 2 then run = gcra end
+  local now = clock()
+  local fits, remaining, reset, retry, nxt, b = run(KEYS[1], now, a, false)
+  if fits and idiv(remaining, a.cost) >= 1 then
+    run(KEYS[1], now, a, true)
+    return {1, remaining, b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10]}
+  end
+  local f = 0
+  if fits then f = 1 end
+  return {0, remaining, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, f, remaining, reset, retry, nxt}
 end
 
 local function fixed_window(key, now, a, commit)
@@ -385,6 +397,14 @@ local function sliding_window(key, now, a, commit)
   local from = start - now
   if from < 0 then from = 0 end
   return fits, remaining, reset, retry, nxt, batch, from
+end
+
+-- A log entry: its time, and the fingerprint the newest entry carries
+local function entry(key, i)
+  local s = redis.call('LINDEX', key, i)
+  local at = string.find(s, '@', 1, true)
+  if at then return tonumber(string.sub(s, 1, at - 1)), string.sub(s, at + 1) end
+  return tonumber(s), false
 end
 
 local function sliding_log(key, now, a, commit)
