@@ -40,7 +40,7 @@ final class LowPriorityLane {
             long count = lowShare(limit.count(), highShare);
             long burst = limit.algorithm().hasBurst() ? Math.max(1, lowShare(limit.burst(), highShare)) : count;
             if (count < 1 || burst < limit.cost()) {
-                throw new IllegalArgumentException("'high-priority-share' " + highShare + " leaves low-priority calls "
+                throw new IllegalArgumentException("'highPriorityShare' " + highShare + " leaves low-priority calls "
                         + (count < 1 ? "no whole unit" : "less than one call's cost (" + limit.cost() + ")")
                         + " of limit '" + limit + "'; lower the share, or raise the count and period together");
             }

@@ -193,7 +193,8 @@ public final class Permits {
     public static final class Builder {
         private final RateLimiter limiter;
         private Duration maxWait;
-        private double highShare = Double.NaN;
+        /** {@code null}: no priorities. */
+        private Double highShare;
         private Duration lowMaxWait;
 
         private Builder(RateLimiter limiter) {
@@ -235,7 +236,7 @@ public final class Permits {
                 throw new IllegalArgumentException("Permits need a 'maxWait', the longest a call waits for its permit "
                         + "(e.g. Duration.ofSeconds(5))");
             }
-            if (Double.isNaN(highShare)) {
+            if (highShare == null) {
                 if (lowMaxWait != null) {
                     throw new IllegalArgumentException("'lowPriorityMaxWait' applies only with priorities; set a "
                             + "'highPriorityShare' too, got '" + lowMaxWait + "'");
