@@ -95,7 +95,8 @@ public final class Permits {
      * @throws InterruptedException       if interrupted while waiting (its slot passes unused)
      */
     public Decision acquire(String key, Priority priority) throws InterruptedException {
-        if (low == null || Objects.requireNonNull(priority, "priority") == Priority.HIGH) {
+        Objects.requireNonNull(priority, "priority");
+        if (low == null || priority == Priority.HIGH) {
             return acquire(key);
         }
         return check(key, low.maxWait(), low.acquire(limiter, key));
@@ -103,7 +104,8 @@ public final class Permits {
 
     /** As {@link #acquire(String, Priority)} without blocking a thread; see {@link #acquireAsync(String)}. */
     public CompletableFuture<Decision> acquireAsync(String key, Priority priority) {
-        if (low == null || Objects.requireNonNull(priority, "priority") == Priority.HIGH) {
+        Objects.requireNonNull(priority, "priority");
+        if (low == null || priority == Priority.HIGH) {
             return acquireAsync(key);
         }
         CompletableFuture<Decision> reserved = low.acquireAsync(limiter, key);
