@@ -52,7 +52,7 @@ class ArchitectureTest {
             "dev.sluice.spi", Set.of("CompiledLimit", "ImmediateStore", "LimitKeys", "RateLimitStore", "StoreProvider"),
             "dev.sluice.memory", Set.of("MemoryStore", "MemoryStoreProvider"),
             "dev.sluice.metrics", Set.of("MicrometerMetrics", "OptionalMetrics"),
-            "dev.sluice.outbound", Set.of("Permits", "PermitUnavailableException", "RateLimitedHttpClient"),
+            "dev.sluice.outbound", Set.of("Permits", "PermitUnavailableException", "Priority", "RateLimitedHttpClient"),
             "dev.sluice.redis", Set.of("RedisStore", "RedisStoreProvider"),
             "dev.sluice.web", Set.of("HeaderStyle", "KeyResolver", "LimitResolver", "PolicyRegistry", "PolicyView",
                     "RequestAttributes", "RequestView"),

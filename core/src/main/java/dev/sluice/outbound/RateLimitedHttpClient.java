@@ -37,11 +37,19 @@ public final class RateLimitedHttpClient extends HttpClient {
     private final HttpClient client;
     private final Permits permits;
     private final Function<HttpRequest, String> key;
+    /** Each request's priority; every request {@link Priority#HIGH} unless {@link #withPriority} says otherwise. */
+    private final Function<HttpRequest, Priority> priority;
 
     private RateLimitedHttpClient(HttpClient client, Permits permits, Function<HttpRequest, String> key) {
+        this(client, permits, key, request -> Priority.HIGH);
+    }
+
+    private RateLimitedHttpClient(HttpClient client, Permits permits, Function<HttpRequest, String> key,
+                                  Function<HttpRequest, Priority> priority) {
         this.client = Objects.requireNonNull(client, "client");
         this.permits = Objects.requireNonNull(permits, "permits");
         this.key = Objects.requireNonNull(key, "key");
+        this.priority = Objects.requireNonNull(priority, "priority");
     }
 
     /** {@code client} limited by {@code permits}, every request under one key, e.g. the provider's name. */
@@ -55,10 +63,26 @@ public final class RateLimitedHttpClient extends HttpClient {
         return new RateLimitedHttpClient(client, permits, key);
     }
 
+    /**
+     * This client with each request at the {@link Priority} {@code priority} gives it (e.g. by a
+     * header, or {@code request -> Priority.LOW} for a batch job's own client); see
+     * {@link Permits} for what a priority guarantees.
+     *
+     * @throws IllegalArgumentException if the permits have no priorities (no high-priority share)
+     */
+    public RateLimitedHttpClient withPriority(Function<HttpRequest, Priority> priority) {
+        Objects.requireNonNull(priority, "priority");
+        if (!permits.hasPriorities()) {
+            throw new IllegalArgumentException("a priority needs permits with priorities (Permits.builder(limiter)"
+                    + ".highPriorityShare(...)), got '" + permits + "'");
+        }
+        return new RateLimitedHttpClient(client, permits, key, priority);
+    }
+
     @Override
     public <T> HttpResponse<T> send(HttpRequest request, HttpResponse.BodyHandler<T> handler)
             throws IOException, InterruptedException {
-        permits.acquire(key.apply(request));
+        permits.acquire(key.apply(request), priority.apply(request));
         return client.send(request, handler);
     }
 
@@ -75,7 +99,7 @@ public final class RateLimitedHttpClient extends HttpClient {
 
     private <T> CompletableFuture<HttpResponse<T>> limited(HttpRequest request,
                                                            java.util.function.Supplier<CompletableFuture<HttpResponse<T>>> send) {
-        CompletableFuture<?> permit = permits.acquireAsync(key.apply(request));
+        CompletableFuture<?> permit = permits.acquireAsync(key.apply(request), priority.apply(request));
         CompletableFuture<HttpResponse<T>> response = permit.thenCompose(decision -> send.get());
         // a caller that gives up before its slot cancels the permit: nothing is sent
         response.whenComplete((value, failure) -> {

@@ -2,6 +2,7 @@ package dev.sluice.jaxrs;
 
 import dev.sluice.outbound.PermitUnavailableException;
 import dev.sluice.outbound.Permits;
+import dev.sluice.outbound.Priority;
 import jakarta.ws.rs.client.ClientRequestContext;
 import jakarta.ws.rs.client.ClientRequestFilter;
 
@@ -28,6 +29,14 @@ import java.util.function.Function;
  * {@link dev.sluice.outbound.RateLimitedHttpClient}.
  */
 public final class RateLimitClientFilter implements ClientRequestFilter {
+
+    /**
+     * The request property that gives a request its {@link Priority}, for permits with priorities
+     * (see {@link Permits}): {@code target.request().property(RateLimitClientFilter.PRIORITY, Priority.LOW)}.
+     * A request without it is {@link Priority#HIGH}; a value that is not a {@link Priority} fails the
+     * request, naming the property.
+     */
+    public static final String PRIORITY = "dev.sluice.outbound.Priority";
 
     private final Permits permits;
     private final Function<ClientRequestContext, String> key;
@@ -56,13 +65,22 @@ public final class RateLimitClientFilter implements ClientRequestFilter {
     @Override
     public void filter(ClientRequestContext request) throws InterruptedIOException {
         try {
-            permits.acquire(key.apply(request));
+            permits.acquire(key.apply(request), priority(request));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             InterruptedIOException failure = new InterruptedIOException("interrupted while waiting for a permit of " + permits);
             failure.initCause(e);
             throw failure;
         }
+    }
+
+    private static Priority priority(ClientRequestContext request) {
+        Object value = request.getProperty(PRIORITY);
+        if (value == null || value instanceof Priority) {
+            return value == null ? Priority.HIGH : (Priority) value;
+        }
+        throw new IllegalArgumentException("request property '" + PRIORITY + "' must be a " + Priority.class.getName()
+                + ", got '" + value + "' (" + value.getClass().getName() + ")");
     }
 
     @Override
