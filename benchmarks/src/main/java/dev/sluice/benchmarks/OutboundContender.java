@@ -38,7 +38,7 @@ abstract class OutboundContender implements AutoCloseable {
 
     /** The names accepted by {@link #create}, in the order tables show them. */
     static final String[] NAMES = {
-        "sluice-token-bucket", "sluice-gcra", "sluice-token-bucket-async", "bucket4j", "redisson",
+        "sluice-token-bucket", "sluice-gcra", "sluice-token-bucket-async", "bucket4j", "redisson", "redisson-per-second",
     };
 
     final String[] keys;
@@ -91,7 +91,8 @@ abstract class OutboundContender implements AutoCloseable {
             case "sluice-gcra" -> new Sluice(client, keys, ratePerKey, Algorithm.GCRA, false);
             case "sluice-token-bucket-async" -> new Sluice(client, keys, ratePerKey, Algorithm.TOKEN_BUCKET, true);
             case "bucket4j" -> new Bucket4j(client, keys, ratePerKey);
-            case "redisson" -> new RedissonLimiter(client, keys, ratePerKey);
+            case "redisson" -> new RedissonLimiter(client, keys, OutboundBenchmark.BURST, OutboundBenchmark.burstPeriod(ratePerKey));
+            case "redisson-per-second" -> new RedissonLimiter(client, keys, ratePerKey, Duration.ofSeconds(1));
             default -> throw new IllegalArgumentException("unknown outbound contender '" + name + "'; one of "
                     + String.join(", ", NAMES));
         };
@@ -188,22 +189,22 @@ abstract class OutboundContender implements AutoCloseable {
     }
 
     /**
-     * Redisson's {@code RRateLimiter}, {@code OVERALL}, {@value OutboundBenchmark#BURST} permits
-     * per {@code BURST/rate} (its rate is a sliding window: a whole second's rate as one interval
-     * would allow that whole second's permits at once). {@code tryAcquire(1, maxWait)} is
-     * {@code acquire()}'s code with a deadline: its script answers how long until a permit frees
-     * up, and the client sleeps that long and asks again.
+     * Redisson's {@code RRateLimiter}, {@code OVERALL}: {@code redisson} at
+     * {@value OutboundBenchmark#BURST} permits per {@code BURST/rate}, the others' burst (its rate
+     * is a sliding window of permits); {@code redisson-per-second} at the whole second's permits
+     * per second, as a user would write it, which allows that second's permits at once.
+     * {@code tryAcquire(1, maxWait)} is {@code acquire()}'s code with a deadline: its script
+     * answers how long until a permit frees up, and the client sleeps that long and asks again.
      */
     static final class RedissonLimiter extends OutboundContender {
         private final RRateLimiter[] limiters;
 
-        RedissonLimiter(RedissonClient client, String[] keys, long ratePerKey) {
+        RedissonLimiter(RedissonClient client, String[] keys, long permits, Duration interval) {
             super(keys);
             limiters = new RRateLimiter[keys.length];
             for (int i = 0; i < keys.length; i++) {
                 limiters[i] = client.getRateLimiter("rrl-out:" + keys[i]);
-                limiters[i].trySetRate(RateType.OVERALL, OutboundBenchmark.BURST, OutboundBenchmark.burstPeriod(ratePerKey),
-                        Duration.ofMinutes(1));
+                limiters[i].trySetRate(RateType.OVERALL, permits, interval, Duration.ofMinutes(1));
             }
         }
 
