@@ -178,7 +178,7 @@ public final class Main {
                 report.warn("Redis was down before the outbound part and was restarted");
             }
             report.outbound(OutboundBenchmark.measure(redis, outboundContenders, quick ? new int[] {1} : new int[] {1, 8},
-                    new int[] {16, 64}, Duration.ofSeconds(quick ? 2 : 3), Duration.ofSeconds(quick ? 3 : 5)));
+                    new int[] {16, 64}, Duration.ofSeconds(quick ? 2 : 3), Duration.ofSeconds(quick ? 3 : 5), report::warn));
         }
         report.results(results);
         if (only.contains("http")) {

@@ -16,6 +16,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Consumer;
 
 /**
  * Waiting for a permit under contention (issue 25): many waiters on a rate that is the
@@ -116,17 +117,26 @@ final class OutboundBenchmark {
         }
     }
 
-    /** Every contender at every number of keys and waiters, one trial at a time. */
+    /**
+     * Every contender at every number of keys and waiters, one trial at a time. A trial that fails
+     * is named to {@code warn} and left out, not fatal.
+     */
     static List<Row> measure(BenchRedis redis, List<String> contenders, int[] keyCounts, int[] waiters,
-                             Duration warm, Duration measured) {
+                             Duration warm, Duration measured, Consumer<String> warn) {
         List<Row> rows = new ArrayList<>();
         for (int keys : keyCounts) {
             for (int n : waiters) {
                 for (String contender : contenders) {
-                    redis.ensureAlive();
-                    Row row = trial(redis, contender, keys, n, warm, measured);
-                    System.out.println(line(row));
-                    rows.add(row);
+                    if (!redis.ensureAlive()) {
+                        warn.accept("Redis was down before outbound " + contender + " and was restarted");
+                    }
+                    try {
+                        Row row = trial(redis, contender, keys, n, warm, measured);
+                        System.out.println(line(row));
+                        rows.add(row);
+                    } catch (RuntimeException e) {
+                        warn.accept("outbound " + contender + ", " + keys + " key(s), " + n + " waiters failed: " + e);
+                    }
                 }
             }
         }
