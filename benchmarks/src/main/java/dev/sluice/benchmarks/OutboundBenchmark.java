@@ -123,6 +123,12 @@ final class OutboundBenchmark {
      */
     static List<Row> measure(BenchRedis redis, List<String> contenders, int[] keyCounts, int[] waiters,
                              Duration warm, Duration measured, Consumer<String> warn) {
+        for (String contender : contenders) {
+            if (!Arrays.asList(OutboundContender.NAMES).contains(contender)) {
+                throw new IllegalArgumentException("--outbound-contenders: unknown contender '" + contender + "'; one of "
+                        + String.join(", ", OutboundContender.NAMES));
+            }
+        }
         List<Row> rows = new ArrayList<>();
         for (int keys : keyCounts) {
             for (int n : waiters) {
