@@ -121,8 +121,8 @@ final class OutboundBenchmark {
      * Every contender at every number of keys and waiters, one trial at a time. A trial that fails
      * is named to {@code warn} and left out, not fatal. Each contender first runs once unrecorded
      * (the smallest shape, {@code warm} and half a second): without it the first trial of the JVM
-     * paid for compiling the code all contenders share (Redisson, Netty) and reached 0.6 to 0.9 of
-     * the rate where the same contender later reached 0.96 to 1.00 on a loaded machine.
+     * paid for compiling the code all contenders share (Redisson, Netty): on a loaded machine the
+     * first, Sluice's token bucket at 16 waiters, reached 0.6 to 0.9 of the rate, GCRA after it 0.96.
      */
     static List<Row> measure(BenchRedis redis, List<String> contenders, int[] keyCounts, int[] waiters,
                              Duration warm, Duration measured, Consumer<String> warn) {
