@@ -44,6 +44,10 @@ import java.util.List;
  * few minutes: a subset of contenders, threads 1 and 16, two 1-second iterations. {@code --steady-max}
  * bounds the warm-up to a steady state of each Redis trial and of the sanity check's plain loop
  * (20 s by default, 5 with {@code --quick}; 0 turns it off).
+ *
+ * <p>The {@code outbound} part ({@link OutboundBenchmark}, in the default set) waits for permits
+ * under contention, Sluice beside Bucket4j's blocking API and Redisson's {@code RRateLimiter};
+ * {@code --outbound-contenders=sluice-gcra,bucket4j,...} picks its contenders.
  */
 public final class Main {
 
@@ -56,11 +60,12 @@ public final class Main {
             System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
         }
         boolean quick = false;
-        List<String> only = List.of("footprint", "script", "redis", "sanity", "memory", "http");
+        List<String> only = List.of("footprint", "script", "redis", "sanity", "memory", "outbound", "http");
         Integer steadyMax = null;
         int[] redisThreads = {1, 16, 64};
         int[] memoryThreads = {1, 2};
         List<String> redisContenders = List.of();
+        List<String> outboundContenders = Arrays.asList(OutboundContender.NAMES);
         Path out = Files.isDirectory(Path.of("benchmarks")) ? Path.of("benchmarks/target/results.md") : Path.of("results.md");
         List<String> jmhArgs = new ArrayList<>();
         for (String arg : args) {
@@ -72,6 +77,8 @@ public final class Main {
                 redisThreads = ints(value(arg));
             } else if (arg.startsWith("--redis-contenders=")) {
                 redisContenders = Arrays.asList(value(arg).split(","));
+            } else if (arg.startsWith("--outbound-contenders=")) {
+                outboundContenders = Arrays.asList(value(arg).split(","));
             } else if (arg.startsWith("--memory-threads=")) {
                 memoryThreads = ints(value(arg));
             } else if (arg.startsWith("--steady-max=")) {
@@ -85,6 +92,7 @@ public final class Main {
                 System.out.println("usage: java -jar benchmarks.jar [--quick] [--only=footprint,script,redis,sanity,memory,http] "
                         + "[--redis-threads=1,16,64] [--redis-contenders=floor,sluice-gcra,...] [--memory-threads=1,2] "
                         + "[--steady-max=SECONDS] [--out=FILE] [JMH options]");
+                System.out.println("       --only=outbound [--outbound-contenders=" + String.join(",", OutboundContender.NAMES) + "]");
                 return;
             } else {
                 jmhArgs.add(arg);
@@ -163,6 +171,14 @@ public final class Main {
                         .result(json.resolve("memory-t" + threads + ".json").toString());
                 results.addAll(run(options, report, "in memory at " + threads + " threads"));
             }
+        }
+        if (only.contains("outbound")) {
+            // Waiting for a permit under contention (issue 25): a fixed-duration driver, not JMH.
+            if (!redis.ensureAlive()) {
+                report.warn("Redis was down before the outbound part and was restarted");
+            }
+            report.outbound(OutboundBenchmark.measure(redis, outboundContenders, quick ? new int[] {1} : new int[] {1, 8},
+                    new int[] {16, 64}, Duration.ofSeconds(quick ? 2 : 3), Duration.ofSeconds(quick ? 3 : 5), report::warn));
         }
         report.results(results);
         if (only.contains("http")) {

@@ -39,6 +39,7 @@ final class Report {
     private List<HttpBenchmark.Route> http = List.of();
     private List<SanityCheck.Row> sanity = List.of();
     private final Map<String, String[]> warmups = new HashMap<>();
+    private List<OutboundBenchmark.Row> outbound = List.of();
 
     Report(String started, BenchRedis redis, String redisVersion, boolean quick, String args) {
         this.started = started;
@@ -72,6 +73,10 @@ final class Report {
     void http(String table, List<HttpBenchmark.Route> routes) {
         this.httpTable = table;
         this.http = routes;
+    }
+
+    void outbound(List<OutboundBenchmark.Row> rows) {
+        this.outbound = rows;
     }
 
     void sanity(List<SanityCheck.Row> rows) {
@@ -244,6 +249,9 @@ final class Report {
         }
         if (!scriptCost.isEmpty()) {
             md.append("### Redis time per decision (INFO commandstats)\n\n").append(ScriptCost.table(scriptCost)).append('\n');
+        }
+        if (!outbound.isEmpty()) {
+            md.append("### Outbound: waiting for a permit under contention\n\n").append(OutboundBenchmark.table(outbound));
         }
         if (httpTable != null) {
             md.append("### HTTP: a servlet with and without the filter\n\n").append(httpTable).append('\n');
