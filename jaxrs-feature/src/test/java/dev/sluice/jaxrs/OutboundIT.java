@@ -71,6 +71,24 @@ class OutboundIT {
         final AtomicInteger rejected = new AtomicInteger();
         /** Every request's arrival, accepted or not, for the message of a failure. */
         final ConcurrentLinkedQueue<Long> arrivals = new ConcurrentLinkedQueue<>();
+        /** Every request: its arrival and instance. */
+        final ConcurrentLinkedQueue<long[]> calls = new ConcurrentLinkedQueue<>();
+        /** The 429s answered while closed (see {@link #close(Duration)}), which are not in {@link #rejected}. */
+        final ConcurrentLinkedQueue<long[]> refused = new ConcurrentLinkedQueue<>();
+        private volatile boolean closing;
+        private volatile long closedFrom;
+        private volatile long closedUntil;
+
+        /** From now on, for {@code pause}, answers every request 429 with the time left as Retry-After. */
+        long close(Duration pause) {
+            synchronized (window) {
+                long now = System.nanoTime();
+                closedUntil = now + pause.toNanos();
+                closedFrom = now;
+                closing = true;
+                return now;
+            }
+        }
 
         Provider() throws Exception {
             server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 50);
@@ -78,9 +96,20 @@ class OutboundIT {
                 String query = String.valueOf(exchange.getRequestURI().getQuery());
                 int instance = query.startsWith("instance=") ? Integer.parseInt(query.substring(9)) : -1;
                 int status;
+                long retryAfter = 0;
                 synchronized (window) {
                     long now = System.nanoTime();
                     arrivals.add(now);
+                    calls.add(new long[] {now, instance});
+                    if (closing && now - closedFrom >= 0 && now - closedUntil < 0) {
+                        // asking every caller to hold off until it reopens: 429, Retry-After in whole seconds
+                        retryAfter = (closedUntil - now + TimeUnit.SECONDS.toNanos(1) - 1) / TimeUnit.SECONDS.toNanos(1);
+                        refused.add(new long[] {now, instance});
+                        exchange.getResponseHeaders().add("Retry-After", Long.toString(retryAfter));
+                        exchange.sendResponseHeaders(429, -1);
+                        exchange.close();
+                        return;
+                    }
                     while (!window.isEmpty() && now - window.peekFirst() >= TimeUnit.SECONDS.toNanos(1)) {
                         window.pollFirst();
                     }
@@ -154,23 +183,9 @@ class OutboundIT {
         for (int i = 0; i < 3; i++) {
             permits[i] = Permits.of(instance(FailureMode.OPEN, Duration.ofSeconds(2)), Duration.ofSeconds(10));
         }
-        Client first = jaxrsClient(permits[0]);
-        Client second = jaxrsClient(permits[1]);
-        HttpClient third = RateLimitedHttpClient.wrap(HttpClient.newHttpClient(), permits[2], "provider");
-
         long end = System.nanoTime() + BUSY.toNanos();
-        List<Thread> threads = new ArrayList<>();
         AtomicInteger failures = new AtomicInteger();
-        for (int t = 0; t < 3; t++) {
-            threads.add(caller(end, failures, () -> status(first.target(provider.uri(0)).request().get())));
-            threads.add(caller(end, failures, () -> status(second.target(provider.uri(1)).request().get())));
-            boolean async = t == 0;
-            threads.add(caller(end, failures, () -> async
-                    ? third.sendAsync(HttpRequest.newBuilder(provider.uri(2)).build(), HttpResponse.BodyHandlers.discarding())
-                            .get(20, TimeUnit.SECONDS).statusCode()
-                    : third.send(HttpRequest.newBuilder(provider.uri(2)).build(), HttpResponse.BodyHandlers.discarding())
-                            .statusCode()));
-        }
+        List<Thread> threads = callers(permits, end, failures);
         long started = System.nanoTime();
         AtomicLong longestPause = new AtomicLong();
         Thread watcher = new Thread(() -> {
@@ -212,6 +227,84 @@ class OutboundIT {
         for (int i = 0; i < 3; i++) {
             assertThat(perInstance[i]).as("instance %d's share of %d", i, measured).isGreaterThanOrEqualTo(measured / 5);
         }
+    }
+
+    /**
+     * Three threads for each of three instances: the first two call through the JAX-RS filter, the
+     * third through the {@code HttpClient} decorator (one thread with {@code sendAsync}).
+     */
+    private List<Thread> callers(Permits[] permits, long end, AtomicInteger failures) {
+        Client first = jaxrsClient(permits[0]);
+        Client second = jaxrsClient(permits[1]);
+        HttpClient third = RateLimitedHttpClient.wrap(HttpClient.newHttpClient(), permits[2], "provider");
+        List<Thread> threads = new ArrayList<>();
+        for (int t = 0; t < 3; t++) {
+            threads.add(caller(end, failures, () -> status(first.target(provider.uri(0)).request().get())));
+            threads.add(caller(end, failures, () -> status(second.target(provider.uri(1)).request().get())));
+            boolean async = t == 0;
+            threads.add(caller(end, failures, () -> async
+                    ? third.sendAsync(HttpRequest.newBuilder(provider.uri(2)).build(), HttpResponse.BodyHandlers.discarding())
+                            .get(20, TimeUnit.SECONDS).statusCode()
+                    : third.send(HttpRequest.newBuilder(provider.uri(2)).build(), HttpResponse.BodyHandlers.discarding())
+                            .statusCode()));
+        }
+        return threads;
+    }
+
+    /**
+     * The provider answers 429 with {@code Retry-After: 2} for two seconds while the three
+     * instances are busy. The first 429 pauses the key in Redis, so every instance holds off:
+     * only the calls whose slots were reserved before it was heard still go (at most one per
+     * thread, nine, and a few reserved while the pause was being written); nothing arrives in the
+     * last half second of the closure. Then every instance resumes, at the limiter's pace: no
+     * 429 from the strict provider once it reopens, and at most ten calls in its first second.
+     */
+    @Test
+    void aProviderAskingToPauseIsHeardByEveryInstanceWhichResumesWithoutABurst() throws Exception {
+        Permits[] permits = new Permits[3];
+        for (int i = 0; i < 3; i++) {
+            permits[i] = Permits.of(instance(FailureMode.OPEN, Duration.ofSeconds(2)), Duration.ofSeconds(10));
+        }
+        long started = System.nanoTime();
+        long end = started + TimeUnit.SECONDS.toNanos(7);
+        AtomicInteger failures = new AtomicInteger();
+        List<Thread> threads = callers(permits, end, failures);
+        threads.forEach(Thread::start);
+        Thread.sleep(2_000);
+        long closed = provider.close(Duration.ofSeconds(2));
+        long reopened = closed + TimeUnit.SECONDS.toNanos(2);
+        for (Thread thread : threads) {
+            thread.join(30_000);
+        }
+        assertThat(failures.get()).as("calls that failed").isZero();
+
+        List<long[]> refused = new ArrayList<>(provider.refused);
+        refused.sort((a, b) -> Long.compare(a[0], b[0]));
+        assertThat(refused).as("429s while the provider was closed").isNotEmpty();
+        long heard = refused.get(0)[0];
+        String timeline = timeline(provider.calls, closed);
+        assertThat(refused.size()).as("429s while closed: the calls reserved before the first was heard; " + timeline)
+                .isLessThanOrEqualTo(12);
+        assertThat(provider.calls).as("calls in the last half second of the closure; " + timeline)
+                .noneMatch(call -> call[0] - (heard + TimeUnit.MILLISECONDS.toNanos(1_500)) >= 0 && call[0] - reopened < 0);
+        assertThat(provider.rejected.get()).as("429s from the strict provider once reopened; " + timeline).isZero();
+        long firstSecond = provider.calls.stream()
+                .filter(call -> call[0] - reopened >= 0 && call[0] - reopened < TimeUnit.SECONDS.toNanos(1)).count();
+        assertThat(firstSecond).as("calls in the provider's first second after reopening; " + timeline)
+                .isLessThanOrEqualTo(PROVIDER_PER_SECOND);
+        for (int i = 0; i < 3; i++) {
+            int instance = i;
+            assertThat(provider.accepted).as("instance %d resumed; %s", instance, timeline)
+                    .anyMatch(call -> call[1] == instance && call[0] - reopened >= 0);
+        }
+    }
+
+    /** Each call's arrival in ms from {@code origin} and its instance, for a failure's message. */
+    private static String timeline(ConcurrentLinkedQueue<long[]> calls, long origin) {
+        List<long[]> all = new ArrayList<>(calls);
+        all.sort((a, b) -> Long.compare(a[0], b[0]));
+        return "arrivals (ms after the closure, instance) " + all.stream()
+                .map(call -> (call[0] - origin) / 1_000_000 + ":" + call[1]).toList();
     }
 
     /** The eleven consecutive arrivals closest together: 10/7 s apart at the slots, under 1 s for a 429. */
