@@ -42,18 +42,23 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * and the {@code HttpClient} decorator, sharing its quota through one Redis.
  *
  * <p>The provider enforces a strict 10 per second: at most 10 requests in any 1000 ms, counting
- * the 429s it answers beyond. The instances share a token bucket of 7 per second, burst 1: at
- * most 1 + 7 = 8 calls in any second when each goes out at its slot. Calls do not always go out
- * at their slot: a pause of this JVM (a loaded machine, a collection) wakes every waiter whose slot
- * passed during it at once, and those late calls land in the same provider second as the on-time
- * calls after them. Eleven consecutive slots span 10/7 s, so the provider answers 429 only if the
- * first of them is delayed on its way 10/7 - 1 s = 428 ms more than the eleventh; with 8 per
- * second that margin was 250 ms, and a 400 ms pause of the test JVM (SIGSTOP) gave 9 429s in 14 s while
- * 7 per second gave none. What must hold: no 429; at least 90% of the shared limit used while
- * everyone is busy; and fairness: permits are granted in the order reservations reach Redis, so
- * equally busy instances (three threads each) get about a third each, and each must get at
- * least a fifth. A 429 fails with the provider's tightest eleven arrivals and this JVM's longest
- * pause, to tell a pause from a limiter that granted too much.
+ * the 429s it answers beyond. The instances share a token bucket of 7 per second, burst 1. Why a
+ * margin at all: a token bucket of r per second, burst 1, grants eleven slots in a closed second
+ * (at 0, 1/r, ..., 10/r), and the provider counts calls when they arrive, not at their slots.
+ * Each call arrives some time after its slot (the reservation's answer travels back, the thread
+ * wakes, the client sends), and a pause of this JVM (a loaded machine, a collection) wakes every
+ * waiter whose slot passed during it at once, so those late calls land in the same provider
+ * second as the on-time calls after them. The provider answers 429 when the first of eleven
+ * consecutive calls is delayed on its way more than the eleventh by more than ten slots' span
+ * beyond one second: 428 ms at 7 per second; none at 10 per second; 50 ms at 10 per 1050 ms,
+ * which on this shared machine (pauses of 70 to 160 ms measured) gave 429s in 4 runs of 6. What
+ * must hold: no 429; at least 90% of the shared limit used while everyone is busy; and
+ * fairness: permits are granted in the order reservations reach Redis, so equally busy instances
+ * (three threads each, each waiting for one permit at a time) get a third each, and each must
+ * get at least a quarter. The instances start once their Redis store answers a reservation:
+ * before that, failing open, their calls would go without a permit. A 429 fails with the
+ * provider's tightest eleven arrivals and this JVM's longest pause, to tell a pause from a
+ * limiter that granted too much.
  */
 class OutboundIT {
 
@@ -71,6 +76,8 @@ class OutboundIT {
         final AtomicInteger rejected = new AtomicInteger();
         /** Every request's arrival, accepted or not, for the message of a failure. */
         final ConcurrentLinkedQueue<Long> arrivals = new ConcurrentLinkedQueue<>();
+        /** When each 429 of the strict limit was answered (not those of a closure). */
+        final ConcurrentLinkedQueue<Long> tooMany = new ConcurrentLinkedQueue<>();
         /** Every request: its arrival and instance. */
         final ConcurrentLinkedQueue<long[]> calls = new ConcurrentLinkedQueue<>();
         /** The 429s answered while closed (see {@link #close(Duration)}), which are not in {@link #rejected}. */
@@ -119,6 +126,7 @@ class OutboundIT {
                         status = 200;
                     } else {
                         rejected.incrementAndGet();
+                        tooMany.add(now);
                         status = 429;
                     }
                 }
@@ -170,6 +178,20 @@ class OutboundIT {
                 .timeout(timeout).build();
     }
 
+    /**
+     * {@code limiter}, once its store answers: a Redis store connects in the background, and
+     * until then the failure mode decides (open: calls go without a permit, beside the ones
+     * that have one), as in an application's first moments.
+     */
+    private static Permits ready(Permits permits) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        // a reservation: the script and connection the calls' own reservations use
+        while (permits.limiter().acquire("warm-up", Duration.ZERO).storeFailed() && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+        }
+        return permits;
+    }
+
     private Client jaxrsClient(Permits permits) {
         Client client = ClientBuilder.newClient().register(RateLimitClientFilter.named(permits, "provider"));
         jaxrs.add(client);
@@ -181,7 +203,7 @@ class OutboundIT {
         // a patient store timeout: a late answer on a loaded machine must not turn into failing open
         Permits[] permits = new Permits[3];
         for (int i = 0; i < 3; i++) {
-            permits[i] = Permits.of(instance(FailureMode.OPEN, Duration.ofSeconds(2)), Duration.ofSeconds(10));
+            permits[i] = ready(Permits.of(instance(FailureMode.OPEN, Duration.ofSeconds(2)), Duration.ofSeconds(10)));
         }
         long end = System.nanoTime() + BUSY.toNanos();
         AtomicInteger failures = new AtomicInteger();
@@ -225,7 +247,7 @@ class OutboundIT {
         assertThat(measured / seconds).as("requests per second accepted while busy, of a shared 7 per second")
                 .isGreaterThanOrEqualTo(0.9 * 7);
         for (int i = 0; i < 3; i++) {
-            assertThat(perInstance[i]).as("instance %d's share of %d", i, measured).isGreaterThanOrEqualTo(measured / 5);
+            assertThat(perInstance[i]).as("instance %d's share of %d", i, measured).isGreaterThanOrEqualTo(measured / 4);
         }
     }
 
@@ -263,7 +285,7 @@ class OutboundIT {
     void aProviderAskingToPauseIsHeardByEveryInstanceWhichResumesWithoutABurst() throws Exception {
         Permits[] permits = new Permits[3];
         for (int i = 0; i < 3; i++) {
-            permits[i] = Permits.of(instance(FailureMode.OPEN, Duration.ofSeconds(2)), Duration.ofSeconds(10));
+            permits[i] = ready(Permits.of(instance(FailureMode.OPEN, Duration.ofSeconds(2)), Duration.ofSeconds(10)));
         }
         long started = System.nanoTime();
         long end = started + TimeUnit.SECONDS.toNanos(7);
@@ -287,7 +309,8 @@ class OutboundIT {
                 .isLessThanOrEqualTo(12);
         assertThat(provider.calls).as("calls in the last half second of the closure; " + timeline)
                 .noneMatch(call -> call[0] - (heard + TimeUnit.MILLISECONDS.toNanos(1_500)) >= 0 && call[0] - reopened < 0);
-        assertThat(provider.rejected.get()).as("429s from the strict provider once reopened; " + timeline).isZero();
+        assertThat(provider.tooMany).as("429s from the strict provider once reopened; " + timeline)
+                .noneMatch(at -> at - reopened >= 0);
         long firstSecond = provider.calls.stream()
                 .filter(call -> call[0] - reopened >= 0 && call[0] - reopened < TimeUnit.SECONDS.toNanos(1)).count();
         assertThat(firstSecond).as("calls in the provider's first second after reopening; " + timeline)
@@ -382,9 +405,10 @@ class OutboundIT {
     @Test
     void withRedisDownOpenCallsAtOnceClosedFailsAndLocalWaitsOnTheLocalShare() throws Exception {
         Duration timeout = Duration.ofMillis(200);
-        Permits open = Permits.of(instance(FailureMode.OPEN, timeout), Duration.ofSeconds(5));
-        Permits closed = Permits.of(instance(FailureMode.CLOSED, timeout), Duration.ofSeconds(5));
-        Permits local = Permits.of(instance(FailureMode.LOCAL, timeout), Duration.ofSeconds(5));
+        Limit seven = Limit.of("provider", 7, Duration.ofSeconds(1)).withBurst(1);
+        Permits open = Permits.of(instance(seven, FailureMode.OPEN, timeout), Duration.ofSeconds(5));
+        Permits closed = Permits.of(instance(seven, FailureMode.CLOSED, timeout), Duration.ofSeconds(5));
+        Permits local = Permits.of(instance(seven, FailureMode.LOCAL, timeout), Duration.ofSeconds(5));
         redis.stop();
 
         HttpClient openClient = RateLimitedHttpClient.wrap(HttpClient.newHttpClient(), open, "provider");
