@@ -91,6 +91,11 @@ final class LocalLimiter implements StoreResilience.Fallback<List<Limit>, Decisi
         return local(memory().reserve(caller, limits, ahead).toCompletableFuture().join());
     }
 
+    /** Pauses the local share as the store is paused ({@link RateLimitStore#pause}). */
+    void pause(String caller, List<Limit> request, java.time.Duration pause) {
+        memory().pause(caller, limits(request), pause).toCompletableFuture().join();
+    }
+
     /** Gives back a local reservation or admission; nothing if there is no local state. */
     void refund(String caller, List<Limit> request) {
         RateLimitStore store = memory.get();

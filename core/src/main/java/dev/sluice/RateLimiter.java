@@ -64,6 +64,7 @@ public final class RateLimiter extends LimiterShell {
     private final LocalLimiter local;
     private final List<Limit> localLimits;
     private final Refunds refunds;
+    private final Pauses pauses;
     /** Whether a listener hears each decision's latency: only then does a decision on an immediate store read the clock. */
     private final boolean timed;
 
@@ -85,6 +86,7 @@ public final class RateLimiter extends LimiterShell {
         // built now: a scaled limit that is invalid fails here
         this.localLimits = local == null ? List.of() : local.limits(costed.configured());
         this.refunds = new Refunds(settings.store(), settings.timeout(), policies, shadowAndListener);
+        this.pauses = new Pauses(settings.store(), local, settings.timeout(), policies);
         this.timed = settings.listener() != null;
     }
 
@@ -383,6 +385,34 @@ public final class RateLimiter extends LimiterShell {
     public boolean refund(String caller, long cost) {
         List<Limit> request = costed.withCost(cost);
         return request != null && refunds.refund(Objects.requireNonNull(caller, "caller"), request);
+    }
+
+    /**
+     * Holds every limit's budget of {@code caller} spent for {@code pause} from now, in the store,
+     * so that every instance sharing it stops granting until the pause ends, then grants again at
+     * the limits' own pace, without a burst ({@link RateLimitStore#pause}): for a provider that
+     * answered "slow down". It never grants anything, and with {@link FailureMode#LOCAL} the local
+     * share is paused too. Waits at most the timeout.
+     *
+     * @param pause from 1 µs to {@link #LONGEST_WAIT}
+     * @return whether the store confirmed the pause in time; if not (logged at most every ten
+     *         seconds), only this JVM's local share, if any, is paused
+     * @throws IllegalArgumentException if {@code pause} is out of range
+     */
+    public boolean pause(String caller, Duration pause) {
+        try {
+            return pauseAsync(caller, pause).get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        } catch (java.util.concurrent.ExecutionException e) {
+            return false; // never: the stage does not fail
+        }
+    }
+
+    /** As {@link #pause(String, Duration)} without blocking: the stage never fails. */
+    public CompletableFuture<Boolean> pauseAsync(String caller, Duration pause) {
+        return pauses.pause(Objects.requireNonNull(caller, "caller"), costed.configured(), pause);
     }
 
     /** Whether this limiter only reports rejections ({@link Decision.Outcome#SHADOW_REJECTED}) instead of making them. */

@@ -128,6 +128,32 @@ class AcquireTest {
         assertThat(local.acquire("p", Duration.ofMillis(100)).outcome()).isEqualTo(Decision.Outcome.LOCAL_REJECTED);
     }
 
+    /**
+     * A provider's pause ({@link RateLimiter#pause}) holds the next waiter until it ends plus one
+     * token's time (the bucket refills from empty); with the store down, {@link FailureMode#LOCAL}
+     * holds the local share the same way, and the pause reports that the store did not record it.
+     */
+    @Test
+    void aPauseHoldsTheNextWaiterUntilItEndsAndLocallyWhenTheStoreIsDown() throws InterruptedException {
+        RateLimiter shared = limiter(MemoryStore.create(), FailureMode.OPEN);
+        assertThat(shared.pause("p", Duration.ofMillis(800))).as("recorded").isTrue();
+        Decision first = shared.acquire("p", Duration.ZERO);
+        assertThat(first.outcome()).as("nothing during the pause").isEqualTo(Decision.Outcome.REJECTED);
+        long started = System.nanoTime();
+        Decision waited = shared.acquire("p", PATIENT);
+        assertThat(waited.outcome()).isEqualTo(Decision.Outcome.ALLOWED);
+        assertThat(waited.retryAfter()).as("the pause's end (800 ms) and one token (400 ms), less the time since")
+                .isBetween(Duration.ofMillis(800), Duration.ofMillis(1200));
+        assertThat(System.nanoTime() - started).isGreaterThanOrEqualTo(waited.retryAfter().toNanos());
+
+        RateLimiter local = limiter(new Broken(), FailureMode.LOCAL);
+        assertThat(local.pause("p", Duration.ofMillis(800))).as("the store did not record it").isFalse();
+        Decision held = local.acquire("p", PATIENT);
+        assertThat(held.outcome()).isEqualTo(Decision.Outcome.LOCAL_ALLOWED);
+        assertThat(held.retryAfter()).as("the local share, paused as well")
+                .isBetween(Duration.ofMillis(800), Duration.ofMillis(1200));
+    }
+
     @Test
     void aSlidingLogCannotWaitAWaitOutOfRangeIsRefusedNamingItAndACostAboveTheBurstNeverWaits() throws InterruptedException {
         RateLimiter log = RateLimiter.builder().limit(SLOW.withAlgorithm(Algorithm.SLIDING_LOG)).build();

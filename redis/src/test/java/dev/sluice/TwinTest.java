@@ -54,7 +54,8 @@ class TwinTest {
     }
 
     /**
-     * The same traces with reservations (decide.lua's reservation form, Caller.reserve) before
+     * The same traces with reservations (decide.lua's reservation form, Caller.reserve) and
+     * pauses (pause.lua, LimitState.pause) before
      * about a third of the decisions, each of a random longest wait, and refunds of some: every
      * reservation and every decision after them must be the same.
      */
@@ -334,6 +335,12 @@ class TwinTest {
                     // the waiter gives up
                     shared.refund(caller, reserved).toCompletableFuture().join();
                 }
+            }
+            if (reservations && random.nextInt(8) == 0) {
+                // a provider's pause of up to two periods, at most an hour (RateLimitStore.pause), then a reservation
+                // and a decision as usual: both stores must pause alike
+                Duration pause = Duration.ofNanos((1 + random.nextLong(Math.min(2 * longest, 3_600_000_000L))) * 1_000);
+                shared.pause(caller, limits, pause).toCompletableFuture().join();
             }
             Decision decision = cost == 0 ? limiter.decide(caller) : limiter.decide(caller, cost);
             assertThat(decision.storeFailed()).as("the store failed at step %d", step).isFalse();

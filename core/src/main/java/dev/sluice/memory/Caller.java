@@ -234,6 +234,16 @@ final class Caller {
         }
     }
 
+    /** Pauses these limits until {@code until} (see {@link LimitState#pause}). */
+    void pause(long now, List<Limit> limits, long until) {
+        refreshedMicros = now;
+        for (Limit limit : limits) {
+            LimitState paused = state(limit, now);
+            paused.pause(now, until);
+            idleAfterMicros = Math.max(idleAfterMicros, paused.expiresAtMicros);
+        }
+    }
+
     /**
      * Reserves one request under these limits at the earliest instant from {@code now} on, at most
      * {@code maxWait} microseconds ahead, where every limit fits and its slot has begun (the twin

@@ -74,6 +74,15 @@ abstract class LimitState {
      */
     abstract void refund(long now, long cost);
 
+    /**
+     * Holds this state's budget spent until {@code until} (a provider's pause; {@code until > now}),
+     * then lets it come back at its own pace, as {@code pause.lua} does: a bucket is empty at
+     * {@code until} and refills from there; a window counts full every window that starts before
+     * {@code until}; a log holds {@code count} entries leaving one by one from {@code until} on.
+     * Never grants anything: a state already spent further ahead stays as it is. Sets the expiry.
+     */
+    abstract void pause(long now, long until);
+
     static long floorDiv(long a, long b) {
         return Math.floorDiv(a, b);
     }
@@ -239,6 +248,26 @@ abstract class LimitState {
         }
 
         @Override
+        void pause(long now, long until) {
+            boolean same = present && wPerToken == perToken && wPerMicro == perMicro && wCapacity == capacity;
+            long t = present ? Math.max(ts, until) : until;
+            long l = 0;
+            if (same && ts > until && ceilDiv(level, perMicro) > ts - until) {
+                // booked past the pause's end: the lower of the two buckets at ts
+                l = (ts - until) * perMicro;
+            } else if (same && ts > until) {
+                l = level;
+            }
+            level = l;
+            ts = t;
+            wPerToken = perToken;
+            wPerMicro = perMicro;
+            wCapacity = capacity;
+            present = true;
+            expiresAtMicros = t + ceilDiv(capacity - l, perMicro);
+        }
+
+        @Override
         void refund(long now, long cost) {
             if (!present || wPerToken != perToken || wPerMicro != perMicro || wCapacity != capacity) {
                 return;
@@ -363,6 +392,24 @@ abstract class LimitState {
         }
 
         @Override
+        void pause(long now, long until) {
+            // the debt of a full bucket at until: nothing before, one token's time after it per token
+            long pausedTat = until + capacity / perMicro;
+            long pausedRem = capacity % perMicro;
+            boolean same = present && wPerToken == perToken && wPerMicro == perMicro && wCapacity == capacity;
+            if (!(same && (tat > pausedTat || tat == pausedTat && rem >= pausedRem))) {
+                tat = pausedTat;
+                rem = pausedRem;
+                written = until;
+                wPerToken = perToken;
+                wPerMicro = perMicro;
+                wCapacity = capacity;
+                present = true;
+            }
+            expiresAtMicros = tat + (rem > 0 ? 1 : 0);
+        }
+
+        @Override
         void refund(long now, long cost) {
             if (!present || wPerToken != perToken || wPerMicro != perMicro || wCapacity != capacity || tat < now) {
                 return; // written under other units, or nothing owed any more
@@ -448,6 +495,21 @@ abstract class LimitState {
                 untilGone(gone, now, out);
             }
             return fits;
+        }
+
+        @Override
+        void pause(long now, long until) {
+            long last = floorDiv(until - 1, window);
+            boolean same = present && wWindow == window;
+            if (same && w > last) {
+                return; // booked past the pause's end
+            }
+            n = same && w == last ? Math.max(n, count) : count;
+            w = last;
+            wCount = count;
+            wWindow = window;
+            present = true;
+            expiresAtMicros = (last + 1) * window;
         }
 
         @Override
@@ -580,6 +642,25 @@ abstract class LimitState {
             return fits;
         }
 
+        @Override
+        void pause(long now, long until) {
+            long last = floorDiv(until - 1, window);
+            boolean same = present && wWindow == window;
+            if (same && w > last) {
+                // booked past the pause's end: the window before it counts full
+                if (w == last + 1) {
+                    prev = Math.max(prev, count);
+                }
+                return;
+            }
+            cur = same && w == last ? Math.max(cur, count) : count;
+            prev = same && w == last ? Math.max(prev, count) : count;
+            w = last;
+            wWindow = window;
+            present = true;
+            expiresAtMicros = (last + 2) * window;
+        }
+
         /**
          * Off the stored current count: this window's, or the previous one's when the caller has
          * not committed since the window turned; nothing once it is older.
@@ -683,6 +764,28 @@ abstract class LimitState {
                 untilGone(gone, now, out);
             }
             return fits;
+        }
+
+        /**
+         * {@code count} entries, the i-th (from 1) at {@code until - window + i * window / count}
+         * or the matching one of the newest entries kept, whichever is later.
+         */
+        @Override
+        void pause(long now, long until) {
+            boolean same = size > 0 && wWindow == window;
+            long[] paused = new long[(int) count];
+            for (int i = 0; i < count; i++) {
+                paused[i] = until - window + floorDiv((i + 1) * window, count);
+                int kept = (int) (size - count + i);
+                if (same && kept >= 0 && at(kept) > paused[i]) {
+                    paused[i] = at(kept);
+                }
+            }
+            ring = paused;
+            head = 0;
+            size = paused.length;
+            wWindow = window;
+            expiresAtMicros = paused[size - 1] + window;
         }
 
         /** Drops the newest {@code cost} entries (all, if there are fewer). */

@@ -191,6 +191,31 @@ public final class MemoryStore implements ImmediateStore {
         return CompletableFuture.completedFuture(null);
     }
 
+    /** Pauses the caller's limits under its lock; see {@link RateLimitStore#pause}. */
+    @Override
+    public CompletionStage<Void> pause(String caller, List<Limit> limits, Duration pause) {
+        long micros = RateLimitStore.checkPause(pause);
+        String tag = Keys.tag(caller);
+        boolean done = false;
+        long now = 0;
+        do {
+            Caller state = callers.get(tag, key -> new Caller(limits));
+            long stamp = state.lock.writeLock();
+            try {
+                if (!state.retired) {
+                    state.lengthenIdle(limits);
+                    now = time.nowMicros();
+                    state.pause(now, limits, now + micros);
+                    done = true;
+                }
+            } finally {
+                state.lock.unlockWrite(stamp);
+            }
+        } while (!done);
+        sweeper.sweep(now, IdleSweeper.PER_LOCKED_DECISION);
+        return CompletableFuture.completedFuture(null);
+    }
+
     /** Reserves one request under the caller's lock; see {@link RateLimitStore#reserve}. */
     @Override
     public CompletionStage<Decision> reserve(String caller, List<Limit> limits, Duration maxWait) {

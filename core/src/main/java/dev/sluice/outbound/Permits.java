@@ -4,10 +4,16 @@ import dev.sluice.Decision;
 import dev.sluice.Limit;
 import dev.sluice.RateLimiter;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
 
 /**
  * An outbound policy: a {@link RateLimiter} whose store the application's instances share, and
@@ -54,18 +60,27 @@ import java.util.concurrent.CompletableFuture;
  */
 public final class Permits {
 
+    /** The longest pause a provider's answer imposes unless {@link #withLongestPause} says otherwise. */
+    public static final Duration DEFAULT_LONGEST_PAUSE = Duration.ofMinutes(5);
+
+    private static final Logger LOG = LoggerFactory.getLogger(Permits.class);
+    /** When a capped pause was last logged: at most one line every ten seconds per policy. */
+    private final AtomicLong cappedLogged = new AtomicLong(System.nanoTime() - TimeUnit.SECONDS.toNanos(10));
+
     private final RateLimiter limiter;
     private final Duration maxWait;
     /** {@code null} without a high-priority share: every call books the shared limit alike. */
     private final LowPriorityLane low;
+    private final Duration longestPause;
 
     private Permits(RateLimiter limiter, Duration maxWait) {
-        this(limiter, maxWait, null);
+        this(limiter, maxWait, null, DEFAULT_LONGEST_PAUSE);
     }
 
-    private Permits(RateLimiter limiter, Duration maxWait, LowPriorityLane low) {
+    private Permits(RateLimiter limiter, Duration maxWait, LowPriorityLane low, Duration longestPause) {
         this.limiter = Objects.requireNonNull(limiter, "limiter");
         this.maxWait = Objects.requireNonNull(maxWait, "maxWait");
+        this.longestPause = Objects.requireNonNull(longestPause, "longestPause");
         limiter.checkCanWait(maxWait);
         this.low = low;
     }
@@ -172,6 +187,71 @@ public final class Permits {
         return decision;
     }
 
+    /**
+     * This policy, pausing for at most {@code longest} when a provider asks for longer (default
+     * {@link #DEFAULT_LONGEST_PAUSE}, 5 minutes): a provider sending {@code Retry-After: 86400} by
+     * mistake must not stop every instance for a day. A longer request is cut to it and logged as
+     * a warning (at most every ten seconds).
+     *
+     * @throws IllegalArgumentException unless {@code longest} is from 1 second to 1 hour
+     */
+    public Permits withLongestPause(Duration longest) {
+        Objects.requireNonNull(longest, "longest");
+        if (longest.compareTo(Duration.ofSeconds(1)) < 0 || longest.compareTo(RateLimiter.LONGEST_WAIT) > 0) {
+            throw new IllegalArgumentException("'longest-pause' must be from 1s to 1h, got '" + longest + "'");
+        }
+        return new Permits(limiter, maxWait, low, longest);
+    }
+
+    /** The longest pause a provider's answer imposes. */
+    public Duration longestPause() {
+        return longestPause;
+    }
+
+    /**
+     * Learns from a provider's answer to a call of {@code key}: a 429 or 503 with
+     * {@code Retry-After} (seconds or an HTTP date), or {@code RateLimit} headers saying the
+     * budget is spent (the IETF draft's {@code RateLimit: "p";r=0;t=30}, its earlier
+     * {@code remaining=0, reset=30}, legacy {@code RateLimit-Remaining: 0} with
+     * {@code RateLimit-Reset}, or {@code X-RateLimit-*}), pauses {@code key} in the store for
+     * every instance ({@link RateLimiter#pause}), at most {@link #longestPause()}. Headers never
+     * grant more than the limiter's limits: budget a provider reports left is ignored. The
+     * clients of this package and {@code RateLimitClientFilter} call it for every response.
+     *
+     * @param header a response header's value by name, whatever its case; {@code null} if absent
+     * @return the pause recorded; zero if the answer asked for none
+     */
+    public Duration learn(String key, int status, Function<String, String> header) {
+        Duration pause = requested(key, status, header);
+        if (!pause.isZero()) {
+            limiter.pause(key, pause);
+        }
+        return pause;
+    }
+
+    /** As {@link #learn} without blocking; the stage never fails. */
+    public CompletableFuture<Duration> learnAsync(String key, int status, Function<String, String> header) {
+        Duration pause = requested(key, status, header);
+        return pause.isZero() ? CompletableFuture.completedFuture(pause)
+                : limiter.pauseAsync(key, pause).thenApply(stored -> pause);
+    }
+
+    private Duration requested(String key, int status, Function<String, String> header) {
+        Objects.requireNonNull(key, "key");
+        Duration pause = ProviderPause.requested(status, header, System.currentTimeMillis());
+        if (pause.compareTo(longestPause) > 0) {
+            long now = System.nanoTime();
+            long last = cappedLogged.get();
+            if (now - last >= TimeUnit.SECONDS.toNanos(10) && cappedLogged.compareAndSet(last, now)) {
+                // not the key: it may name an account
+                LOG.warn("A provider asked policy {} to pause for {} s; pausing for {} s, the longest pause "
+                        + "(Permits.withLongestPause)", limiter.name(), pause.toSeconds(), longestPause.toSeconds());
+            }
+            return longestPause;
+        }
+        return pause.compareTo(Duration.ofMillis(1)) < 0 ? Duration.ZERO : pause;
+    }
+
     /** The limiter. */
     public RateLimiter limiter() {
         return limiter;
@@ -185,7 +265,8 @@ public final class Permits {
     @Override
     public String toString() {
         return "Permits[" + limiter.name() + " waiting at most " + maxWait.toMillis() + " ms"
-                + (low == null ? "" : ", " + low + " waiting at most " + low.maxWait().toMillis() + " ms") + "]";
+                + (low == null ? "" : ", " + low + " waiting at most " + low.maxWait().toMillis() + " ms")
+                + ", pausing at most " + longestPause.toSeconds() + " s]";
     }
 
     /**
@@ -250,7 +331,8 @@ public final class Permits {
                         + "(e.g. 0.3), got '" + highShare + "'");
             }
             return new Permits(limiter, maxWait,
-                    new LowPriorityLane(limiter, highShare, lowMaxWait == null ? maxWait : lowMaxWait));
+                    new LowPriorityLane(limiter, highShare, lowMaxWait == null ? maxWait : lowMaxWait),
+                    DEFAULT_LONGEST_PAUSE);
         }
     }
 }

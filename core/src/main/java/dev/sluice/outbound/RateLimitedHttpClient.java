@@ -23,7 +23,10 @@ import java.util.function.Function;
  * {@link #send} waits on the calling thread; {@link #sendAsync} blocks no thread (the request is
  * sent when its slot comes) and, cancelled before then, sends nothing. A request
  * that gets no permit within the wait is not sent: {@code send} throws, and {@code sendAsync}'s
- * stage fails with, {@link PermitUnavailableException}. Everything else is the wrapped client's.
+ * stage fails with, {@link PermitUnavailableException}. Each response is read for a provider's
+ * "slow down" ({@link Permits#learn}: a 429 or 503 with {@code Retry-After}, or {@code RateLimit}
+ * headers saying the budget is spent), which pauses the key for every instance before the
+ * response is returned. Everything else is the wrapped client's.
  *
  * <pre>{@code
  * HttpClient client = RateLimitedHttpClient.wrap(HttpClient.newHttpClient(), permits, RateLimitedHttpClient.HOST);
@@ -82,8 +85,16 @@ public final class RateLimitedHttpClient extends HttpClient {
     @Override
     public <T> HttpResponse<T> send(HttpRequest request, HttpResponse.BodyHandler<T> handler)
             throws IOException, InterruptedException {
-        permits.acquire(key.apply(request), priority.apply(request));
-        return client.send(request, handler);
+        String k = key.apply(request);
+        permits.acquire(k, priority.apply(request));
+        HttpResponse<T> response = client.send(request, handler);
+        permits.learn(k, response.statusCode(), headers(response));
+        return response;
+    }
+
+    /** A response's headers as {@link Permits#learn} reads them. */
+    private static Function<String, String> headers(HttpResponse<?> response) {
+        return name -> response.headers().firstValue(name).orElse(null);
     }
 
     @Override
@@ -99,8 +110,10 @@ public final class RateLimitedHttpClient extends HttpClient {
 
     private <T> CompletableFuture<HttpResponse<T>> limited(HttpRequest request,
                                                            java.util.function.Supplier<CompletableFuture<HttpResponse<T>>> send) {
-        CompletableFuture<?> permit = permits.acquireAsync(key.apply(request), priority.apply(request));
-        CompletableFuture<HttpResponse<T>> response = permit.thenCompose(decision -> send.get());
+        String k = key.apply(request);
+        CompletableFuture<?> permit = permits.acquireAsync(k, priority.apply(request));
+        CompletableFuture<HttpResponse<T>> response = permit.thenCompose(decision -> send.get())
+                .thenCompose(answer -> permits.learnAsync(k, answer.statusCode(), headers(answer)).thenApply(pause -> answer));
         // a caller that gives up before its slot cancels the permit: nothing is sent
         response.whenComplete((value, failure) -> {
             if (response.isCancelled()) {

@@ -113,6 +113,39 @@ public interface RateLimitStore extends AutoCloseable {
     }
 
     /**
+     * Holds {@code caller}'s budget under {@code limits} spent for {@code pause} from now, for every
+     * instance sharing the store, atomically for all limits: for a provider that answered
+     * {@code Retry-After} (see {@code dev.sluice.outbound.Permits}). From the pause's end the
+     * budget comes back at the limit's own pace, never all at once: a token bucket or GCRA is
+     * empty at the end and refills from there (its first unit one token's time later); a window
+     * counts full every window that starts before the end (a fixed window opens whole at the
+     * next window, a sliding window's weight decays over it); a sliding log holds {@code count}
+     * entries that leave one by one, one token's time apart, from the end on. A pause never
+     * grants anything: a state spent further ahead (reservations booked past the end) keeps
+     * what it has, and a shorter pause after a longer one changes nothing. The default refuses.
+     *
+     * @param pause from 1 µs to {@code RateLimiter.LONGEST_WAIT}
+     * @return a stage completed once the pause is stored, or exceptionally if the store failed
+     * @throws IllegalArgumentException if {@code pause} is out of range
+     */
+    default CompletionStage<Void> pause(String caller, List<Limit> limits, java.time.Duration pause) {
+        return java.util.concurrent.CompletableFuture.failedFuture(
+                new UnsupportedOperationException(getClass().getName() + " cannot pause a caller"));
+    }
+
+    /**
+     * {@code pause} in microseconds, for a store's {@link #pause}.
+     *
+     * @throws IllegalArgumentException unless it is from 1 µs to {@code RateLimiter.LONGEST_WAIT}
+     */
+    static long checkPause(java.time.Duration pause) {
+        if (pause.compareTo(java.time.Duration.ofNanos(1_000)) < 0 || pause.compareTo(RateLimiter.LONGEST_WAIT) > 0) {
+            throw new IllegalArgumentException("'pause' must be from 1 us to 1h, got '" + pause + "'");
+        }
+        return pause.toNanos() / 1_000;
+    }
+
+    /**
      * Takes one lease of {@code caller} under a {@link Algorithm#CONCURRENCY} limit, named
      * {@code leaseId}: allowed while fewer than {@link Limit#count()} unexpired leases are held,
      * each expiring {@link Limit#period()} after it was taken. The decision's quota reports the

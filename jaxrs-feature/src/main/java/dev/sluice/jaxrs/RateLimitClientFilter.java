@@ -5,6 +5,8 @@ import dev.sluice.outbound.Permits;
 import dev.sluice.outbound.Priority;
 import jakarta.ws.rs.client.ClientRequestContext;
 import jakarta.ws.rs.client.ClientRequestFilter;
+import jakarta.ws.rs.client.ClientResponseContext;
+import jakarta.ws.rs.client.ClientResponseFilter;
 
 import java.io.InterruptedIOException;
 import java.util.Objects;
@@ -27,8 +29,12 @@ import java.util.function.Function;
  * that sends the request (JAX-RS request filters are synchronous, for asynchronous invocations
  * too); to wait without a thread, use {@link Permits#acquireAsync} or
  * {@link dev.sluice.outbound.RateLimitedHttpClient}.
+ *
+ * <p>Each response is read for a provider's "slow down" ({@link Permits#learn}: a 429 or 503 with
+ * {@code Retry-After}, or {@code RateLimit} headers saying the budget is spent): the key is then
+ * paused in the store, for every instance, before the response reaches the caller.
  */
-public final class RateLimitClientFilter implements ClientRequestFilter {
+public final class RateLimitClientFilter implements ClientRequestFilter, ClientResponseFilter {
 
     /**
      * The request property that gives a request its {@link Priority}, for permits with priorities
@@ -72,6 +78,12 @@ public final class RateLimitClientFilter implements ClientRequestFilter {
             failure.initCause(e);
             throw failure;
         }
+    }
+
+    /** Reads the provider's answer for a pause ({@link Permits#learn}); the key is the request's, as before it was sent. */
+    @Override
+    public void filter(ClientRequestContext request, ClientResponseContext response) {
+        permits.learn(key.apply(request), response.getStatus(), response::getHeaderString);
     }
 
     private static Priority priority(ClientRequestContext request) {

@@ -42,18 +42,23 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * and the {@code HttpClient} decorator, sharing its quota through one Redis.
  *
  * <p>The provider enforces a strict 10 per second: at most 10 requests in any 1000 ms, counting
- * the 429s it answers beyond. The instances share a token bucket of 7 per second, burst 1: at
- * most 1 + 7 = 8 calls in any second when each goes out at its slot. Calls do not always go out
- * at their slot: a pause of this JVM (a loaded machine, a collection) wakes every waiter whose slot
- * passed during it at once, and those late calls land in the same provider second as the on-time
- * calls after them. Eleven consecutive slots span 10/7 s, so the provider answers 429 only if the
- * first of them is delayed on its way 10/7 - 1 s = 428 ms more than the eleventh; with 8 per
- * second that margin was 250 ms, and a 400 ms pause of the test JVM (SIGSTOP) gave 9 429s in 14 s while
- * 7 per second gave none. What must hold: no 429; at least 90% of the shared limit used while
- * everyone is busy; and fairness: permits are granted in the order reservations reach Redis, so
- * equally busy instances (three threads each) get about a third each, and each must get at
- * least a fifth. A 429 fails with the provider's tightest eleven arrivals and this JVM's longest
- * pause, to tell a pause from a limiter that granted too much.
+ * the 429s it answers beyond. The instances share a token bucket of 7 per second, burst 1. Why a
+ * margin at all: a token bucket of r per second, burst 1, grants eleven slots in a closed second
+ * (at 0, 1/r, ..., 10/r), and the provider counts calls when they arrive, not at their slots.
+ * Each call arrives some time after its slot (the reservation's answer travels back, the thread
+ * wakes, the client sends), and a pause of this JVM (a loaded machine, a collection) wakes every
+ * waiter whose slot passed during it at once, so those late calls land in the same provider
+ * second as the on-time calls after them. The provider answers 429 when the first of eleven
+ * consecutive calls is delayed on its way more than the eleventh by more than ten slots' span
+ * beyond one second: 428 ms at 7 per second; none at 10 per second; 50 ms at 10 per 1050 ms,
+ * which on this shared machine (pauses of 70 to 160 ms measured) gave 429s in 4 runs of 6. What
+ * must hold: no 429; at least 90% of the shared limit used while everyone is busy; and
+ * fairness: permits are granted in the order reservations reach Redis, so equally busy instances
+ * (three threads each, each waiting for one permit at a time) get a third each, and each must
+ * get at least a quarter. The instances start once their Redis store answers a reservation:
+ * before that, failing open, their calls would go without a permit. A 429 fails with the
+ * provider's tightest eleven arrivals and this JVM's longest pause, to tell a pause from a
+ * limiter that granted too much.
  */
 class OutboundIT {
 
@@ -71,6 +76,26 @@ class OutboundIT {
         final AtomicInteger rejected = new AtomicInteger();
         /** Every request's arrival, accepted or not, for the message of a failure. */
         final ConcurrentLinkedQueue<Long> arrivals = new ConcurrentLinkedQueue<>();
+        /** When each 429 of the strict limit was answered (not those of a closure). */
+        final ConcurrentLinkedQueue<Long> tooMany = new ConcurrentLinkedQueue<>();
+        /** Every request: its arrival and instance. */
+        final ConcurrentLinkedQueue<long[]> calls = new ConcurrentLinkedQueue<>();
+        /** The 429s answered while closed (see {@link #close(Duration)}), which are not in {@link #rejected}. */
+        final ConcurrentLinkedQueue<long[]> refused = new ConcurrentLinkedQueue<>();
+        private volatile boolean closing;
+        private volatile long closedFrom;
+        private volatile long closedUntil;
+
+        /** From now on, for {@code pause}, answers every request 429 with the time left as Retry-After. */
+        long close(Duration pause) {
+            synchronized (window) {
+                long now = System.nanoTime();
+                closedUntil = now + pause.toNanos();
+                closedFrom = now;
+                closing = true;
+                return now;
+            }
+        }
 
         Provider() throws Exception {
             server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 50);
@@ -78,9 +103,20 @@ class OutboundIT {
                 String query = String.valueOf(exchange.getRequestURI().getQuery());
                 int instance = query.startsWith("instance=") ? Integer.parseInt(query.substring(9)) : -1;
                 int status;
+                long retryAfter = 0;
                 synchronized (window) {
                     long now = System.nanoTime();
                     arrivals.add(now);
+                    calls.add(new long[] {now, instance});
+                    if (closing && now - closedFrom >= 0 && now - closedUntil < 0) {
+                        // asking every caller to hold off until it reopens: 429, Retry-After in whole seconds
+                        retryAfter = (closedUntil - now + TimeUnit.SECONDS.toNanos(1) - 1) / TimeUnit.SECONDS.toNanos(1);
+                        refused.add(new long[] {now, instance});
+                        exchange.getResponseHeaders().add("Retry-After", Long.toString(retryAfter));
+                        exchange.sendResponseHeaders(429, -1);
+                        exchange.close();
+                        return;
+                    }
                     while (!window.isEmpty() && now - window.peekFirst() >= TimeUnit.SECONDS.toNanos(1)) {
                         window.pollFirst();
                     }
@@ -90,6 +126,7 @@ class OutboundIT {
                         status = 200;
                     } else {
                         rejected.incrementAndGet();
+                        tooMany.add(now);
                         status = 429;
                     }
                 }
@@ -141,6 +178,20 @@ class OutboundIT {
                 .timeout(timeout).build();
     }
 
+    /**
+     * {@code limiter}, once its store answers: a Redis store connects in the background, and
+     * until then the failure mode decides (open: calls go without a permit, beside the ones
+     * that have one), as in an application's first moments.
+     */
+    private static Permits ready(Permits permits) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        // a reservation: the script and connection the calls' own reservations use
+        while (permits.limiter().acquire("warm-up", Duration.ZERO).storeFailed() && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+        }
+        return permits;
+    }
+
     private Client jaxrsClient(Permits permits) {
         Client client = ClientBuilder.newClient().register(RateLimitClientFilter.named(permits, "provider"));
         jaxrs.add(client);
@@ -152,25 +203,11 @@ class OutboundIT {
         // a patient store timeout: a late answer on a loaded machine must not turn into failing open
         Permits[] permits = new Permits[3];
         for (int i = 0; i < 3; i++) {
-            permits[i] = Permits.of(instance(FailureMode.OPEN, Duration.ofSeconds(2)), Duration.ofSeconds(10));
+            permits[i] = ready(Permits.of(instance(FailureMode.OPEN, Duration.ofSeconds(2)), Duration.ofSeconds(10)));
         }
-        Client first = jaxrsClient(permits[0]);
-        Client second = jaxrsClient(permits[1]);
-        HttpClient third = RateLimitedHttpClient.wrap(HttpClient.newHttpClient(), permits[2], "provider");
-
         long end = System.nanoTime() + BUSY.toNanos();
-        List<Thread> threads = new ArrayList<>();
         AtomicInteger failures = new AtomicInteger();
-        for (int t = 0; t < 3; t++) {
-            threads.add(caller(end, failures, () -> status(first.target(provider.uri(0)).request().get())));
-            threads.add(caller(end, failures, () -> status(second.target(provider.uri(1)).request().get())));
-            boolean async = t == 0;
-            threads.add(caller(end, failures, () -> async
-                    ? third.sendAsync(HttpRequest.newBuilder(provider.uri(2)).build(), HttpResponse.BodyHandlers.discarding())
-                            .get(20, TimeUnit.SECONDS).statusCode()
-                    : third.send(HttpRequest.newBuilder(provider.uri(2)).build(), HttpResponse.BodyHandlers.discarding())
-                            .statusCode()));
-        }
+        List<Thread> threads = callers(permits, end, failures);
         long started = System.nanoTime();
         AtomicLong longestPause = new AtomicLong();
         Thread watcher = new Thread(() -> {
@@ -210,8 +247,87 @@ class OutboundIT {
         assertThat(measured / seconds).as("requests per second accepted while busy, of a shared 7 per second")
                 .isGreaterThanOrEqualTo(0.9 * 7);
         for (int i = 0; i < 3; i++) {
-            assertThat(perInstance[i]).as("instance %d's share of %d", i, measured).isGreaterThanOrEqualTo(measured / 5);
+            assertThat(perInstance[i]).as("instance %d's share of %d", i, measured).isGreaterThanOrEqualTo(measured / 4);
         }
+    }
+
+    /**
+     * Three threads for each of three instances: the first two call through the JAX-RS filter, the
+     * third through the {@code HttpClient} decorator (one thread with {@code sendAsync}).
+     */
+    private List<Thread> callers(Permits[] permits, long end, AtomicInteger failures) {
+        Client first = jaxrsClient(permits[0]);
+        Client second = jaxrsClient(permits[1]);
+        HttpClient third = RateLimitedHttpClient.wrap(HttpClient.newHttpClient(), permits[2], "provider");
+        List<Thread> threads = new ArrayList<>();
+        for (int t = 0; t < 3; t++) {
+            threads.add(caller(end, failures, () -> status(first.target(provider.uri(0)).request().get())));
+            threads.add(caller(end, failures, () -> status(second.target(provider.uri(1)).request().get())));
+            boolean async = t == 0;
+            threads.add(caller(end, failures, () -> async
+                    ? third.sendAsync(HttpRequest.newBuilder(provider.uri(2)).build(), HttpResponse.BodyHandlers.discarding())
+                            .get(20, TimeUnit.SECONDS).statusCode()
+                    : third.send(HttpRequest.newBuilder(provider.uri(2)).build(), HttpResponse.BodyHandlers.discarding())
+                            .statusCode()));
+        }
+        return threads;
+    }
+
+    /**
+     * The provider answers 429 with {@code Retry-After: 2} for two seconds while the three
+     * instances are busy. The first 429 pauses the key in Redis, so every instance holds off:
+     * only the calls whose slots were reserved before it was heard still go (at most one per
+     * thread, nine, and a few reserved while the pause was being written); nothing arrives in the
+     * last half second of the closure. Then every instance resumes, at the limiter's pace: no
+     * 429 from the strict provider once it reopens, and at most ten calls in its first second.
+     */
+    @Test
+    void aProviderAskingToPauseIsHeardByEveryInstanceWhichResumesWithoutABurst() throws Exception {
+        Permits[] permits = new Permits[3];
+        for (int i = 0; i < 3; i++) {
+            permits[i] = ready(Permits.of(instance(FailureMode.OPEN, Duration.ofSeconds(2)), Duration.ofSeconds(10)));
+        }
+        long started = System.nanoTime();
+        long end = started + TimeUnit.SECONDS.toNanos(7);
+        AtomicInteger failures = new AtomicInteger();
+        List<Thread> threads = callers(permits, end, failures);
+        threads.forEach(Thread::start);
+        Thread.sleep(2_000);
+        long closed = provider.close(Duration.ofSeconds(2));
+        long reopened = closed + TimeUnit.SECONDS.toNanos(2);
+        for (Thread thread : threads) {
+            thread.join(30_000);
+        }
+        assertThat(failures.get()).as("calls that failed").isZero();
+
+        List<long[]> refused = new ArrayList<>(provider.refused);
+        refused.sort((a, b) -> Long.compare(a[0], b[0]));
+        assertThat(refused).as("429s while the provider was closed").isNotEmpty();
+        long heard = refused.get(0)[0];
+        String timeline = timeline(provider.calls, closed);
+        assertThat(refused.size()).as("429s while closed: the calls reserved before the first was heard; " + timeline)
+                .isLessThanOrEqualTo(12);
+        assertThat(provider.calls).as("calls in the last half second of the closure; " + timeline)
+                .noneMatch(call -> call[0] - (heard + TimeUnit.MILLISECONDS.toNanos(1_500)) >= 0 && call[0] - reopened < 0);
+        assertThat(provider.tooMany).as("429s from the strict provider once reopened; " + timeline)
+                .noneMatch(at -> at - reopened >= 0);
+        long firstSecond = provider.calls.stream()
+                .filter(call -> call[0] - reopened >= 0 && call[0] - reopened < TimeUnit.SECONDS.toNanos(1)).count();
+        assertThat(firstSecond).as("calls in the provider's first second after reopening; " + timeline)
+                .isLessThanOrEqualTo(PROVIDER_PER_SECOND);
+        for (int i = 0; i < 3; i++) {
+            int instance = i;
+            assertThat(provider.accepted).as("instance %d resumed; %s", instance, timeline)
+                    .anyMatch(call -> call[1] == instance && call[0] - reopened >= 0);
+        }
+    }
+
+    /** Each call's arrival in ms from {@code origin} and its instance, for a failure's message. */
+    private static String timeline(ConcurrentLinkedQueue<long[]> calls, long origin) {
+        List<long[]> all = new ArrayList<>(calls);
+        all.sort((a, b) -> Long.compare(a[0], b[0]));
+        return "arrivals (ms after the closure, instance) " + all.stream()
+                .map(call -> (call[0] - origin) / 1_000_000 + ":" + call[1]).toList();
     }
 
     /** The eleven consecutive arrivals closest together: 10/7 s apart at the slots, under 1 s for a 429. */
@@ -289,9 +405,10 @@ class OutboundIT {
     @Test
     void withRedisDownOpenCallsAtOnceClosedFailsAndLocalWaitsOnTheLocalShare() throws Exception {
         Duration timeout = Duration.ofMillis(200);
-        Permits open = Permits.of(instance(FailureMode.OPEN, timeout), Duration.ofSeconds(5));
-        Permits closed = Permits.of(instance(FailureMode.CLOSED, timeout), Duration.ofSeconds(5));
-        Permits local = Permits.of(instance(FailureMode.LOCAL, timeout), Duration.ofSeconds(5));
+        Limit seven = Limit.of("provider", 7, Duration.ofSeconds(1)).withBurst(1);
+        Permits open = Permits.of(instance(seven, FailureMode.OPEN, timeout), Duration.ofSeconds(5));
+        Permits closed = Permits.of(instance(seven, FailureMode.CLOSED, timeout), Duration.ofSeconds(5));
+        Permits local = Permits.of(instance(seven, FailureMode.LOCAL, timeout), Duration.ofSeconds(5));
         redis.stop();
 
         HttpClient openClient = RateLimitedHttpClient.wrap(HttpClient.newHttpClient(), open, "provider");

@@ -15,8 +15,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 
 /**
- * The Java side of {@code refund.lua}, {@code lease.lua} and of {@code decide.lua}'s reservation
- * form, and the only Java knowing their layouts: a refund is one script call with
+ * The Java side of {@code refund.lua}, {@code pause.lua}, {@code lease.lua} and of
+ * {@code decide.lua}'s reservation form, and the only Java knowing their layouts: a refund is one script call with
  * {@code decide.lua}'s values per limit ({@link DecideScript#encode}), and so is a reservation
  * ({@code RateLimiter.acquire}); taking a concurrency lease is one call of {@code lease.lua};
  * returning one is one {@code ZREM} of its id.
@@ -29,6 +29,7 @@ final class LeaseScripts {
     private final LuaScript lease;
     /** decide.lua, called in its reservation form ({@code ARGV[2] = -1}): no batching, no local copy. */
     private final LuaScript reserve;
+    private final LuaScript pause;
 
     /**
      * @param testTime the clock to use instead of the Redis server's, or {@code null} in production
@@ -39,6 +40,7 @@ final class LeaseScripts {
         this.refund = new LuaScript(client, "state.lua", "refund.lua");
         this.lease = new LuaScript(client, "lease.lua");
         this.reserve = new LuaScript(client, "state.lua", "decide.lua");
+        this.pause = new LuaScript(client, "state.lua", "pause.lua");
     }
 
     /** Loads both scripts into the script cache of every master (and replica). */
@@ -59,6 +61,24 @@ final class LeaseScripts {
             args.addAll(List.of(DecideScript.encode(limit)));
         }
         return refund.<Object>eval(RScript.ReturnType.LONG, key.keys(), args.toArray()).thenRun(() -> { });
+    }
+
+    /** Pauses the caller with hash tag {@code tag} under {@code limits} for {@code micros}: one call of pause.lua. */
+    CompletableFuture<Void> pause(String tag, List<Limit> limits, long micros) {
+        List<Object> keys = new ArrayList<>(limits.size());
+        List<Object> args = new ArrayList<>(2 + 7 * limits.size());
+        args.add(now());
+        args.add(Long.toString(micros));
+        for (Limit limit : limits) {
+            keys.add(key(tag, limit));
+            args.addAll(List.of(DecideScript.encode(limit)));
+        }
+        return pause.<Object>eval(RScript.ReturnType.LONG, keys, args.toArray()).handle((reply, failure) -> {
+            if (failure != null) {
+                throw new CompletionException(DecideScript.failure(failure));
+            }
+            return null;
+        });
     }
 
     /**

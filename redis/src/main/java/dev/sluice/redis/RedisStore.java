@@ -251,6 +251,23 @@ public final class RedisStore implements RateLimitStore {
     }
 
     /**
+     * Pauses the caller in one call of {@code pause.lua}, after giving back any slice held here;
+     * see {@link RateLimitStore#pause}.
+     */
+    @Override
+    public CompletionStage<Void> pause(String caller, List<Limit> limits, Duration pause) {
+        long micros = RateLimitStore.checkPause(pause);
+        if (!connection.checkReady()) {
+            return CompletableFuture.failedFuture(new RedisConnectionException("not connected to Redis yet"));
+        }
+        String tag = Keys.tag(caller);
+        if (hotKeys == null) {
+            return leases.pause(tag, limits, micros);
+        }
+        return hotKeys.retire(tag).thenCompose(back -> leases.pause(tag, limits, micros));
+    }
+
+    /**
      * Takes a concurrency lease in one {@code lease.lua} call: a sorted set of lease ids scored by
      * their expiry on the Redis server's clock, trimmed on every call, its TTL the last expiry.
      */
