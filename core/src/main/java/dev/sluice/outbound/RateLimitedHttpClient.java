@@ -1,5 +1,7 @@
 package dev.sluice.outbound;
 
+import dev.sluice.Lease;
+
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLParameters;
 import java.io.IOException;
@@ -82,19 +84,52 @@ public final class RateLimitedHttpClient extends HttpClient {
     @Override
     public <T> HttpResponse<T> send(HttpRequest request, HttpResponse.BodyHandler<T> handler)
             throws IOException, InterruptedException {
+        if (permits.maxInFlight() > 0) {
+            // the place first: a call waiting for one spends no permit; released however the call ends
+            try (Lease place = permits.enter(key.apply(request))) {
+                permits.acquire(key.apply(request), priority.apply(request));
+                return client.send(request, handler);
+            }
+        }
         permits.acquire(key.apply(request), priority.apply(request));
         return client.send(request, handler);
     }
 
     @Override
     public <T> CompletableFuture<HttpResponse<T>> sendAsync(HttpRequest request, HttpResponse.BodyHandler<T> handler) {
-        return limited(request, () -> client.sendAsync(request, handler));
+        return inFlight(request, () -> limited(request, () -> client.sendAsync(request, handler)));
     }
 
     @Override
     public <T> CompletableFuture<HttpResponse<T>> sendAsync(HttpRequest request, HttpResponse.BodyHandler<T> handler,
                                                             HttpResponse.PushPromiseHandler<T> pushes) {
-        return limited(request, () -> client.sendAsync(request, handler, pushes));
+        return inFlight(request, () -> limited(request, () -> client.sendAsync(request, handler, pushes)));
+    }
+
+    /**
+     * {@code call} in a place in flight, with a cap: the lease is released once, when the call's
+     * stage completes (its response came, it failed, or it was cancelled before it was sent). A
+     * caller that cancels after the request went out frees the place only when the exchange ends.
+     */
+    private <T> CompletableFuture<HttpResponse<T>> inFlight(HttpRequest request,
+                                                            java.util.function.Supplier<CompletableFuture<HttpResponse<T>>> call) {
+        if (permits.maxInFlight() == 0) {
+            return call.get();
+        }
+        CompletableFuture<Lease> place = permits.enterAsync(key.apply(request));
+        CompletableFuture<CompletableFuture<HttpResponse<T>>> started = place.thenApply(lease -> {
+            CompletableFuture<HttpResponse<T>> sent = call.get();
+            sent.whenComplete((value, failure) -> lease.release());
+            return sent;
+        });
+        CompletableFuture<HttpResponse<T>> response = started.thenCompose(sent -> sent);
+        response.whenComplete((value, failure) -> {
+            if (response.isCancelled()) {
+                place.cancel(false);
+                started.thenAccept(sent -> sent.cancel(false));
+            }
+        });
+        return response;
     }
 
     private <T> CompletableFuture<HttpResponse<T>> limited(HttpRequest request,
