@@ -1,10 +1,13 @@
 package dev.sluice.jaxrs;
 
+import dev.sluice.Lease;
 import dev.sluice.outbound.PermitUnavailableException;
 import dev.sluice.outbound.Permits;
 import dev.sluice.outbound.Priority;
 import jakarta.ws.rs.client.ClientRequestContext;
 import jakarta.ws.rs.client.ClientRequestFilter;
+import jakarta.ws.rs.client.ClientResponseContext;
+import jakarta.ws.rs.client.ClientResponseFilter;
 
 import java.io.InterruptedIOException;
 import java.util.Objects;
@@ -27,8 +30,15 @@ import java.util.function.Function;
  * that sends the request (JAX-RS request filters are synchronous, for asynchronous invocations
  * too); to wait without a thread, use {@link Permits#acquireAsync} or
  * {@link dev.sluice.outbound.RateLimitedHttpClient}.
+ *
+ * <p>With {@linkplain Permits.Builder#maxInFlight a cap on calls in flight}, the request first
+ * waits for its place (a lease kept in the request's property {@link #IN_FLIGHT}) and the response
+ * filter releases it when the response comes, or the request filter when the permit fails. JAX-RS
+ * runs no filter when the request itself fails in the client (a connection refused, a read timed
+ * out, a filter after this one throwing): such a place is held until its lease expires, so set the
+ * permits' {@linkplain Permits.Builder#inFlightLease lease} just above the client's read timeout.
  */
-public final class RateLimitClientFilter implements ClientRequestFilter {
+public final class RateLimitClientFilter implements ClientRequestFilter, ClientResponseFilter {
 
     /**
      * The request property that gives a request its {@link Priority}, for permits with priorities
@@ -37,6 +47,9 @@ public final class RateLimitClientFilter implements ClientRequestFilter {
      * request, naming the property.
      */
     public static final String PRIORITY = "dev.sluice.outbound.Priority";
+
+    /** The request property holding the request's place in flight, with a cap on calls in flight. */
+    public static final String IN_FLIGHT = "dev.sluice.outbound.InFlight";
 
     private final Permits permits;
     private final Function<ClientRequestContext, String> key;
@@ -64,13 +77,33 @@ public final class RateLimitClientFilter implements ClientRequestFilter {
 
     @Override
     public void filter(ClientRequestContext request) throws InterruptedIOException {
+        Lease place = null;
         try {
+            if (permits.maxInFlight() > 0) {
+                // the place first: a request waiting for one spends no permit
+                place = permits.enter(key.apply(request));
+                request.setProperty(IN_FLIGHT, place);
+            }
             permits.acquire(key.apply(request), priority(request));
+            place = null;   // held until the response
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             InterruptedIOException failure = new InterruptedIOException("interrupted while waiting for a permit of " + permits);
             failure.initCause(e);
             throw failure;
+        } finally {
+            if (place != null) {
+                place.release();
+                request.removeProperty(IN_FLIGHT);
+            }
+        }
+    }
+
+    /** Releases the request's place in flight, if it holds one: its response has come. */
+    @Override
+    public void filter(ClientRequestContext request, ClientResponseContext response) {
+        if (request.getProperty(IN_FLIGHT) instanceof Lease place) {
+            place.release();
         }
     }
 
