@@ -1,6 +1,7 @@
 package dev.sluice.outbound;
 
 import dev.sluice.ConcurrencyLimiter;
+import dev.sluice.Decision;
 import dev.sluice.FailureMode;
 import dev.sluice.Lease;
 import dev.sluice.Limit;
@@ -13,7 +14,8 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The cap on calls in flight: a {@link ConcurrencyLimiter} of {@code max} leases on the shared
- * limiter's store, its state under the policy name followed by {@code ~inflight}. A lease refused
+ * limiter's store, timeout and shadow mode, its state under the (first) policy name followed by
+ * {@code ~inflight}. A lease refused
  * is asked for again after a jittered pause of 5 to 50 ms (doubling from 5), until one is granted
  * or the wait is over: the store has no queue of lease waiters, so a waiter costs one round trip
  * per retry, and waiters are not served first come first served (a released place goes to whichever
@@ -55,15 +57,9 @@ final class InFlight {
         long pause = FIRST_PAUSE_NANOS;
         while (true) {
             Lease lease = leases.acquire(key);
-            if (lease.decision().allowed()) {
-                return lease;
-            }
             long left = deadline - System.nanoTime();
-            if (left <= 0) {
+            if (!waitsMore(lease) || left <= 0) {
                 return lease;
-            }
-            if (Thread.interrupted()) {
-                throw new InterruptedException("interrupted while waiting for a place in flight");
             }
             TimeUnit.NANOSECONDS.sleep(Math.min(left, jittered(pause)));
             pause = Math.min(pause * 2, LONGEST_PAUSE_NANOS);
@@ -93,7 +89,7 @@ final class InFlight {
                 return;
             }
             long left = deadline - System.nanoTime();
-            if (lease.decision().allowed() || left <= 0) {
+            if (!waitsMore(lease) || left <= 0) {
                 if (!result.complete(lease)) {
                     lease.release();   // cancelled meanwhile: nobody will send under it
                 }
@@ -101,6 +97,11 @@ final class InFlight {
             }
             attempt(key, result, deadline, Math.min(pause * 2, LONGEST_PAUSE_NANOS), Math.min(left, jittered(pause)));
         }, CompletableFuture.delayedExecutor(delay, TimeUnit.NANOSECONDS));
+    }
+
+    /** Only a refusal is worth asking again: a lease granted, or a store that failed closed, ends the wait. */
+    private static boolean waitsMore(Lease lease) {
+        return lease.decision().outcome() == Decision.Outcome.REJECTED;
     }
 
     /** Between half and all of {@code pause}: instances retrying together drift apart. */

@@ -60,7 +60,7 @@ import java.util.concurrent.CompletableFuture;
  * behind by a dead instance, or by a failure no client reports, frees its place by then. The store
  * keeps no queue of lease waiters: a waiter asks again after a jittered pause of 5 to 50 ms, one
  * round trip each time, and a freed place goes to whichever waiter asks first (no order is
- * promised). When the store fails, the limiter's failure mode decides ({@code closed}: fail;
+ * promised, and a place knows no {@link Priority}). When the store fails, the limiter's failure mode decides ({@code closed}: fail;
  * {@code open} or {@code local}: go without a lease).
  *
  * <pre>{@code
@@ -265,6 +265,9 @@ public final class Permits {
      * {@link Permits} it builds are.
      */
     public static final class Builder {
+        /** The default {@link #inFlightLease}: one minute. */
+        public static final Duration DEFAULT_IN_FLIGHT_LEASE = Duration.ofMinutes(1);
+
         private final RateLimiter limiter;
         private Duration maxWait;
         /** {@code null}: no priorities. */
@@ -318,9 +321,6 @@ public final class Permits {
             this.inFlightLease = Objects.requireNonNull(lease, "inFlightLease");
             return this;
         }
-
-        /** The default {@link #inFlightLease}: one minute. */
-        public static final Duration DEFAULT_IN_FLIGHT_LEASE = Duration.ofMinutes(1);
 
         /**
          * Builds the policy.
