@@ -86,8 +86,9 @@ public final class RateLimitedHttpClient extends HttpClient {
             throws IOException, InterruptedException {
         if (permits.maxInFlight() > 0) {
             // the place first: a call waiting for one spends no permit; released however the call ends
-            try (Lease place = permits.enter(key.apply(request))) {
-                permits.acquire(key.apply(request), priority.apply(request));
+            String key = this.key.apply(request);
+            try (Lease place = permits.enter(key)) {
+                permits.acquire(key, priority.apply(request));
                 return client.send(request, handler);
             }
         }
@@ -118,7 +119,13 @@ public final class RateLimitedHttpClient extends HttpClient {
         }
         CompletableFuture<Lease> place = permits.enterAsync(key.apply(request));
         CompletableFuture<CompletableFuture<HttpResponse<T>>> started = place.thenApply(lease -> {
-            CompletableFuture<HttpResponse<T>> sent = call.get();
+            CompletableFuture<HttpResponse<T>> sent;
+            try {
+                sent = call.get();
+            } catch (RuntimeException e) {
+                lease.release();
+                throw e;
+            }
             sent.whenComplete((value, failure) -> lease.release());
             return sent;
         });

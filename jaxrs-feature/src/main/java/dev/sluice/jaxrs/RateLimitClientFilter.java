@@ -32,7 +32,7 @@ import java.util.function.Function;
  * {@link dev.sluice.outbound.RateLimitedHttpClient}.
  *
  * <p>With {@linkplain Permits.Builder#maxInFlight a cap on calls in flight}, the request first
- * waits for its place (a lease kept in the request's property {@link #IN_FLIGHT}) and the response
+ * waits for its place (a lease kept in a request property) and the response
  * filter releases it when the response comes, or the request filter when the permit fails. JAX-RS
  * runs no filter when the request itself fails in the client (a connection refused, a read timed
  * out, a filter after this one throwing): such a place is held until its lease expires, so set the
@@ -49,7 +49,7 @@ public final class RateLimitClientFilter implements ClientRequestFilter, ClientR
     public static final String PRIORITY = "dev.sluice.outbound.Priority";
 
     /** The request property holding the request's place in flight, with a cap on calls in flight. */
-    public static final String IN_FLIGHT = "dev.sluice.outbound.InFlight";
+    private static final String IN_FLIGHT = "dev.sluice.outbound.InFlight";
 
     private final Permits permits;
     private final Function<ClientRequestContext, String> key;
