@@ -1,6 +1,7 @@
 package dev.sluice.outbound;
 
 import dev.sluice.Decision;
+import dev.sluice.Lease;
 import dev.sluice.Limit;
 import dev.sluice.RateLimiter;
 
@@ -56,6 +57,25 @@ import java.util.function.Function;
  * permits.acquire("payments", Priority.LOW);
  * }</pre>
  *
+ * <p><b>Calls in flight.</b> Built with {@linkplain Builder#maxInFlight a cap} {@code n}, at most
+ * {@code n} calls per key are in flight to the provider across all instances: a call
+ * {@linkplain #enter enters} first, taking a concurrency lease on the same store (its state under
+ * the policy name followed by {@code ~inflight}), waiting at most {@link #maxWait()} for one, then
+ * waits for its permit, and releases the lease when its response has come, or it failed or was
+ * cancelled. A lease is held at most {@linkplain Builder#inFlightLease its lease time}, so one left
+ * behind by a dead instance, or by a failure no client reports, frees its place by then. The store
+ * keeps no queue of lease waiters: a waiter asks again after a jittered pause of 5 to 50 ms, one
+ * round trip each time, and a freed place goes to whichever waiter asks first (no order is
+ * promised, and a place knows no {@link Priority}). When the store fails, the limiter's failure mode decides ({@code closed}: fail;
+ * {@code open} or {@code local}: go without a lease).
+ *
+ * <pre>{@code
+ * Permits permits = Permits.builder(limiter)
+ *         .maxWait(Duration.ofSeconds(5))
+ *         .maxInFlight(4)                                 // at most 4 calls in flight, all instances
+ *         .build();
+ * }</pre>
+ *
  * <p>Immutable and thread-safe.
  */
 public final class Permits {
@@ -72,17 +92,20 @@ public final class Permits {
     /** {@code null} without a high-priority share: every call books the shared limit alike. */
     private final LowPriorityLane low;
     private final Duration longestPause;
+    /** {@code null} without a cap on calls in flight. */
+    private final InFlight inFlight;
 
     private Permits(RateLimiter limiter, Duration maxWait) {
-        this(limiter, maxWait, null, DEFAULT_LONGEST_PAUSE);
+        this(limiter, maxWait, null, null, DEFAULT_LONGEST_PAUSE);
     }
 
-    private Permits(RateLimiter limiter, Duration maxWait, LowPriorityLane low, Duration longestPause) {
+    private Permits(RateLimiter limiter, Duration maxWait, LowPriorityLane low, InFlight inFlight, Duration longestPause) {
         this.limiter = Objects.requireNonNull(limiter, "limiter");
         this.maxWait = Objects.requireNonNull(maxWait, "maxWait");
         this.longestPause = Objects.requireNonNull(longestPause, "longestPause");
         limiter.checkCanWait(maxWait);
         this.low = low;
+        this.inFlight = inFlight;
     }
 
     /**
@@ -148,6 +171,54 @@ public final class Permits {
         return low == null ? maxWait : low.maxWait();
     }
 
+    /** The most calls per key in flight at once across all instances; 0 without a cap. */
+    public int maxInFlight() {
+        return inFlight == null ? 0 : inFlight.max();
+    }
+
+    /**
+     * Waits for a place in flight for a call of {@code key}, at most {@link #maxWait()}: the lease
+     * to {@linkplain Lease#release() release} exactly once when the call's response has come, or it
+     * failed or was cancelled. Call it before {@link #acquire}, and release the lease if that fails.
+     *
+     * @return a held lease, or one that {@linkplain Lease#held() holds nothing} when the store
+     *         failed and the failure mode is open
+     * @throws IllegalStateException      without a cap ({@link #maxInFlight()} is 0)
+     * @throws PermitUnavailableException if no place came free within the wait
+     * @throws InterruptedException       if interrupted while waiting
+     */
+    public Lease enter(String key) throws InterruptedException {
+        return checkLease(key, capped().enter(key));
+    }
+
+    /**
+     * As {@link #enter}, blocking no thread between tries; a stage cancelled before its lease
+     * releases the lease it gets.
+     */
+    public CompletableFuture<Lease> enterAsync(String key) {
+        CompletableFuture<Lease> lease = capped().enterAsync(key);
+        CompletableFuture<Lease> result = lease.thenApply(held -> checkLease(key, held));
+        result.whenComplete((held, failure) -> {
+            if (result.isCancelled()) {
+                lease.cancel(false);
+            }
+        });
+        return result;
+    }
+
+    private InFlight capped() {
+        if (inFlight == null) {
+            throw new IllegalStateException("no cap on calls in flight: build the permits with maxInFlight(n), got '"
+                    + this + "'");
+        }
+        return inFlight;
+    }
+
+    private Lease checkLease(String key, Lease lease) {
+        check(key, lease.decision());
+        return lease;
+    }
+
     /**
      * Waits for one permit of {@code key}.
      *
@@ -200,7 +271,7 @@ public final class Permits {
         if (longest.compareTo(Duration.ofSeconds(1)) < 0 || longest.compareTo(RateLimiter.LONGEST_WAIT) > 0) {
             throw new IllegalArgumentException("'longest-pause' must be from 1s to 1h, got '" + longest + "'");
         }
-        return new Permits(limiter, maxWait, low, longest);
+        return new Permits(limiter, maxWait, low, inFlight, longest);
     }
 
     /** The longest pause a provider's answer imposes. */
@@ -266,6 +337,7 @@ public final class Permits {
     public String toString() {
         return "Permits[" + limiter.name() + " waiting at most " + maxWait.toMillis() + " ms"
                 + (low == null ? "" : ", " + low + " waiting at most " + low.maxWait().toMillis() + " ms")
+                + (inFlight == null ? "" : ", " + inFlight)
                 + ", pausing at most " + longestPause.toSeconds() + " s]";
     }
 
@@ -274,11 +346,17 @@ public final class Permits {
      * {@link Permits} it builds are.
      */
     public static final class Builder {
+        /** The default {@link #inFlightLease}: one minute. */
+        public static final Duration DEFAULT_IN_FLIGHT_LEASE = Duration.ofMinutes(1);
+
         private final RateLimiter limiter;
         private Duration maxWait;
         /** {@code null}: no priorities. */
         private Double highShare;
         private Duration lowMaxWait;
+        /** {@code null}: no cap on calls in flight. */
+        private Integer maxInFlight;
+        private Duration inFlightLease;
 
         private Builder(RateLimiter limiter) {
             this.limiter = limiter;
@@ -307,32 +385,73 @@ public final class Permits {
         }
 
         /**
+         * Caps the calls per key in flight at once, across all instances, at {@code n} (at least
+         * 1); a call waits for a place at most {@link #maxWait} (see the class description).
+         */
+        public Builder maxInFlight(int n) {
+            this.maxInFlight = n;
+            return this;
+        }
+
+        /**
+         * The longest a place in flight is held when nobody releases it (an instance that died, a
+         * failure the client did not report); default {@link #DEFAULT_IN_FLIGHT_LEASE}. Longer than
+         * the slowest call, or a slow call's place is freed while it is still in flight.
+         */
+        public Builder inFlightLease(Duration lease) {
+            this.inFlightLease = Objects.requireNonNull(lease, "inFlightLease");
+            return this;
+        }
+
+        /**
          * Builds the policy.
          *
          * @throws IllegalArgumentException naming the setting and its value: no {@code maxWait}, a
          *                                  wait out of range or a sliding log that cannot wait, a
          *                                  share outside (0, 1) or one that leaves the lane less
-         *                                  than one unit, a low-priority wait without a share
+         *                                  than one unit, a low-priority wait without a share,
+         *                                  a {@code maxInFlight} below 1, a lease that is not
+         *                                  positive or without a cap
          */
         public Permits build() {
             if (maxWait == null) {
                 throw new IllegalArgumentException("Permits need a 'maxWait', the longest a call waits for its permit "
                         + "(e.g. Duration.ofSeconds(5))");
             }
+            InFlight inFlight = inFlight();
             if (highShare == null) {
                 if (lowMaxWait != null) {
                     throw new IllegalArgumentException("'lowPriorityMaxWait' applies only with priorities; set a "
                             + "'highPriorityShare' too, got '" + lowMaxWait + "'");
                 }
-                return new Permits(limiter, maxWait);
+                return new Permits(limiter, maxWait, null, inFlight, DEFAULT_LONGEST_PAUSE);
             }
             if (!(highShare > 0 && highShare < 1)) {
                 throw new IllegalArgumentException("'highPriorityShare' must be a fraction greater than 0 and less than 1 "
                         + "(e.g. 0.3), got '" + highShare + "'");
             }
             return new Permits(limiter, maxWait,
-                    new LowPriorityLane(limiter, highShare, lowMaxWait == null ? maxWait : lowMaxWait),
+                    new LowPriorityLane(limiter, highShare, lowMaxWait == null ? maxWait : lowMaxWait), inFlight,
                     DEFAULT_LONGEST_PAUSE);
+        }
+
+        private InFlight inFlight() {
+            if (maxInFlight == null) {
+                if (inFlightLease != null) {
+                    throw new IllegalArgumentException("'inFlightLease' applies only with a cap on calls in flight; set "
+                            + "'maxInFlight' too, got '" + inFlightLease + "'");
+                }
+                return null;
+            }
+            if (maxInFlight < 1) {
+                throw new IllegalArgumentException("'maxInFlight' must be at least 1 (e.g. 4), got '" + maxInFlight + "'");
+            }
+            Duration lease = inFlightLease == null ? DEFAULT_IN_FLIGHT_LEASE : inFlightLease;
+            if (lease.isNegative() || lease.isZero()) {
+                throw new IllegalArgumentException("'inFlightLease' must be positive (e.g. Duration.ofSeconds(30)), got '"
+                        + lease + "'");
+            }
+            return new InFlight(limiter, maxInFlight, lease, maxWait);
         }
     }
 }

@@ -1,5 +1,7 @@
 package dev.sluice.outbound;
 
+import dev.sluice.Lease;
+
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLParameters;
 import java.io.IOException;
@@ -86,6 +88,17 @@ public final class RateLimitedHttpClient extends HttpClient {
     public <T> HttpResponse<T> send(HttpRequest request, HttpResponse.BodyHandler<T> handler)
             throws IOException, InterruptedException {
         String k = key.apply(request);
+        if (permits.maxInFlight() > 0) {
+            // the place first: a call waiting for one spends no permit; released however the call ends
+            try (Lease place = permits.enter(k)) {
+                return sendWithPermit(k, request, handler);
+            }
+        }
+        return sendWithPermit(k, request, handler);
+    }
+
+    private <T> HttpResponse<T> sendWithPermit(String k, HttpRequest request, HttpResponse.BodyHandler<T> handler)
+            throws IOException, InterruptedException {
         permits.acquire(k, priority.apply(request));
         HttpResponse<T> response = client.send(request, handler);
         permits.learn(k, response.statusCode(), headers(response));
@@ -99,13 +112,45 @@ public final class RateLimitedHttpClient extends HttpClient {
 
     @Override
     public <T> CompletableFuture<HttpResponse<T>> sendAsync(HttpRequest request, HttpResponse.BodyHandler<T> handler) {
-        return limited(request, () -> client.sendAsync(request, handler));
+        return inFlight(request, () -> limited(request, () -> client.sendAsync(request, handler)));
     }
 
     @Override
     public <T> CompletableFuture<HttpResponse<T>> sendAsync(HttpRequest request, HttpResponse.BodyHandler<T> handler,
                                                             HttpResponse.PushPromiseHandler<T> pushes) {
-        return limited(request, () -> client.sendAsync(request, handler, pushes));
+        return inFlight(request, () -> limited(request, () -> client.sendAsync(request, handler, pushes)));
+    }
+
+    /**
+     * {@code call} in a place in flight, with a cap: the lease is released once, when the call's
+     * stage completes (its response came, it failed, or it was cancelled before it was sent). A
+     * caller that cancels after the request went out frees the place only when the exchange ends.
+     */
+    private <T> CompletableFuture<HttpResponse<T>> inFlight(HttpRequest request,
+                                                            java.util.function.Supplier<CompletableFuture<HttpResponse<T>>> call) {
+        if (permits.maxInFlight() == 0) {
+            return call.get();
+        }
+        CompletableFuture<Lease> place = permits.enterAsync(key.apply(request));
+        CompletableFuture<CompletableFuture<HttpResponse<T>>> started = place.thenApply(lease -> {
+            CompletableFuture<HttpResponse<T>> sent;
+            try {
+                sent = call.get();
+            } catch (RuntimeException e) {
+                lease.release();
+                throw e;
+            }
+            sent.whenComplete((value, failure) -> lease.release());
+            return sent;
+        });
+        CompletableFuture<HttpResponse<T>> response = started.thenCompose(sent -> sent);
+        response.whenComplete((value, failure) -> {
+            if (response.isCancelled()) {
+                place.cancel(false);
+                started.thenAccept(sent -> sent.cancel(false));
+            }
+        });
+        return response;
     }
 
     private <T> CompletableFuture<HttpResponse<T>> limited(HttpRequest request,

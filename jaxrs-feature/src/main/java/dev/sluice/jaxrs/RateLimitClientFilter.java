@@ -1,5 +1,6 @@
 package dev.sluice.jaxrs;
 
+import dev.sluice.Lease;
 import dev.sluice.outbound.PermitUnavailableException;
 import dev.sluice.outbound.Permits;
 import dev.sluice.outbound.Priority;
@@ -33,6 +34,13 @@ import java.util.function.Function;
  * <p>Each response is read for a provider's "slow down" ({@link Permits#learn}: a 429 or 503 with
  * {@code Retry-After}, or {@code RateLimit} headers saying the budget is spent): the key is then
  * paused in the store, for every instance, before the response reaches the caller.
+ *
+ * <p>With {@linkplain Permits.Builder#maxInFlight a cap on calls in flight}, the request first
+ * waits for its place (a lease kept in a request property) and the response
+ * filter releases it when the response comes, or the request filter when the permit fails. JAX-RS
+ * runs no filter when the request itself fails in the client (a connection refused, a read timed
+ * out, a filter after this one throwing): such a place is held until its lease expires, so set the
+ * permits' {@linkplain Permits.Builder#inFlightLease lease} just above the client's read timeout.
  */
 public final class RateLimitClientFilter implements ClientRequestFilter, ClientResponseFilter {
 
@@ -43,6 +51,9 @@ public final class RateLimitClientFilter implements ClientRequestFilter, ClientR
      * request, naming the property.
      */
     public static final String PRIORITY = "dev.sluice.outbound.Priority";
+
+    /** The request property holding the request's place in flight, with a cap on calls in flight. */
+    private static final String IN_FLIGHT = "dev.sluice.outbound.InFlight";
 
     private final Permits permits;
     private final Function<ClientRequestContext, String> key;
@@ -70,20 +81,41 @@ public final class RateLimitClientFilter implements ClientRequestFilter, ClientR
 
     @Override
     public void filter(ClientRequestContext request) throws InterruptedIOException {
+        Lease place = null;
         try {
+            if (permits.maxInFlight() > 0) {
+                // the place first: a request waiting for one spends no permit
+                place = permits.enter(key.apply(request));
+                request.setProperty(IN_FLIGHT, place);
+            }
             permits.acquire(key.apply(request), priority(request));
+            place = null;   // held until the response
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             InterruptedIOException failure = new InterruptedIOException("interrupted while waiting for a permit of " + permits);
             failure.initCause(e);
             throw failure;
+        } finally {
+            if (place != null) {
+                place.release();
+                request.removeProperty(IN_FLIGHT);
+            }
         }
     }
 
-    /** Reads the provider's answer for a pause ({@link Permits#learn}); the key is the request's, as before it was sent. */
+    /**
+     * Reads the provider's answer for a pause ({@link Permits#learn}; the key is the request's, as
+     * before it was sent), then releases the request's place in flight, if it holds one.
+     */
     @Override
     public void filter(ClientRequestContext request, ClientResponseContext response) {
-        permits.learn(key.apply(request), response.getStatus(), response::getHeaderString);
+        try {
+            permits.learn(key.apply(request), response.getStatus(), response::getHeaderString);
+        } finally {
+            if (request.getProperty(IN_FLIGHT) instanceof Lease place) {
+                place.release();
+            }
+        }
     }
 
     private static Priority priority(ClientRequestContext request) {
