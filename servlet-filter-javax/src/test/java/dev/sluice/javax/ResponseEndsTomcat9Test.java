@@ -12,6 +12,11 @@ import org.junit.jupiter.params.provider.ValueSource;
 import javax.servlet.FilterRegistration;
 import java.nio.file.Path;
 import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.logging.Handler;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -25,6 +30,16 @@ import static org.assertj.core.api.Assertions.assertThat;
  * status (once seen keeping its lease: the container drops the first cycle's listeners).
  */
 class ResponseEndsTomcat9Test {
+
+    /**
+     * Where Tomcat 9 logs "Encountered a non-recycled request and recycled it forcedly": now and
+     * then, when the client resets while an async page is still being written, Tomcat releases the
+     * connection's processor before the async cycle ends and recycles the request without running
+     * its async listeners, so neither Sluice nor the test application hears that request end. Such
+     * an attempt is never refunded (it stays charged, as decided), which the assertions after the
+     * loop check; the loop counts it as over, since the server is done with it.
+     */
+    private static final Logger COYOTE = Logger.getLogger("org.apache.catalina.connector.CoyoteAdapter");
 
     @TempDir
     Path tomcatBase;
@@ -71,16 +86,50 @@ class ResponseEndsTomcat9Test {
         try (Running app = deploy("limit", "5/15m", "algorithm", "sliding-window", "key", "header:X-Client", "charge",
                 "after", "charge-when", "401,403", "store", store(store), "timeout", "2s")) {
             warmUp(app, client);
-            for (int i = 0; i < 5; i++) {
-                assertThat(ResettingClient.statusThenReset(app.uri(page), "X-Client", client))
-                        .as("wrong password %d", i + 1).isEqualTo(401);
-                // the server is done with the attempt, refund or not, before the next one
-                Ends.await(client, i + 1);
+            AtomicInteger recycled = new AtomicInteger();
+            Handler forcedRecycles = new Handler() {
+                @Override
+                public void publish(LogRecord record) {
+                    if (record.getThrown() != null && record.getThrown().getClass().getName().endsWith("RecycleRequiredException")) {
+                        recycled.incrementAndGet();
+                    }
+                }
+
+                @Override
+                public void flush() {
+                }
+
+                @Override
+                public void close() {
+                }
+            };
+            COYOTE.addHandler(forcedRecycles);
+            try {
+                for (int i = 0; i < 5; i++) {
+                    assertThat(ResettingClient.statusThenReset(app.uri(page), "X-Client", client))
+                            .as("wrong password %d", i + 1).isEqualTo(401);
+                    // the server is done with the attempt, refund or not, before the next one
+                    awaitOver(client, i + 1, recycled);
+                }
+            } finally {
+                COYOTE.removeHandler(forcedRecycles);
             }
             assertThat(ResettingClient.statusThenReset(app.uri(page), "X-Client", client))
                     .as("the sixth attempt after five 401s, each reset after its status line").isEqualTo(429);
             assertThat(ResettingClient.statusThenReset(app.uri("/page/200"), "X-Client", client))
                     .as("the right password too").isEqualTo(429);
+        }
+    }
+
+    /** Waits (at most 20 s) until {@code count} attempts ended or were recycled by Tomcat without an end. */
+    private static void awaitOver(String client, int count, AtomicInteger recycled) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (Ends.count(client) + recycled.get() < count) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("only " + Ends.count(client) + " of " + count + " requests of " + client
+                        + " ended and " + recycled.get() + " were recycled by Tomcat without an end");
+            }
+            Thread.sleep(5);
         }
     }
 
