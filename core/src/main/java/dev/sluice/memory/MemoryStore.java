@@ -195,24 +195,10 @@ public final class MemoryStore implements ImmediateStore {
     @Override
     public CompletionStage<Void> pause(String caller, List<Limit> limits, Duration pause) {
         long micros = RateLimitStore.checkPause(pause);
-        String tag = Keys.tag(caller);
-        boolean done = false;
-        long now = 0;
-        do {
-            Caller state = callers.get(tag, key -> new Caller(limits));
-            long stamp = state.lock.writeLock();
-            try {
-                if (!state.retired) {
-                    state.lengthenIdle(limits);
-                    now = time.nowMicros();
-                    state.pause(now, limits, now + micros);
-                    done = true;
-                }
-            } finally {
-                state.lock.unlockWrite(stamp);
-            }
-        } while (!done);
-        sweeper.sweep(now, IdleSweeper.PER_LOCKED_DECISION);
+        underLock(caller, limits, (state, now) -> {
+            state.pause(now, limits, now + micros);
+            return Boolean.TRUE;
+        });
         return CompletableFuture.completedFuture(null);
     }
 
@@ -220,8 +206,22 @@ public final class MemoryStore implements ImmediateStore {
     @Override
     public CompletionStage<Decision> reserve(String caller, List<Limit> limits, Duration maxWait) {
         long wait = maxWait.toNanos() / 1_000;
+        return CompletableFuture.completedFuture(underLock(caller, limits, (state, now) -> state.reserve(now, limits, wait)));
+    }
+
+    /** What {@link #underLock} runs on a caller's state, under its write lock, at {@code now}. */
+    private interface LockedOperation<T> {
+        T apply(Caller state, long now);
+    }
+
+    /**
+     * Runs {@code operation} on {@code caller}'s state under its write lock, with the clock read
+     * under the lock; a state the sweeper retired meanwhile is left and a fresh one taken. Then
+     * sweeps, as a decision does. Not the decision's own path, which avoids the lambda.
+     */
+    private <T> T underLock(String caller, List<Limit> limits, LockedOperation<T> operation) {
         String tag = Keys.tag(caller);
-        Decision decision = null;
+        T result = null;
         long now = 0;
         do {
             Caller state = callers.get(tag, key -> new Caller(limits));
@@ -230,14 +230,14 @@ public final class MemoryStore implements ImmediateStore {
                 if (!state.retired) {
                     state.lengthenIdle(limits);
                     now = time.nowMicros();
-                    decision = state.reserve(now, limits, wait);
+                    result = operation.apply(state, now);
                 }
             } finally {
                 state.lock.unlockWrite(stamp);
             }
-        } while (decision == null);
+        } while (result == null);
         sweeper.sweep(now, IdleSweeper.PER_LOCKED_DECISION);
-        return CompletableFuture.completedFuture(decision);
+        return result;
     }
 
     /** Takes a concurrency lease; see {@link RateLimitStore#acquireLease}. */
