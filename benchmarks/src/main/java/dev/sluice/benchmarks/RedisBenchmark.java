@@ -53,11 +53,13 @@ import java.util.concurrent.TimeUnit;
  * contender's limit is high enough that the allowed path is measured ({@link RedisContender#RATE}).
  *
  * <p>Before JMH's own warm-up, each trial's set-up runs the contender from as many threads as
- * the trial, the same way ({@link SteadyLoad#warm}), until its throughput stops climbing (at most
- * {@value #STEADY_MAX_PROPERTY} seconds, 20 by default) and the JIT compiler has gone quiet: that opens one connection per waiting
- * thread and compiles the client's code, which one short JMH warm-up iteration did not (issue 26:
- * the floor was measured while still climbing). Each trial's warm-up windows are appended to the
- * file named by {@value #WARMUP_LOG_PROPERTY}, for the report.
+ * the trial, the same way ({@link SteadyLoad#warm}), until its throughput stops climbing and the
+ * JIT compiler has gone quiet (at most {@value #STEADY_MAX_PROPERTY} seconds, 20 by default): that
+ * opens one connection per waiting thread and compiles the client's code, which one short JMH
+ * warm-up iteration did not (issue 26: the floor was measured while still climbing, and then while
+ * its new JVM still compiled). Each trial's warm-up windows, and the JIT's milliseconds in each
+ * measured iteration, are appended to the file named by {@value #WARMUP_LOG_PROPERTY}, for the
+ * report.
  */
 @State(Scope.Benchmark)
 @Fork(1)

@@ -6,8 +6,8 @@ import org.redisson.client.codec.StringCodec;
 
 import java.io.IOException;
 import java.io.InputStream;
-import java.net.URI;
 import java.lang.management.ManagementFactory;
+import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
