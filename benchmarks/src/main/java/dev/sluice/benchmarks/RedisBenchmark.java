@@ -15,6 +15,8 @@ import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
 import org.openjdk.jmh.infra.BenchmarkParams;
+import org.openjdk.jmh.infra.IterationParams;
+import org.openjdk.jmh.runner.IterationType;
 import org.redisson.api.RedissonClient;
 
 import java.io.IOException;
@@ -24,6 +26,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadLocalRandom;
@@ -49,11 +53,13 @@ import java.util.concurrent.TimeUnit;
  * contender's limit is high enough that the allowed path is measured ({@link RedisContender#RATE}).
  *
  * <p>Before JMH's own warm-up, each trial's set-up runs the contender from as many threads as
- * the trial, the same way ({@link SteadyLoad#warm}), until its throughput stops climbing (at most
- * {@value #STEADY_MAX_PROPERTY} seconds, 20 by default): that opens one connection per waiting
- * thread and compiles the client's code, which one short JMH warm-up iteration did not (issue 26:
- * the floor was measured while still climbing). Each trial's warm-up windows are appended to the
- * file named by {@value #WARMUP_LOG_PROPERTY}, for the report.
+ * the trial, the same way ({@link SteadyLoad#warm}), until its throughput stops climbing and the
+ * JIT compiler has gone quiet (at most {@value #STEADY_MAX_PROPERTY} seconds, 20 by default): that
+ * opens one connection per waiting thread and compiles the client's code, which one short JMH
+ * warm-up iteration did not (issue 26: the floor was measured while still climbing, and then while
+ * its new JVM still compiled). Each trial's warm-up windows, and the JIT's milliseconds in each
+ * measured iteration, are appended to the file named by {@value #WARMUP_LOG_PROPERTY}, for the
+ * report.
  */
 @State(Scope.Benchmark)
 @Fork(1)
@@ -81,6 +87,10 @@ public class RedisBenchmark {
 
     private RedissonClient client;
     private RedisContender subject;
+    private BenchmarkParams params;
+    private SteadyLoad.Result warm;
+    private long compiledAtIterationStart;
+    private final List<Long> measuredCompileMillis = new ArrayList<>();
 
     @Setup(Level.Trial)
     public void setUp(BenchmarkParams params) {
@@ -96,28 +106,59 @@ public class RedisBenchmark {
         // Load the script outside the measurement, then warm to a steady state from as many threads.
         subject.decide(0);
         int seconds = Integer.getInteger(STEADY_MAX_PROPERTY, 20);
+        this.params = params;
         if (seconds > 0) {
             boolean async = params.getBenchmark().endsWith(".async");
-            SteadyLoad.Result warm = SteadyLoad.warm(params.getThreads(), WINDOW, Duration.ofSeconds(seconds),
+            warm = SteadyLoad.warm(params.getThreads(), WINDOW, Duration.ofSeconds(seconds),
                     async ? SteadyLoad.async(subject, keys) : SteadyLoad.sync(subject, keys));
             log(params, warm);
         }
     }
 
-    private void log(BenchmarkParams params, SteadyLoad.Result warm) {
+    /**
+     * The JIT's time in each measured iteration, for the report: JMH's own stub is new code,
+     * compiled during JMH's warm-up, and an iteration measured while the compiler still works
+     * shares the two cores with it.
+     */
+    @Setup(Level.Iteration)
+    public void startIteration() {
+        compiledAtIterationStart = SteadyLoad.compiledMillis();
+    }
+
+    @TearDown(Level.Iteration)
+    public void endIteration(IterationParams iteration) {
+        if (iteration.getType() == IterationType.MEASUREMENT && compiledAtIterationStart >= 0) {
+            measuredCompileMillis.add(SteadyLoad.compiledMillis() - compiledAtIterationStart);
+        }
+    }
+
+    private static String rounded(List<Double> rates) {
         StringBuilder windows = new StringBuilder();
-        for (double rate : warm.windows()) {
+        for (double rate : rates) {
             windows.append(windows.length() == 0 ? "" : " ").append(Math.round(rate));
         }
+        return windows.toString();
+    }
+
+    private void log(BenchmarkParams params, SteadyLoad.Result warm) {
+        String windows = rounded(warm.windows());
         String method = params.getBenchmark().substring(params.getBenchmark().lastIndexOf('.') + 1);
-        System.out.printf(Locale.ROOT, "steady warm-up: %s %s, %d keys, %d threads: %s after %.1f s; decisions/s per %d ms: %s%n",
-                contender, method, keys, params.getThreads(), warm.steady() ? "stopped climbing" : "STILL CLIMBING",
-                warm.took().toNanos() / 1e9, WINDOW.toMillis(), windows);
+        System.out.printf(Locale.ROOT, "steady warm-up: %s %s, %d keys, %d threads: %s after %.1f s; decisions/s per %d ms: %s;"
+                        + " JIT ms per window: %s%n",
+                contender, method, keys, params.getThreads(), warm.steady() ? "steady" : "NOT STEADY (still climbing or compiling)",
+                warm.took().toNanos() / 1e9, WINDOW.toMillis(), windows, SteadyLoad.joined(warm.compileMillis()));
+    }
+
+    /** Appends the trial's warm-up and the JIT's milliseconds per measured iteration to the report's file. */
+    private void append(BenchmarkParams params, SteadyLoad.Result warm) {
         String file = System.getProperty(WARMUP_LOG_PROPERTY);
         if (file != null && !file.isBlank()) {
+            String method = params.getBenchmark().substring(params.getBenchmark().lastIndexOf('.') + 1);
             String line = String.join("\t", contender, method, params.getMode().shortLabel(), Integer.toString(keys),
                     Integer.toString(params.getThreads()), Boolean.toString(warm.steady()),
-                    String.format(Locale.ROOT, "%.1f", warm.took().toNanos() / 1e9), windows) + "\n";
+                    String.format(Locale.ROOT, "%.1f", warm.took().toNanos() / 1e9), rounded(warm.windows()),
+                    SteadyLoad.joined(measuredCompileMillis), Long.toString(params.getMeasurement().getTime().convertTo(TimeUnit.MILLISECONDS)))
+                    + "\n";
             try {
                 Files.writeString(Path.of(file), line, StandardCharsets.UTF_8, StandardOpenOption.CREATE, StandardOpenOption.APPEND);
             } catch (IOException e) {
@@ -128,6 +169,9 @@ public class RedisBenchmark {
 
     @TearDown(Level.Trial)
     public void tearDown() {
+        if (warm != null) {
+            append(params, warm);
+        }
         if (subject.failures() > 0) {
             System.err.println("WARNING: " + contender + " had " + subject.failures()
                     + " store failures (timeouts or errors); its numbers include fail-open decisions");

@@ -6,12 +6,16 @@ import org.redisson.client.codec.StringCodec;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.lang.management.ManagementFactory;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -27,22 +31,39 @@ import java.util.concurrent.TimeUnit;
  *       connections as threads, over 100,000 random keys.</li>
  * </ul>
  *
- * The floor should equal the plain loop, and come within {@link #FACTOR} of redis-benchmark, or
- * the report says the run is not trustworthy.
+ * The floor should come within {@link #PLAIN_TOLERANCE} of the plain loop, and within
+ * {@link #FACTOR} of redis-benchmark, or the report says the run is not trustworthy. Both are
+ * also measured for CPU per request (the client's and Redis's), so that each run shows why
+ * redis-benchmark is faster.
  */
 final class SanityCheck {
 
     /**
-     * How many times slower than redis-benchmark a correct floor may be. redis-benchmark is a C
-     * client on one event loop that spends a few µs of CPU per request; Redisson spends tens (the
-     * issue measured 56 µs of client CPU per floor decision against 31 µs of Redis's): Netty's
-     * pipeline, the codec, a future per call and a thread woken per answer. With client and Redis
-     * sharing two cores, as on loopback here, that bounds the floor near 2 cores ÷ (56 + 31) µs,
-     * about 23k/s, against redis-benchmark's one Redis core ÷ 31 µs plus its own little CPU, some
-     * 30–50k/s: 1.5 to 2.5x apart. 3 leaves room for noise; the broken floor was 11.7x apart.
-     * With the client on cores of its own the gap narrows, so the factor stays an upper bound.
+     * How many times slower than redis-benchmark a correct floor may be: physics, not tuning.
+     * On this 2-core machine, client and Redis share both cores, so each is bounded by
+     * 2 cores ÷ (client CPU + Redis CPU per request). Measured here (2026-12-01, 16 and 64
+     * connections, CPU from {@code getrusage} and {@code INFO cpu}): redis-benchmark spends
+     * 19-20 µs per request and Redis 19-20 µs for it, 39 µs in all; Redisson's plain loop,
+     * fully compiled, 59-68 µs of client CPU per decision (Netty's pipeline, the codec, a future
+     * per call, an event-loop thread and the caller woken per answer) and Redis 22-23 µs, 81-91 µs
+     * in all: 2.1 to 2.3x apart by CPU alone. Redisson also leaves the cores idle between a reply
+     * and the next call more often (a thread hand-off per answer): in the quiet run of 2026-12-01
+     * the plain loop reached 19,026 and 19,819/s against redis-benchmark's 54,933 and 55,721/s,
+     * 2.9 and 2.8x. A floor {@link #PLAIN_TOLERANCE} below that plain loop is 3.2x; 3.5 leaves
+     * about 10 % for noise and still flags a broken client or floor (the issue's was 11.7x). With
+     * the client on cores of its own the gap narrows, so the factor stays an upper bound.
      */
-    static final double FACTOR = 3.0;
+    static final double FACTOR = 3.5;
+
+    /**
+     * How far below the plain loop the floor may be: 10 %. The floor and the plain loop make the
+     * same call on the same client settings, so they should be equal; JMH's iterations and the
+     * plain loop's windows of one quiet run differ by a few percent (the quiet run's plain loop
+     * 17,275-19,411/s over three 1 s windows, the floor's JMH iterations 11,575 and 12,977), so a
+     * gap above 10 % is the harness, not noise: the floor measured in a JVM that was still
+     * compiling (see {@link SteadyLoad}) was 23-44 % below.
+     */
+    static final double PLAIN_TOLERANCE = 0.10;
 
     /** Keys of the plain loop and of redis-benchmark, as many as the Redis benchmark's many-callers shape. */
     static final int KEYS = 100_000;
@@ -51,8 +72,15 @@ final class SanityCheck {
     private static final String CAPACITY = Long.toString(RedisContender.RATE);
     private static final String TTL_MILLIS = "1000";
 
-    /** A rate, or NaN with the reason in {@code note}. */
-    record Measured(double perSecond, String note) {
+    /**
+     * A rate, or NaN with the reason in {@code note}; and the client's and Redis's CPU per
+     * request in µs (NaN where not measured).
+     */
+    record Measured(double perSecond, double clientMicros, double redisMicros, String note) {
+
+        Measured(double perSecond, String note) {
+            this(perSecond, Double.NaN, Double.NaN, note);
+        }
     }
 
     /** The two measurements at one thread count. */
@@ -76,13 +104,24 @@ final class SanityCheck {
     }
 
     /**
-     * "trustworthy" or "NOT trustworthy", with how many times redis-benchmark outran the floor
-     * and the factor allowed.
+     * "trustworthy" or "NOT trustworthy": the floor must be at most {@link #PLAIN_TOLERANCE} below
+     * the plain loop (skipped when {@code plainLoop} is NaN) and within {@link #FACTOR} of
+     * redis-benchmark; says by how much each was met or missed.
      */
-    static String verdict(double floor, double redisBenchmark) {
+    static String verdict(double floor, double plainLoop, double redisBenchmark) {
         double times = redisBenchmark / floor;
-        return String.format(Locale.ROOT, "%s: redis-benchmark %.1fx the floor (floor within factor %.0f: %s)",
-                times <= FACTOR ? "trustworthy" : "NOT trustworthy", times, FACTOR, times <= FACTOR ? "yes" : "no");
+        boolean withinFactor = times <= FACTOR;
+        boolean nearPlain = Double.isNaN(plainLoop) || floor >= plainLoop * (1 - PLAIN_TOLERANCE);
+        String verdict = String.format(Locale.ROOT, "%s: redis-benchmark %.1fx the floor (floor within factor %.1f: %s)",
+                withinFactor && nearPlain ? "trustworthy" : "NOT trustworthy", times, FACTOR, withinFactor ? "yes" : "no");
+        if (!Double.isNaN(plainLoop)) {
+            double below = 1 - floor / plainLoop;
+            verdict += below > 0
+                    ? String.format(Locale.ROOT, "; the floor is %.0f %% below the plain loop (at most %.0f %% allowed)",
+                            100 * below, 100 * PLAIN_TOLERANCE)
+                    : "; the floor is not below the plain loop";
+        }
+        return verdict;
     }
 
     /**
@@ -110,10 +149,15 @@ final class SanityCheck {
                 return 1;
             };
             SteadyLoad.Result warm = SteadyLoad.warm(threads, Duration.ofMillis(500), steadyMax, step);
+            long clientBefore = processCpuNanos();
+            double redisBefore = redisCpuSeconds(redis);
             SteadyLoad.Result measured = SteadyLoad.measure(threads, Duration.ofSeconds(1), 3, step);
-            return new Measured(SteadyLoad.median(measured.windows()), String.format(Locale.ROOT,
-                    "warm-up %.1f s (%s), then 1 s windows %s", warm.took().toNanos() / 1e9,
-                    warm.steady() ? "stopped climbing" : "STILL CLIMBING", rates(measured.windows())));
+            double clientMicros = (processCpuNanos() - clientBefore) / 1e3 / measured.decisions();
+            double redisMicros = (redisCpuSeconds(redis) - redisBefore) * 1e6 / measured.decisions();
+            return new Measured(SteadyLoad.median(measured.windows()), clientBefore < 0 ? Double.NaN : clientMicros, redisMicros,
+                    String.format(Locale.ROOT, "warm-up %.1f s (%s), then 1 s windows %s; JIT %d ms while measured",
+                            warm.took().toNanos() / 1e9, warm.steady() ? "steady" : "NOT STEADY", rates(measured.windows()),
+                            sum(measured.compileMillis())));
         } finally {
             client.shutdown();
         }
@@ -144,16 +188,61 @@ final class SanityCheck {
             double estimate = run(host, port, threads, 2_000, sha);
             int n = (int) Math.min(2_000_000, Math.max(2_000, estimate * 1.5));
             List<Double> rates = new ArrayList<>();
+            double clientBefore = childrenCpuSeconds();
+            double redisBefore = redisCpuSeconds(redis);
             for (int i = 0; i < 3; i++) {
                 rates.add(run(host, port, threads, n, sha));
             }
-            return new Measured(SteadyLoad.median(rates), String.format(Locale.ROOT, "3 runs of %,d requests: %s", n, rates(rates)));
+            double client = (childrenCpuSeconds() - clientBefore) * 1e6 / (3.0 * n);
+            double server = (redisCpuSeconds(redis) - redisBefore) * 1e6 / (3.0 * n);
+            return new Measured(SteadyLoad.median(rates), client, server,
+                    String.format(Locale.ROOT, "3 runs of %,d requests: %s", n, rates(rates)));
         } catch (IOException | RuntimeException e) {
             return new Measured(Double.NaN, "redis-benchmark failed: " + e.getMessage());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return new Measured(Double.NaN, "interrupted");
         }
+    }
+
+    /** Redis's own CPU since it started, user and system, in seconds ({@code INFO cpu}). */
+    static double redisCpuSeconds(BenchRedis redis) {
+        Map<String, String> cpu = Footprint.info(redis, "cpu");
+        try {
+            return Double.parseDouble(cpu.get("used_cpu_user")) + Double.parseDouble(cpu.get("used_cpu_sys"));
+        } catch (RuntimeException e) {
+            return Double.NaN;
+        }
+    }
+
+    /** This JVM's CPU time in ns, all threads (the JIT and GC included); -1 where the JVM does not tell. */
+    static long processCpuNanos() {
+        return ManagementFactory.getOperatingSystemMXBean() instanceof com.sun.management.OperatingSystemMXBean os
+                ? os.getProcessCpuTime() : -1;
+    }
+
+    /**
+     * CPU of the child processes this JVM has waited for (redis-benchmark), user and system, in
+     * seconds: {@code cutime} and {@code cstime} of {@code /proc/self/stat}, in Linux's clock
+     * ticks of 10 ms (a few percent of a 1.5 s run). NaN off Linux.
+     */
+    static double childrenCpuSeconds() {
+        try {
+            String stat = Files.readString(Path.of("/proc/self/stat"));
+            // After the command name in parentheses: state is field 3, cutime 16 and cstime 17.
+            String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+            return (Long.parseLong(fields[13]) + Long.parseLong(fields[14])) / 100.0;
+        } catch (IOException | RuntimeException e) {
+            return Double.NaN;
+        }
+    }
+
+    private static long sum(List<Long> values) {
+        long sum = 0;
+        for (long value : values) {
+            sum += value;
+        }
+        return sum;
     }
 
     /** Whether {@code redis-benchmark} runs. */
@@ -207,7 +296,17 @@ final class SanityCheck {
 
     private static String describe(Measured measured) {
         return Double.isNaN(measured.perSecond()) ? measured.note()
-                : String.format(Locale.ROOT, "%,.0f/s (%s)", measured.perSecond(), measured.note());
+                : String.format(Locale.ROOT, "%,.0f/s (%s; %s)", measured.perSecond(), measured.note(), cpu(measured));
+    }
+
+    /** The CPU per request of a measurement, for the report: "client 61 µs + Redis 23 µs of CPU per request". */
+    static String cpu(Measured measured) {
+        return String.format(Locale.ROOT, "client %s + Redis %s of CPU per request", micros(measured.clientMicros()),
+                micros(measured.redisMicros()));
+    }
+
+    private static String micros(double value) {
+        return Double.isNaN(value) ? "? µs" : String.format(Locale.ROOT, "%.0f µs", value);
     }
 
     static String rates(List<Double> rates) {

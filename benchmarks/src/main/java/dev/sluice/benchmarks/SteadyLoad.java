@@ -1,5 +1,7 @@
 package dev.sluice.benchmarks;
 
+import java.lang.management.CompilationMXBean;
+import java.lang.management.ManagementFactory;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -22,6 +24,13 @@ import java.util.concurrent.atomic.LongAdder;
  * contender from as many threads as the measurement opens those connections and compiles that
  * code; stopping only when throughput has stopped climbing makes the start fair for every
  * contender, whatever it needs.
+ *
+ * <p>Flat throughput alone did not mean warm: the JIT compiler goes on compiling Redisson's,
+ * Netty's and JMH's code for 10 to 30 s on this machine, on the same two cores as the client and
+ * Redis, long after throughput moves by less than {@link #TOLERANCE} in 2 s. A JMH fork is a new
+ * JVM, so the floor was measured while its JVM still compiled, and the sanity check's plain loop,
+ * in the launcher whose code earlier parts had compiled, was not: the floor came out 23-44 % below
+ * the plain way. So the warm-up also waits until the compiler is {@linkplain #compilerQuiet quiet}.
  */
 final class SteadyLoad {
 
@@ -41,14 +50,27 @@ final class SteadyLoad {
      */
     static final Duration SPAN = Duration.ofSeconds(2);
 
+    /**
+     * The JIT counts as quiet when it compiled for at most this share of the last {@link #SPAN}
+     * (5 %: 100 ms in 2 s). Measured here with 16 threads of the plain {@code evalSha} loop in one
+     * JVM: while it compiled about 1 s per second the client spent 130-240 µs of CPU per decision,
+     * at 150 ms per second 68 µs, and from about 13 ms per second on 59-61 µs.
+     */
+    static final double JIT_QUIET = 0.05;
+
+    private static final CompilationMXBean JIT = ManagementFactory.getCompilationMXBean();
+
     /** One step of one thread: makes some decisions starting at key index {@code next}, returns how many. */
     @FunctionalInterface
     interface Step {
         int run(int next) throws Exception;
     }
 
-    /** What a warm-up or measurement saw: decisions per second of each window, in order. */
-    record Result(List<Double> windows, boolean steady, long decisions, Duration took) {
+    /**
+     * What a warm-up or measurement saw: decisions per second of each window, in order, and the
+     * milliseconds the JIT compiler spent in each (empty where the JVM does not tell).
+     */
+    record Result(List<Double> windows, List<Long> compileMillis, boolean steady, long decisions, Duration took) {
     }
 
     private SteadyLoad() {
@@ -75,9 +97,9 @@ final class SteadyLoad {
     }
 
     /**
-     * Runs {@code step} from {@code threads} threads in windows of {@code window} until
-     * throughput has {@linkplain #stoppedClimbing stopped climbing}, or {@code max} has passed
-     * (then {@link Result#steady()} is false).
+     * Runs {@code step} from {@code threads} threads in windows of {@code window} until it is
+     * {@linkplain #steady steady}: throughput has stopped climbing and the compiler has gone
+     * quiet; or until {@code max} has passed (then {@link Result#steady()} is false).
      */
     static Result warm(int threads, Duration window, Duration max, Step step) {
         long windows = Math.max(1, max.toNanos() / window.toNanos());
@@ -110,6 +132,40 @@ final class SteadyLoad {
     }
 
     /**
+     * Whether the JIT compiled for at most {@link #JIT_QUIET} of the last {@code span} windows of
+     * {@code window} each. Needs {@code span} windows. A JVM that does not measure compilation
+     * time ({@code compileMillis} empty) counts as quiet: throughput alone decides there.
+     */
+    static boolean compilerQuiet(List<Long> compileMillis, int span, Duration window) {
+        if (compileMillis.isEmpty() && !compilationTimed()) {
+            return true;
+        }
+        int n = compileMillis.size();
+        if (n < span) {
+            return false;
+        }
+        long compiled = 0;
+        for (int i = n - span; i < n; i++) {
+            compiled += compileMillis.get(i);
+        }
+        return compiled <= JIT_QUIET * span * window.toMillis();
+    }
+
+    /** {@link #stoppedClimbing} and {@link #compilerQuiet}: warm enough to measure. */
+    static boolean steady(List<Double> windows, List<Long> compileMillis, int span, Duration window) {
+        return stoppedClimbing(windows, span) && compilerQuiet(compileMillis, span, window);
+    }
+
+    /** Milliseconds the JIT has compiled since the JVM started; -1 if this JVM does not tell. */
+    static long compiledMillis() {
+        return compilationTimed() ? JIT.getTotalCompilationTime() : -1;
+    }
+
+    private static boolean compilationTimed() {
+        return JIT != null && JIT.isCompilationTimeMonitoringSupported();
+    }
+
+    /**
      * How far apart the last two figures are, as a fraction of the larger: above
      * {@link #TOLERANCE}, a measurement was not steady. NaN with fewer than two.
      */
@@ -122,6 +178,15 @@ final class SteadyLoad {
         double b = iterations.get(n - 1);
         double max = Math.max(a, b);
         return max == 0 ? 0 : Math.abs(a - b) / max;
+    }
+
+    /** {@code values} separated by spaces, for a log line. */
+    static String joined(List<?> values) {
+        StringBuilder out = new StringBuilder();
+        for (Object value : values) {
+            out.append(out.length() == 0 ? "" : " ").append(value);
+        }
+        return out.toString();
     }
 
     /** The middle figure (the mean of the two middle ones for an even count); NaN for none. */
@@ -163,18 +228,25 @@ final class SteadyLoad {
         long start = System.nanoTime();
         workers.forEach(Thread::start);
         List<Double> windows = new ArrayList<>();
+        List<Long> compiled = new ArrayList<>();
         boolean steady = false;
         try {
             long last = 0;
             long lastAt = start;
+            long lastCompiled = compiledMillis();
             while (windows.size() < maxWindows && !stop.get()) {
                 Thread.sleep(window.toMillis());
                 long now = System.nanoTime();
                 long count = done.sum();
                 windows.add((count - last) * 1e9 / (now - lastAt));
+                long compiledNow = compiledMillis();
+                if (compiledNow >= 0) {
+                    compiled.add(compiledNow - lastCompiled);
+                }
                 last = count;
                 lastAt = now;
-                if (span > 0 && stoppedClimbing(windows, span)) {
+                lastCompiled = compiledNow;
+                if (span > 0 && steady(windows, compiled, span, window)) {
                     steady = true;
                     break;
                 }
@@ -194,7 +266,7 @@ final class SteadyLoad {
         if (failure.get() != null) {
             throw new IllegalStateException("a decision failed while loading from " + threads + " threads", failure.get());
         }
-        return new Result(List.copyOf(windows), span > 0 ? steady : !(spread(windows) > TOLERANCE), done.sum(),
+        return new Result(List.copyOf(windows), List.copyOf(compiled), span > 0 ? steady : !(spread(windows) > TOLERANCE), done.sum(),
                 Duration.ofNanos(System.nanoTime() - start));
     }
 }
