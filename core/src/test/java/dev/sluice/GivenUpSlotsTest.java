@@ -1,0 +1,96 @@
+package dev.sluice;
+
+import dev.sluice.memory.MemoryStore;
+import dev.sluice.spi.RateLimitStore;
+import dev.sluice.testing.ManualClock;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * A waiter that gives up returns its reservation ({@link RateLimiter#acquire} interrupted,
+ * {@link RateLimiter#acquireAsync}'s stage cancelled or timed out): the quota used is what was
+ * sent. At one call per 100 s with a burst of one, reservations A, B and C hold the slots at 0,
+ * 100 s and 200 s. C, the last, given up: the next caller gets C's slot. B, given up while C is
+ * booked behind it: nothing changes, B's slot passes unused, so that no two calls share a slot.
+ * The store's clock is a manual one, so no slot comes during a test; the stores' arithmetic (and
+ * its Lua twin) is in the store contract.
+ */
+class GivenUpSlotsTest {
+
+    private static final Limit SLOW = Limit.of("provider", 1, Duration.ofSeconds(100)).withBurst(1);
+    private static final Duration PATIENT = Duration.ofSeconds(1000);
+
+    private final ManualClock clock = new ManualClock();
+    private final RateLimitStore store = MemoryStore.builder().timeSource(clock).build();
+    private final RateLimiter limiter = RateLimiter.builder().limit(SLOW).store(store).timeout(Duration.ofSeconds(10)).build();
+
+    /** The wait the next reservation gets, asked of the store itself. */
+    private Duration nextSlot() {
+        return store.reserve("p", List.of(SLOW), PATIENT).toCompletableFuture().join().retryAfter();
+    }
+
+    @Test
+    void aCancelledStageAtTheEndOfTheScheduleHandsItsSlotToTheNextCaller() throws Exception {
+        assertThat(limiter.acquireAsync("p", Duration.ZERO).get(5, TimeUnit.SECONDS).retryAfter()).isZero();
+        CompletableFuture<Decision> b = limiter.acquireAsync("p", PATIENT);
+        CompletableFuture<Decision> c = limiter.acquireAsync("p", PATIENT);
+        assertThat(b.isDone() || c.isDone()).as("both wait for their slots").isFalse();
+        assertThat(c.cancel(false)).isTrue();
+        assertThat(nextSlot()).as("C's slot, given up, is the next caller's").isEqualTo(Duration.ofSeconds(200));
+    }
+
+    @Test
+    void aTimedOutStageAtTheEndOfTheScheduleHandsItsSlotToTheNextCaller() throws Exception {
+        limiter.acquireAsync("p", Duration.ZERO).get(5, TimeUnit.SECONDS);
+        CompletableFuture<Decision> b = limiter.acquireAsync("p", PATIENT);
+        CompletableFuture<Decision> c = limiter.acquireAsync("p", PATIENT).orTimeout(10, TimeUnit.MILLISECONDS);
+        assertThat(c).failsWithin(Duration.ofSeconds(5));
+        assertThat(b.isDone()).isFalse();
+        // the give-back runs when the stage completes, on the timer thread; the memory store
+        // answers at once, so it is done once the stage is
+        assertThat(nextSlot()).as("C's slot, timed out, is the next caller's").isEqualTo(Duration.ofSeconds(200));
+    }
+
+    @Test
+    void aStageGivenUpInsideTheSchedulePassesUnusedAndNoTwoCallsShareASlot() throws Exception {
+        limiter.acquireAsync("p", Duration.ZERO).get(5, TimeUnit.SECONDS);
+        CompletableFuture<Decision> b = limiter.acquireAsync("p", PATIENT);
+        CompletableFuture<Decision> c = limiter.acquireAsync("p", PATIENT);
+        assertThat(b.cancel(false)).isTrue();
+        assertThat(nextSlot()).as("B's slot passes unused: the next caller comes after C").isEqualTo(Duration.ofSeconds(300));
+        assertThat(c.cancel(false)).isTrue();
+        assertThat(nextSlot()).as("C is no longer the last: its slot passes unused too").isEqualTo(Duration.ofSeconds(400));
+    }
+
+    @Test
+    void anInterruptedWaiterAtTheEndOfTheScheduleHandsItsSlotToTheNextCaller() throws Exception {
+        limiter.acquire("p", Duration.ZERO);
+        CompletableFuture<Decision> b = limiter.acquireAsync("p", PATIENT);
+        AtomicReference<Throwable> thrown = new AtomicReference<>();
+        Thread waiter = new Thread(() -> {
+            try {
+                limiter.acquire("p", PATIENT);
+            } catch (Throwable e) {
+                thrown.set(e);
+            }
+        });
+        waiter.start();
+        // sleeping until its slot, 200 s away on the store's clock (real time here): reserved
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (waiter.getState() != Thread.State.TIMED_WAITING && System.nanoTime() < deadline) {
+            Thread.onSpinWait();
+        }
+        waiter.interrupt();
+        waiter.join(5_000);
+        assertThat(thrown.get()).isInstanceOf(InterruptedException.class);
+        assertThat(b.isDone()).isFalse();
+        assertThat(nextSlot()).as("the interrupted waiter's slot is the next caller's").isEqualTo(Duration.ofSeconds(200));
+    }
+}
