@@ -162,8 +162,9 @@ public final class RateLimiter extends LimiterShell {
      *
      * @param maxWait from zero (only what {@link #decide} would allow now) to {@link #LONGEST_WAIT};
      *                above zero only if no limit is a {@link Algorithm#SLIDING_LOG} (see {@link #checkCanWait})
-     * @throws InterruptedException if interrupted while waiting for the slot, which then passes
-     *                              unused (see {@link #acquireAsync(String, long, Duration)})
+     * @throws InterruptedException if interrupted while waiting for the slot, which is then given
+     *                              back (see {@link #acquireAsync(String, long, Duration)}) before
+     *                              this throws, waiting at most the timeout
      * @throws IllegalArgumentException if {@code cost} is below 1 or {@code maxWait} out of range
      */
     public Decision acquire(String caller, long cost, Duration maxWait) throws InterruptedException {
@@ -182,11 +183,14 @@ public final class RateLimiter extends LimiterShell {
      * reservation is one asynchronous store call, and the stage completes when the slot comes,
      * on the limiter's {@linkplain Builder#executor executor}, from Sluice's timer (no thread sleeps;
      * fine with virtual threads). A stage completed otherwise before its slot (cancelled, completed
-     * by the caller, {@code orTimeout}) does not send, and its slot passes unused: the reservations
-     * behind it hold theirs, and handing it to a later caller would put two calls in one slot. Only
-     * a stage given up before the store answered, with a slot that needed no wait, is refunded.
-     * Store failures become
-     * decisions following the failure mode, as for {@link #acquire(String, long, Duration)}.
+     * by the caller, {@code orTimeout}) does not send, and its reservation is given back to the
+     * store (or to the local limiter that made it) without blocking the thread that completed it
+     * ({@link RateLimitStore#giveBack}): the quota used is what was sent. A token bucket or GCRA
+     * takes the slot back while it is the last one booked, so the next caller gets it; once a
+     * reservation is booked behind it, the slot passes unused, since the reservations behind it
+     * were placed after it and handing it to a later caller would put two calls in one slot. A
+     * window gives its booked window's place back whatever was booked after it. Store failures
+     * become decisions following the failure mode, as for {@link #acquire(String, long, Duration)}.
      *
      * @throws IllegalArgumentException if {@code cost} is below 1 or {@code maxWait} out of range
      */
