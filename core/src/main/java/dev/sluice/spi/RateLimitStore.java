@@ -130,14 +130,16 @@ public interface RateLimitStore extends AutoCloseable {
      * for all limits and in one round trip; each limit on its own:
      *
      * <ul>
-     *   <li>a token bucket or GCRA only while its stored schedule still ends where this reservation
-     *       left it (nothing reserved, decided or paused into it since, or given back again): the
-     *       schedule's end then moves back by the reservation's cost, the state is the one before
-     *       the reservation (or, where the reservation also had to wait for another limit, one
-     *       that grants nothing sooner), and the next request gets this slot. Once anything is
-     *       booked after it, nothing changes and the slot passes unused: the requests behind it
-     *       are placed after it, and moving the end back would hand the unit to the next caller
-     *       beside the last one, two calls in one slot;
+     *   <li>a token bucket or GCRA only while its stored schedule still ends where this
+     *       reservation left it (its theoretical arrival time, to the fixed-point unit: nothing
+     *       reserved or decided into it since, or all of that given back again). The end then
+     *       moves back by exactly the reservation's cost, and the next request of that cost gets
+     *       this very slot: the state is the one before the reservation, to the microsecond. (Where
+     *       another limit made the reservation wait longer than this one needed, the end moves
+     *       back from where the reservation put it, which is later than where it stood before.)
+     *       Once anything is booked after it, nothing changes and the slot passes unused: the
+     *       requests behind it were placed after it, and moving the end back would hand the unit
+     *       to the next caller beside the last one, two calls in one slot;
      *   <li>a window (fixed or sliding) lowers the count of the window the reservation was booked
      *       into, whatever was booked after it (a window's count does not depend on the order
      *       within it), while the state still counts that window (a sliding window: as its
