@@ -83,12 +83,13 @@ final class LocalLimiter implements StoreResilience.Fallback<List<Limit>, Decisi
 
     /**
      * Reserves one request in this JVM at most {@code ahead} ahead, on the local share
-     * ({@link RateLimitStore#reserve}); {@link Decision.Outcome#LOCAL_ALLOWED} with the wait as its
-     * retry-after, or {@link Decision.Outcome#LOCAL_REJECTED}.
+     * ({@link RateLimitStore#book}); {@link Decision.Outcome#LOCAL_ALLOWED} with the wait as its
+     * retry-after, or {@link Decision.Outcome#LOCAL_REJECTED}, and where it ends the local schedule.
      */
-    Decision reserve(String caller, List<Limit> request, java.time.Duration ahead) {
+    RateLimitStore.Booking book(String caller, List<Limit> request, java.time.Duration ahead) {
         List<Limit> limits = limits(request);
-        return local(memory().reserve(caller, limits, ahead).toCompletableFuture().join());
+        RateLimitStore.Booking booked = memory().book(caller, limits, ahead).toCompletableFuture().join();
+        return new RateLimitStore.Booking(local(booked.decision()), booked.ends());
     }
 
     /** Pauses the local share as the store is paused ({@link RateLimitStore#pause}). */
@@ -96,11 +97,11 @@ final class LocalLimiter implements StoreResilience.Fallback<List<Limit>, Decisi
         memory().pause(caller, limits(request), pause).toCompletableFuture().join();
     }
 
-    /** Gives back a local reservation or admission; nothing if there is no local state. */
-    void refund(String caller, List<Limit> request) {
+    /** Returns a local reservation given up by its waiter ({@link RateLimitStore#giveBack}); nothing if there is no local state. */
+    void giveBack(String caller, List<Limit> request, RateLimitStore.Booking booking) {
         RateLimitStore store = memory.get();
         if (store != null) {
-            store.refund(caller, limits(request)).toCompletableFuture().join();
+            store.giveBack(caller, limits(request), booking).toCompletableFuture().join();
         }
     }
 

@@ -79,9 +79,10 @@ public final class RateLimiter extends LimiterShell {
                 "policies " + policies, shadowAndListener);
         this.reservations = new StoreResilience<>(
                 (caller, reservation, deadlineNanos, probe) -> settings.store()
-                        .reserve(caller, reservation.limits(), reservation.ahead()).toCompletableFuture(),
+                        .book(caller, reservation.limits(), reservation.ahead()).toCompletableFuture()
+                        .thenApply(reservation::booked),
                 StoreResilience.failing(settings.failureMode(), local == null ? null
-                        : (caller, reservation) -> local.reserve(caller, reservation.limits(), reservation.ahead())),
+                        : (caller, reservation) -> reservation.booked(local.book(caller, reservation.limits(), reservation.ahead()))),
                 settings, "reservations of policies " + policies, shadowAndListener);
         // built now: a scaled limit that is invalid fails here
         this.localLimits = local == null ? List.of() : local.limits(costed.configured());
@@ -161,8 +162,9 @@ public final class RateLimiter extends LimiterShell {
      *
      * @param maxWait from zero (only what {@link #decide} would allow now) to {@link #LONGEST_WAIT};
      *                above zero only if no limit is a {@link Algorithm#SLIDING_LOG} (see {@link #checkCanWait})
-     * @throws InterruptedException if interrupted while waiting for the slot, which then passes
-     *                              unused (see {@link #acquireAsync(String, long, Duration)})
+     * @throws InterruptedException if interrupted while waiting for the slot, which is then given
+     *                              back (see {@link #acquireAsync(String, long, Duration)}) before
+     *                              this throws, waiting at most the timeout
      * @throws IllegalArgumentException if {@code cost} is below 1 or {@code maxWait} out of range
      */
     public Decision acquire(String caller, long cost, Duration maxWait) throws InterruptedException {
@@ -181,11 +183,14 @@ public final class RateLimiter extends LimiterShell {
      * reservation is one asynchronous store call, and the stage completes when the slot comes,
      * on the limiter's {@linkplain Builder#executor executor}, from Sluice's timer (no thread sleeps;
      * fine with virtual threads). A stage completed otherwise before its slot (cancelled, completed
-     * by the caller, {@code orTimeout}) does not send, and its slot passes unused: the reservations
-     * behind it hold theirs, and handing it to a later caller would put two calls in one slot. Only
-     * a stage given up before the store answered, with a slot that needed no wait, is refunded.
-     * Store failures become
-     * decisions following the failure mode, as for {@link #acquire(String, long, Duration)}.
+     * by the caller, {@code orTimeout}) does not send, and its reservation is given back to the
+     * store (or to the local limiter that made it) without blocking the thread that completed it
+     * ({@link RateLimitStore#giveBack}): the quota used is what was sent. A token bucket or GCRA
+     * takes the slot back while it is the last one booked, so the next caller gets it; once a
+     * reservation is booked behind it, the slot passes unused, since the reservations behind it
+     * were placed after it and handing it to a later caller would put two calls in one slot. A
+     * window gives its booked window's place back whatever was booked after it. Store failures
+     * become decisions following the failure mode, as for {@link #acquire(String, long, Duration)}.
      *
      * @throws IllegalArgumentException if {@code cost} is below 1 or {@code maxWait} out of range
      */
@@ -239,8 +244,8 @@ public final class RateLimiter extends LimiterShell {
         Objects.requireNonNull(caller, "caller");
         checkCanWait(maxWait);
         long started = System.nanoTime();
-        Decision decision = shadowAndListener.apply(reservations.await(caller, new Reservation(request, maxWait), started),
-                started);
+        Reservation asked = new Reservation(request, maxWait);
+        Decision decision = shadowAndListener.apply(reservations.await(caller, asked, started), started);
         long wait = waitNanos(decision);
         if (wait > 0) {
             // From the answer's arrival, not from when it was asked: later than the store's slot,
@@ -251,7 +256,7 @@ public final class RateLimiter extends LimiterShell {
                     TimeUnit.NANOSECONDS.sleep(left);
                 }
             } catch (InterruptedException e) {
-                giveBack(caller, request, decision, true);
+                giveBack(caller, asked, decision, true);
                 throw e;
             }
         }
@@ -263,24 +268,25 @@ public final class RateLimiter extends LimiterShell {
         checkCanWait(maxWait);
         long started = System.nanoTime();
         CompletableFuture<Decision> result = new CompletableFuture<>();
-        Decision atOnce = reservations.ask(caller, new Reservation(request, maxWait), started,
-                decision -> grantLater(result, caller, request, shadowAndListener.apply(decision, started)));
+        Reservation asked = new Reservation(request, maxWait);
+        Decision atOnce = reservations.ask(caller, asked, started,
+                decision -> grantLater(result, caller, asked, shadowAndListener.apply(decision, started)));
         if (atOnce != null) {
-            grantLater(result, caller, request, shadowAndListener.apply(atOnce, started));
+            grantLater(result, caller, asked, shadowAndListener.apply(atOnce, started));
         }
         return result;
     }
 
     /**
      * Completes {@code result} with {@code decision} once its slot comes, on the executor; a stage
-     * completed otherwise first (cancelled, timed out) gives back a granted reservation that had no wait.
+     * completed otherwise first (cancelled, timed out) gives back its granted reservation.
      */
-    private void grantLater(CompletableFuture<Decision> result, String caller, List<Limit> request, Decision decision) {
+    private void grantLater(CompletableFuture<Decision> result, String caller, Reservation asked, Decision decision) {
         boolean granted = decision.outcome() == Decision.Outcome.ALLOWED || decision.outcome() == Decision.Outcome.LOCAL_ALLOWED;
         if (granted) {
             result.whenComplete((value, failure) -> {
                 if (value != decision) {
-                    giveBack(caller, request, decision, false);
+                    giveBack(caller, asked, decision, false);
                 }
             });
         }
@@ -301,22 +307,23 @@ public final class RateLimiter extends LimiterShell {
     }
 
     /**
-     * Returns a reservation its waiter gave up: to the store, or to the local limiter that made it.
-     * Only one that had no wait: a slot ahead is taken by the reservations behind it, and a refund
-     * would hand its unit to the next caller at the end of the queue, beside the last reserved one,
-     * so two calls would share one slot (more than the burst in a provider's second). A slot given
-     * up ahead passes unused.
+     * Returns a reservation its waiter gave up, as the store booked it: to the store, or to the
+     * local limiter that made it ({@link RateLimitStore#giveBack}). The store returns it exactly
+     * where that hands no call a slot it shares with another: a bucket only while nothing is
+     * booked after it (else its slot passes unused), a window by lowering its window's count.
+     * {@code mayBlock}: wait for the store at most the timeout; else send and go.
      */
-    private void giveBack(String caller, List<Limit> request, Decision decision, boolean mayBlock) {
-        if (!decision.retryAfter().isZero()) {
-            return;
+    private void giveBack(String caller, Reservation asked, Decision decision, boolean mayBlock) {
+        RateLimitStore.Booking booking = asked.booking;
+        if (booking == null || booking.decision() != decision) {
+            return; // not what the store booked: a failure mode's answer, which reserved nothing
         }
         if (decision.outcome() == Decision.Outcome.LOCAL_ALLOWED) {
-            local.refund(caller, request);
+            local.giveBack(caller, asked.limits(), booking);
         } else if (mayBlock) {
-            refunds.refund(caller, request);
+            refunds.giveBack(caller, asked.limits(), booking);
         } else {
-            refunds.refundLater(caller, request);
+            refunds.giveBackLater(caller, asked.limits(), booking);
         }
     }
 
@@ -561,7 +568,32 @@ public final class RateLimiter extends LimiterShell {
         }
     }
 
-    /** What {@link #acquire} asks of the store: these limits, reserved at most {@code ahead}. */
-    private record Reservation(List<Limit> limits, Duration ahead) {
+    /**
+     * What {@link #acquire} asks of the store: these limits, reserved at most {@code ahead}; and,
+     * once the store or the local limiter has answered, what it booked, for {@link #giveBack}.
+     */
+    private static final class Reservation {
+        private final List<Limit> limits;
+        private final Duration ahead;
+        private volatile RateLimitStore.Booking booking;
+
+        Reservation(List<Limit> limits, Duration ahead) {
+            this.limits = limits;
+            this.ahead = ahead;
+        }
+
+        List<Limit> limits() {
+            return limits;
+        }
+
+        Duration ahead() {
+            return ahead;
+        }
+
+        /** Keeps what was booked; its decision. */
+        Decision booked(RateLimitStore.Booking booked) {
+            this.booking = booked;
+            return booked.decision();
+        }
     }
 }

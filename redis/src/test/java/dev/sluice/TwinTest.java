@@ -56,8 +56,9 @@ class TwinTest {
     /**
      * The same traces with reservations (decide.lua's reservation form, Caller.reserve) and
      * pauses (pause.lua, LimitState.pause) before
-     * about a third of the decisions, each of a random longest wait, and refunds of some: every
-     * reservation and every decision after them must be the same.
+     * about a third of the decisions, each of a random longest wait, and some given up by their
+     * waiters (giveback.lua, LimitState.giveBack), the last one booked or an earlier one: every
+     * reservation, where it ends each schedule, and every decision after them must be the same.
      */
     @ParameterizedTest(name = "{0}")
     @EnumSource(value = Algorithm.class, names = "CONCURRENCY", mode = EnumSource.Mode.EXCLUDE)
@@ -96,12 +97,16 @@ class TwinTest {
         for (int trace = 0; trace < TRACES; trace++) {
             long seed = algorithm.ordinal() * 1_000L + trace;
             List<List<Limit>> limits = randomChanges(new SplittableRandom(seed), algorithm);
-            List<Decision> memory = play(Stores.MEMORY::create, limits, seed, refunds, reservations);
-            List<Decision> redis = play(redisStore, limits, seed, refunds, reservations);
+            List<String> memoryEnds = new ArrayList<>();
+            List<String> redisEnds = new ArrayList<>();
+            List<Decision> memory = play(Stores.MEMORY::create, limits, seed, refunds, reservations, memoryEnds);
+            List<Decision> redis = play(redisStore, limits, seed, refunds, reservations, redisEnds);
             for (int i = 0; i < memory.size(); i++) {
                 assertThat(redis.get(i)).as("seed %d%s%s step %d, limits %s", seed, refunds ? " with refunds" : "",
                         reservations ? " and reservations" : "", i, limits).isEqualTo(memory.get(i));
             }
+            assertThat(redisEnds).as("seed %d: where the reservations end each schedule, limits %s", seed, limits)
+                    .isEqualTo(memoryEnds);
         }
     }
 
@@ -287,6 +292,17 @@ class TwinTest {
 
     private static List<Decision> play(Function<TimeSource, RateLimitStore> store, List<List<Limit>> phases, long seed,
                                        boolean refunds, boolean reservations) {
+        return play(store, phases, seed, refunds, reservations, new ArrayList<>());
+    }
+
+    /** A reservation booked in a trace: its caller and limits, for giving it back later. */
+    private record Booked(String caller, List<Limit> limits, RateLimitStore.Booking booking) {
+    }
+
+    /** As the other {@code play}, adding to {@code ends} where each granted reservation ends each schedule. */
+    private static List<Decision> play(Function<TimeSource, RateLimitStore> store, List<List<Limit>> phases, long seed,
+                                       boolean refunds, boolean reservations, List<String> ends) {
+        List<Booked> booked = new ArrayList<>();
         SplittableRandom random = new SplittableRandom(seed * 31 + 7);
         ManualClock clock = new ManualClock(ManualClock.ALIGNED_START + random.nextLong(1_000_000_000L));
         RateLimitStore shared = store.apply(clock);
@@ -321,7 +337,8 @@ class TwinTest {
                 List<Limit> reserved = limits.stream()
                         .map(l -> l.withCost(Math.min(reservedCost, l.capacity()))).toList();
                 Duration ahead = Duration.ofNanos(random.nextLong(2 * longest + 1) * 1_000);
-                Decision reservation = shared.reserve(caller, reserved, ahead).toCompletableFuture().join();
+                RateLimitStore.Booking booking = shared.book(caller, reserved, ahead).toCompletableFuture().join();
+                Decision reservation = booking.decision();
                 assertThat(reservation.outcome()).as("reservation at step %d", step).isIn(Decision.Outcome.ALLOWED,
                         Decision.Outcome.REJECTED);
                 // a sliding log reserves only what it has now, whatever the wait
@@ -331,9 +348,15 @@ class TwinTest {
                         : log || reservation.retryAfter().compareTo(ahead) > 0)
                         .as("reservation at step %d: %s within %s", step, reservation, ahead).isTrue();
                 decisions.add(reservation);
-                if (reservation.outcome() == Decision.Outcome.ALLOWED && random.nextInt(3) == 0) {
-                    // the waiter gives up
-                    shared.refund(caller, reserved).toCompletableFuture().join();
+                if (reservation.outcome() == Decision.Outcome.ALLOWED) {
+                    ends.add("step " + step + ": " + java.util.Arrays.toString(booking.ends()));
+                    booked.add(new Booked(caller, reserved, booking));
+                }
+                if (!booked.isEmpty() && random.nextInt(3) == 0) {
+                    // a waiter gives up: mostly the last one booked, else an earlier one (possibly
+                    // of another caller, or under limits changed since), each at most once
+                    Booked given = booked.remove(random.nextBoolean() ? booked.size() - 1 : random.nextInt(booked.size()));
+                    shared.giveBack(given.caller(), given.limits(), given.booking()).toCompletableFuture().join();
                 }
             }
             if (reservations && random.nextInt(8) == 0) {

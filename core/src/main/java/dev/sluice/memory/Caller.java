@@ -234,6 +234,14 @@ final class Caller {
         }
     }
 
+    /** Returns a reservation given up by its waiter under each of these limits (see {@link LimitState#giveBack}). */
+    void giveBack(long now, List<Limit> limits, long[] ends) {
+        for (int i = 0; i < limits.size(); i++) {
+            Limit limit = limits.get(i);
+            state(limit, now).giveBack(limit.cost(), ends[2 * i], ends[2 * i + 1]);
+        }
+    }
+
     /** Pauses these limits until {@code until} (see {@link LimitState#pause}). */
     void pause(long now, List<Limit> limits, long until) {
         refreshedMicros = now;
@@ -252,12 +260,14 @@ final class Caller {
      * and commits once a round finds nothing to wait for. A state that expires before that
      * instant is read there as absent, as its Redis key would read.
      *
+     * @param ends   where each limit's schedule ends after the commit, two numbers per limit
+     *               ({@link LimitState#end}); {@code null}: not asked
      * @return {@link Decision.Outcome#ALLOWED}, committed at the reserved instant, whose quotas are
      *         as of that instant and whose retry-after is the wait until it; or
      *         {@link Decision.Outcome#REJECTED} with the quotas as of {@code now} and the wait it
      *         would have needed, nothing written
      */
-    Decision reserve(long now, List<Limit> limits, long maxWait) {
+    Decision reserve(long now, List<Limit> limits, long maxWait, long[] ends) {
         refreshedMicros = now;
         int n = limits.size();
         int[] slots = new int[n];
@@ -303,6 +313,9 @@ final class Caller {
             chosen.evaluate(at, limits.get(i).cost(), true, seen[i]);
             chosen.expiresAtMicros = at + seen[i].ttlMicros;
             idleAfterMicros = Math.max(idleAfterMicros, chosen.expiresAtMicros);
+            if (ends != null) {
+                chosen.end(ends, 2 * i);
+            }
         }
         return new Decision(Decision.Outcome.ALLOWED, decision(true, limits, seen).quotas(), micros(at - now));
     }

@@ -83,6 +83,44 @@ abstract class LimitState {
      */
     abstract void pause(long now, long until);
 
+    /**
+     * Where this state's schedule ends, written to {@code out[at]} and {@code out[at + 1]}, as
+     * {@code giveback.lua} compares it: a bucket's theoretical arrival time and remainder, a
+     * window's index, a log's newest entry (then 0). Read right after a reservation's commit.
+     */
+    abstract void end(long[] out, int at);
+
+    /**
+     * Returns a reservation of {@code cost} units given up by its waiter, which left this state's
+     * schedule ending at {@code end} and {@code endRem} (see {@link #end}), as
+     * {@code giveback.lua} does: a bucket only while its schedule still ends there, a window
+     * while it still counts the reservation's window, a log while its newest entry is the
+     * reservation's. Never under other parameters; the expiry stays.
+     */
+    abstract void giveBack(long cost, long end, long endRem);
+
+    /**
+     * A bucket's stored {@code (time, debt)} with {@code need} units given back, if its schedule
+     * ends at {@code (end, endRem)}: {@code time + debt / perMicro} and the remainder; else
+     * {@code null}. The end moves back by exactly {@code need}: the time by its whole
+     * microseconds, the debt by the rest (borrowing a microsecond if it must); {@code null} too
+     * if the debt would not fit the capacity then.
+     */
+    static long[] givenBack(long time, long debt, long perMicro, long capacity, long need, long end, long endRem) {
+        long d = Math.floorDiv(debt, perMicro);
+        if (time + d != end || debt - d * perMicro != endRem) {
+            return null;
+        }
+        long q = need / perMicro;
+        long t = time - q;
+        long left = debt - (need - q * perMicro);
+        if (left < 0) {
+            t--;
+            left += perMicro;
+        }
+        return left > capacity ? null : new long[] {t, left};
+    }
+
     static long floorDiv(long a, long b) {
         return Math.floorDiv(a, b);
     }
@@ -278,6 +316,26 @@ abstract class LimitState {
         }
 
         @Override
+        void end(long[] out, int at) {
+            long debt = capacity - level;
+            long d = Math.floorDiv(debt, perMicro);
+            out[at] = ts + d;
+            out[at + 1] = debt - d * perMicro;
+        }
+
+        @Override
+        void giveBack(long cost, long end, long endRem) {
+            if (!present || wPerToken != perToken || wPerMicro != perMicro || wCapacity != capacity) {
+                return;
+            }
+            long[] back = givenBack(ts, capacity - level, perMicro, capacity, cost * perToken, end, endRem);
+            if (back != null) {
+                ts = back[0];
+                level = capacity - back[1];
+            }
+        }
+
+        @Override
         boolean isAbsent() {
             return !present;
         }
@@ -421,6 +479,28 @@ abstract class LimitState {
         }
 
         @Override
+        void end(long[] out, int at) {
+            out[at] = tat;
+            out[at + 1] = rem;
+        }
+
+        /** On the state as stored, {@code (written, owed)}, as giveback.lua reads it. */
+        @Override
+        void giveBack(long cost, long end, long endRem) {
+            if (!present || wPerToken != perToken || wPerMicro != perMicro || wCapacity != capacity) {
+                return;
+            }
+            long[] back = givenBack(written, (tat - written) * perMicro + rem, perMicro, capacity, cost * perToken, end,
+                    endRem);
+            if (back != null) {
+                written = back[0];
+                long d = back[1] / perMicro;
+                tat = written + d;
+                rem = back[1] - d * perMicro;
+            }
+        }
+
+        @Override
         boolean isAbsent() {
             return !present;
         }
@@ -515,6 +595,20 @@ abstract class LimitState {
         @Override
         void refund(long now, long cost) {
             if (present && wWindow == window && w >= floorDiv(now, window)) {
+                n = Math.max(0, n - cost);
+            }
+        }
+
+        @Override
+        void end(long[] out, int at) {
+            out[at] = w;
+            out[at + 1] = 0;
+        }
+
+        /** Off the count of the reservation's window, while it is the stored one. */
+        @Override
+        void giveBack(long cost, long end, long endRem) {
+            if (present && wWindow == window && w == end) {
                 n = Math.max(0, n - cost);
             }
         }
@@ -673,6 +767,22 @@ abstract class LimitState {
         }
 
         @Override
+        void end(long[] out, int at) {
+            out[at] = w;
+            out[at + 1] = 0;
+        }
+
+        /** Off the count of the reservation's window: the stored current one, or the previous one. */
+        @Override
+        void giveBack(long cost, long end, long endRem) {
+            if (present && wWindow == window && w == end) {
+                cur = Math.max(0, cur - cost);
+            } else if (present && wWindow == window && w == end + 1) {
+                prev = Math.max(0, prev - cost);
+            }
+        }
+
+        @Override
         boolean isAbsent() {
             return !present;
         }
@@ -792,6 +902,20 @@ abstract class LimitState {
         @Override
         void refund(long now, long cost) {
             if (size > 0 && wWindow == window) {
+                size -= (int) Math.min(size, cost);
+            }
+        }
+
+        @Override
+        void end(long[] out, int at) {
+            out[at] = size == 0 ? 0 : at(size - 1);
+            out[at + 1] = 0;
+        }
+
+        /** As a refund, while the newest entry is the reservation's (entries of one instant are alike). */
+        @Override
+        void giveBack(long cost, long end, long endRem) {
+            if (size > 0 && wWindow == window && at(size - 1) == end) {
                 size -= (int) Math.min(size, cost);
             }
         }

@@ -7,6 +7,7 @@ import dev.sluice.Decision;
 import dev.sluice.Limit;
 import dev.sluice.spi.ImmediateStore;
 import dev.sluice.spi.RateLimitStore;
+import dev.sluice.spi.RateLimitStore.Booking;
 import dev.sluice.TimeSource;
 import dev.sluice.internal.Keys;
 
@@ -206,7 +207,34 @@ public final class MemoryStore implements ImmediateStore {
     @Override
     public CompletionStage<Decision> reserve(String caller, List<Limit> limits, Duration maxWait) {
         long wait = maxWait.toNanos() / 1_000;
-        return CompletableFuture.completedFuture(underLock(caller, limits, (state, now) -> state.reserve(now, limits, wait)));
+        return CompletableFuture.completedFuture(underLock(caller, limits, (state, now) -> state.reserve(now, limits, wait, null)));
+    }
+
+    /** Reserves as {@link #reserve} does, telling where each limit's schedule ends; see {@link RateLimitStore#book}. */
+    @Override
+    public CompletionStage<Booking> book(String caller, List<Limit> limits, Duration maxWait) {
+        long wait = maxWait.toNanos() / 1_000;
+        long[] ends = new long[2 * limits.size()];
+        Decision decision = underLock(caller, limits, (state, now) -> state.reserve(now, limits, wait, ends));
+        return CompletableFuture.completedFuture(new Booking(decision,
+                decision.outcome() == Decision.Outcome.ALLOWED ? ends : Booking.NOWHERE));
+    }
+
+    /** Returns a reservation given up by its waiter, under the caller's lock; see {@link RateLimitStore#giveBack}. */
+    @Override
+    public CompletionStage<Void> giveBack(String caller, List<Limit> limits, Booking booking) {
+        Caller state = callers.getIfPresent(Keys.tag(caller));
+        if (state != null && booking.ends().length == 2 * limits.size()) {
+            long stamp = state.lock.writeLock();
+            try {
+                if (!state.retired) {
+                    state.giveBack(time.nowMicros(), limits, booking.ends());
+                }
+            } finally {
+                state.lock.unlockWrite(stamp);
+            }
+        }
+        return CompletableFuture.completedFuture(null);
     }
 
     /** What {@link #underLock} runs on a caller's state, under its write lock, at {@code now}. */

@@ -130,7 +130,7 @@ public final class Permits {
      *
      * @throws PermitUnavailableException if none could be had within the wait (a lane slot taken
      *                                    by then passes unused)
-     * @throws InterruptedException       if interrupted while waiting (its slot passes unused)
+     * @throws InterruptedException       if interrupted while waiting (its reservation is given back)
      */
     public Decision acquire(String key, Priority priority) throws InterruptedException {
         Objects.requireNonNull(priority, "priority");
@@ -224,7 +224,7 @@ public final class Permits {
      *
      * @return the limiter's decision, one that {@linkplain Decision#allowed() allows} the call
      * @throws PermitUnavailableException if none could be had within the wait (nothing spent)
-     * @throws InterruptedException       if interrupted while waiting (its slot passes unused)
+     * @throws InterruptedException       if interrupted while waiting (its reservation is given back)
      */
     public Decision acquire(String key) throws InterruptedException {
         return check(key, limiter.acquire(key, maxWait));
@@ -233,7 +233,7 @@ public final class Permits {
     /**
      * One permit of {@code key} without blocking a thread; the stage fails with
      * {@link PermitUnavailableException} if none could be had, and a stage cancelled before its
-     * slot is not sent (its slot passes unused; see {@link RateLimiter#acquireAsync}).
+     * slot is not sent (its reservation is given back; see {@link RateLimiter#acquireAsync}).
      */
     public CompletableFuture<Decision> acquireAsync(String key) {
         CompletableFuture<Decision> reserved = limiter.acquireAsync(key, maxWait);

@@ -95,9 +95,9 @@ public interface RateLimitStore extends AutoCloseable {
      * is written ahead of time, as a debt paid off at its rate; a window books a later window. A
      * {@link Algorithm#SLIDING_LOG} reserves only what it has now, whatever {@code maxWait}: entries
      * stamped ahead would trim ones that still count now, which a refund could not bring back. A
-     * refund gives the units back at the end of the queue, where the next reservation takes
-     * them beside the last reserved one: exact for a reservation that had no wait, which is the only
-     * kind {@code RateLimiter} refunds (a slot given up ahead passes unused). The default refuses.
+     * reservation whose waiter gives up is returned by {@link #giveBack}, not by a {@link #refund},
+     * which gives units back at the end of the queue, beside the last reserved one. The default
+     * refuses.
      *
      * @param maxWait from zero to {@code RateLimiter}'s longest wait; zero reserves only what a
      *                decision would allow now
@@ -110,6 +110,75 @@ public interface RateLimitStore extends AutoCloseable {
     default CompletionStage<Decision> reserve(String caller, List<Limit> limits, java.time.Duration maxWait) {
         return java.util.concurrent.CompletableFuture.failedFuture(
                 new UnsupportedOperationException(getClass().getName() + " cannot reserve a request ahead"));
+    }
+
+    /**
+     * Reserves as {@link #reserve} does, and tells where the reservation left each limit's stored
+     * schedule, so that {@link #giveBack} can return it exactly. The default reserves and tells
+     * nothing: its reservations cannot be given back (their slots pass unused).
+     *
+     * @return a stage completed with the decision {@link #reserve} gives and, when it is
+     *         {@link Decision.Outcome#ALLOWED}, where it ends each limit's schedule
+     */
+    default CompletionStage<Booking> book(String caller, List<Limit> limits, java.time.Duration maxWait) {
+        return reserve(caller, limits, maxWait).thenApply(decision -> new Booking(decision, Booking.NOWHERE));
+    }
+
+    /**
+     * Returns a reservation of {@code caller} under {@code limits} whose waiter gave up before
+     * sending (interrupted, cancelled, its own deadline), as {@link #book} answered it, atomically
+     * for all limits and in one round trip; each limit on its own:
+     *
+     * <ul>
+     *   <li>a token bucket or GCRA only while its stored schedule still ends where this
+     *       reservation left it (its theoretical arrival time, to the fixed-point unit: nothing
+     *       reserved or decided into it since, or all of that given back again). The end then
+     *       moves back by exactly the reservation's cost, and the next request of that cost gets
+     *       this very slot: the state is the one before the reservation, to the microsecond. (Where
+     *       another limit made the reservation wait longer than this one needed, the end moves
+     *       back from where the reservation put it, which is later than where it stood before.)
+     *       Once anything is booked after it, nothing changes and the slot passes unused: the
+     *       requests behind it were placed after it, and moving the end back would hand the unit
+     *       to the next caller beside the last one, two calls in one slot;
+     *   <li>a window (fixed or sliding) lowers the count of the window the reservation was booked
+     *       into, whatever was booked after it (a window's count does not depend on the order
+     *       within it), while the state still counts that window (a sliding window: as its
+     *       current or its previous window); nothing once it does not;
+     *   <li>a sliding log drops the reservation's entries while they are its newest ones.
+     * </ul>
+     *
+     * <p>Like a {@link #refund}, it never raises a budget above what an untouched caller has,
+     * never touches other callers or state written under other parameters, and keeps each key's
+     * expiry. The default does nothing: the slot passes unused.
+     *
+     * @param booking what {@link #book} answered for this caller and these limits, with an
+     *                {@link Decision.Outcome#ALLOWED} decision
+     * @return a stage completed once it is stored, or exceptionally if the store failed
+     */
+    default CompletionStage<Void> giveBack(String caller, List<Limit> limits, Booking booking) {
+        return java.util.concurrent.CompletableFuture.completedFuture(null);
+    }
+
+    /**
+     * A reservation as {@link #book} made it: the decision, and where it left each limit's stored
+     * schedule, which the store reads back in {@link #giveBack}. The limiter hands it back as it
+     * came; only the store that made it reads {@code ends}.
+     *
+     * @param decision the decision {@link #reserve} gives
+     * @param ends     in the store's own terms, two numbers per limit in the limits' order (the
+     *                 stores of Sluice: a bucket's theoretical arrival time in microseconds and its
+     *                 remainder in fixed-point units; a window's index and 0; a sliding log's newest
+     *                 entry and 0); {@link #NOWHERE} when the store cannot give it back
+     */
+    record Booking(Decision decision, long[] ends) {
+        /** The {@code ends} of a reservation that cannot be given back. */
+        public static final long[] NOWHERE = new long[0];
+
+        /** Validates the components; {@code ends} is kept as it is, not copied. */
+        public Booking {
+            java.util.Objects.requireNonNull(decision, "decision");
+            java.util.Objects.requireNonNull(ends, "ends");
+        }
     }
 
     /**

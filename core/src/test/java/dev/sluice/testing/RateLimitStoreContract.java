@@ -651,6 +651,84 @@ public abstract class RateLimitStoreContract {
         }
     }
 
+    private static RateLimitStore.Booking book(RateLimitStore store, String caller, Limit limit, double maxWaitSeconds) {
+        return store.book(caller, List.of(limit), seconds(maxWaitSeconds)).toCompletableFuture().join();
+    }
+
+    /**
+     * Reservations given up by their waiters ({@link RateLimitStore#giveBack}): the quota used is
+     * what was sent, and no two calls share a slot. Five fit now; A, B and C wait. C, the last,
+     * given up: the next reservation, D, gets C's slot. B, given up while C's slot is taken by D
+     * behind it: a bucket changes nothing (B's slot passes unused, the next after D's); a window
+     * lowers B's window's count, whose order within does not matter, so the next gets B's place.
+     */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("everyAlgorithmThatWaits")
+    void aReservationGivenUpAheadReturnsItsSlotWhereNoTwoCallsShareOne(Algorithm algorithm) {
+        ManualClock clock = new ManualClock();
+        RateLimitStore store = newStore(clock);
+        Limit limit = FIVE.withAlgorithm(algorithm);
+        String caller = "give-back-" + UUID.randomUUID();
+        // the waits of A, B and C, made at 0 s, and of the next after B is given up behind D
+        double[] waits = switch (algorithm) {
+            // one token per 20 s; B's slot at 40 s passes unused: the next after D's, 80 s
+            case TOKEN_BUCKET, GCRA -> new double[] {20, 40, 60, 80};
+            // the next window holds five; B's place in it is free again
+            case FIXED_WINDOW -> new double[] {100, 100, 100, 100};
+            // A, B, C in the next window at 5 * (100 - e) / 100 + counted + 1 <= 5; B given
+            // back, two counted there (A, D): the next fits where D did
+            case SLIDING_WINDOW -> new double[] {120, 140, 160, 160};
+            case SLIDING_LOG, CONCURRENCY -> throw new IllegalArgumentException("cannot wait: " + algorithm);
+        };
+        String where = algorithm + " on " + storeName();
+        for (int i = 0; i < 5; i++) {
+            assertThat(book(store, caller, limit, 0).decision().retryAfter()).as(where + ": reservation " + i).isZero();
+        }
+        RateLimitStore.Booking a = book(store, caller, limit, 1000);
+        RateLimitStore.Booking b = book(store, caller, limit, 1000);
+        RateLimitStore.Booking c = book(store, caller, limit, 1000);
+        assertThat(List.of(a, b, c)).as(where).allMatch(booked -> booked.decision().outcome() == Decision.Outcome.ALLOWED);
+        assertThat(c.decision().retryAfter()).as(where + ": C queues behind A and B").isEqualTo(seconds(waits[2]));
+
+        store.giveBack(caller, List.of(limit), c).toCompletableFuture().join();
+        RateLimitStore.Booking d = book(store, caller, limit, 1000);
+        assertThat(d.decision().retryAfter()).as(where + ": C's slot, given up, is D's").isEqualTo(seconds(waits[2]));
+
+        store.giveBack(caller, List.of(limit), b).toCompletableFuture().join();
+        Decision next = reserve(store, caller, limit, 1000);
+        assertThat(next.retryAfter()).as(where + ": B given up behind D").isEqualTo(seconds(waits[3]));
+        assertThat(a.decision().retryAfter()).as(where).isEqualTo(seconds(waits[0]));
+        assertThat(b.decision().retryAfter()).as(where).isEqualTo(seconds(waits[1]));
+    }
+
+    /**
+     * A reservation that waited for nothing, given up: the unit comes back while nothing is
+     * booked after it, as for one ahead; a booking no store made ({@code NOWHERE}) gives back nothing.
+     */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("everyAlgorithm")
+    void aReservationGivenUpAtOnceReturnsItsUnitWhileItIsTheLast(Algorithm algorithm) {
+        ManualClock clock = new ManualClock();
+        RateLimitStore store = newStore(clock);
+        Limit limit = FIVE.withAlgorithm(algorithm);
+        String caller = "give-back-now-" + UUID.randomUUID();
+        String where = algorithm + " on " + storeName();
+        for (int i = 0; i < 4; i++) {
+            book(store, caller, limit, 0);
+        }
+        RateLimitStore.Booking fifth = book(store, caller, limit, 0);
+        assertThat(fifth.decision().retryAfter()).as(where).isZero();
+        store.giveBack(caller, List.of(limit), new RateLimitStore.Booking(fifth.decision(), RateLimitStore.Booking.NOWHERE))
+                .toCompletableFuture().join();
+        assertThat(reserve(store, caller, limit, 0).outcome()).as(where + ": nothing comes back without the ends")
+                .isEqualTo(Decision.Outcome.REJECTED);
+        store.giveBack(caller, List.of(limit), fifth).toCompletableFuture().join();
+        Decision again = reserve(store, caller, limit, 0);
+        assertThat(again.outcome()).as(where + ": the fifth's unit, given back").isEqualTo(Decision.Outcome.ALLOWED);
+        assertThat(again.remaining()).as(where).isZero();
+        assertThat(reserve(store, caller, limit, 0).outcome()).as(where + ": one unit only").isEqualTo(Decision.Outcome.REJECTED);
+    }
+
     /**
      * A provider's pause ({@link RateLimitStore#pause}): nothing until it ends, then the budget
      * comes back at the limit's pace (no burst); a shorter pause after it changes nothing.

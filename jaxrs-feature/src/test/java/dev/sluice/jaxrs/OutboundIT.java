@@ -32,6 +32,7 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -400,6 +401,32 @@ class OutboundIT {
                 .statusCode()).isEqualTo(200);
         assertThat(provider.accepted).as("only the first and the last call were sent").hasSize(2);
         assertThat(provider.accepted).noneMatch(call -> call[1] == 3);
+
+        // the quota used is what was sent: a waiter interrupted while it sleeps towards its slot
+        // (2 s after the last call's) gives the slot back before its send throws, and the next
+        // call gets that slot, not the one 4 s after the last call's
+        AtomicReference<Throwable> thrown = new AtomicReference<>();
+        Thread waiter = new Thread(() -> {
+            try {
+                patient.send(HttpRequest.newBuilder(provider.uri(4)).build(), HttpResponse.BodyHandlers.discarding());
+            } catch (Throwable e) {
+                thrown.set(e);
+            }
+        });
+        waiter.start();
+        // Redis answers its reservation in a few ms; half a second on, it sleeps towards its slot
+        TimeUnit.MILLISECONDS.sleep(500);
+        waiter.interrupt();
+        waiter.join(10_000);
+        assertThat(thrown.get()).as("the interrupted waiter").isInstanceOf(InterruptedException.class);
+        assertThat(patient.send(HttpRequest.newBuilder(provider.uri(5)).build(), HttpResponse.BodyHandlers.discarding())
+                .statusCode()).isEqualTo(200);
+        List<long[]> sent = List.copyOf(provider.accepted);
+        assertThat(sent).as("the interrupted call was not sent").hasSize(3).noneMatch(call -> call[1] == 4);
+        // 2 s apart at the slots; a late arrival of the call before only shortens the gap, and
+        // the slot after the given-up one would make it 4 s
+        assertThat(Duration.ofNanos(sent.get(2)[0] - sent.get(1)[0])).as("the next call took the given-up slot")
+                .isLessThan(Duration.ofMillis(3500));
     }
 
     @Test

@@ -4,6 +4,7 @@ import dev.sluice.Decision;
 import dev.sluice.Limit;
 import dev.sluice.TimeSource;
 import dev.sluice.spi.LimitKeys;
+import dev.sluice.spi.RateLimitStore;
 import org.redisson.api.RScript;
 import org.redisson.api.RedissonClient;
 import org.redisson.client.codec.StringCodec;
@@ -15,10 +16,11 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 
 /**
- * The Java side of {@code refund.lua}, {@code pause.lua}, {@code lease.lua} and of
- * {@code decide.lua}'s reservation form, and the only Java knowing their layouts: a refund is one script call with
- * {@code decide.lua}'s values per limit ({@link DecideScript#encode}), and so is a reservation
- * ({@code RateLimiter.acquire}); taking a concurrency lease is one call of {@code lease.lua};
+ * The Java side of {@code refund.lua}, {@code pause.lua}, {@code giveback.lua}, {@code lease.lua}
+ * and of {@code decide.lua}'s reservation form, and the only Java knowing their layouts: a refund
+ * is one script call with {@code decide.lua}'s values per limit ({@link DecideScript#encode}), and
+ * so is a reservation ({@code RateLimiter.acquire}) and the return of one its waiter gave up
+ * (those values and where it ends each limit's schedule); taking a concurrency lease is one call of {@code lease.lua};
  * returning one is one {@code ZREM} of its id.
  */
 final class LeaseScripts {
@@ -30,6 +32,7 @@ final class LeaseScripts {
     /** decide.lua, called in its reservation form ({@code ARGV[2] = -1}): no batching, no local copy. */
     private final LuaScript reserve;
     private final LuaScript pause;
+    private final LuaScript giveBack;
 
     /**
      * @param testTime the clock to use instead of the Redis server's, or {@code null} in production
@@ -41,6 +44,7 @@ final class LeaseScripts {
         this.lease = new LuaScript(client, "lease.lua");
         this.reserve = new LuaScript(client, "state.lua", "decide.lua");
         this.pause = new LuaScript(client, "state.lua", "pause.lua");
+        this.giveBack = new LuaScript(client, "state.lua", "giveback.lua");
     }
 
     /** Loads both scripts into the script cache of every master (and replica). */
@@ -82,10 +86,33 @@ final class LeaseScripts {
     }
 
     /**
-     * Reserves one request of {@code key}'s caller under its limits, at most {@code maxWait} ahead:
-     * one call of decide.lua's reservation form.
+     * Returns a reservation of {@code key}'s caller its waiter gave up, as {@link #book} answered
+     * it: one call of giveback.lua. A booking that tells no ends (not this store's) gives back nothing.
      */
-    CompletableFuture<Decision> reserve(StorageKey key, Duration maxWait) {
+    CompletableFuture<Void> giveBack(StorageKey key, RateLimitStore.Booking booking) {
+        long[] ends = booking.ends();
+        if (ends.length != 2 * key.limits.size()) {
+            return CompletableFuture.completedFuture(null);
+        }
+        List<Object> args = new ArrayList<>(9 * key.limits.size());
+        for (int i = 0; i < key.limits.size(); i++) {
+            args.addAll(List.of(DecideScript.encode(key.limits.get(i))));
+            args.add(Long.toString(ends[2 * i]));
+            args.add(Long.toString(ends[2 * i + 1]));
+        }
+        return giveBack.<Object>eval(RScript.ReturnType.LONG, key.keys(), args.toArray()).handle((reply, failure) -> {
+            if (failure != null) {
+                throw new CompletionException(DecideScript.failure(failure));
+            }
+            return null;
+        });
+    }
+
+    /**
+     * Reserves one request of {@code key}'s caller under its limits, at most {@code maxWait} ahead,
+     * telling where it ends each limit's schedule: one call of decide.lua's reservation form.
+     */
+    CompletableFuture<RateLimitStore.Booking> book(StorageKey key, Duration maxWait) {
         List<Limit> limits = key.limits;
         List<Object> args = new ArrayList<>(4 + 7 * limits.size());
         args.add(now());
@@ -103,8 +130,11 @@ final class LeaseScripts {
         });
     }
 
-    /** The reply of decide.lua's reservation form: reserved, wait_us, then per limit fits, remaining, reset_us, retry_us, next_us. */
-    static Decision reservation(List<Object> reply, List<Limit> limits) {
+    /**
+     * The reply of decide.lua's reservation form: reserved, wait_us, then per limit fits,
+     * remaining, reset_us, retry_us, next_us; when reserved, then per limit end and end_rem.
+     */
+    static RateLimitStore.Booking reservation(List<Object> reply, List<Limit> limits) {
         try {
             boolean reserved = DecideScript.number(reply, 0) == 1;
             List<Decision.Quota> quotas = new ArrayList<>(limits.size());
@@ -115,8 +145,16 @@ final class LeaseScripts {
                         DecideScript.micros(DecideScript.number(reply, at + 3)),
                         DecideScript.micros(DecideScript.number(reply, at + 4))));
             }
-            return new Decision(reserved ? Decision.Outcome.ALLOWED : Decision.Outcome.REJECTED, quotas,
+            Decision decision = new Decision(reserved ? Decision.Outcome.ALLOWED : Decision.Outcome.REJECTED, quotas,
                     DecideScript.micros(DecideScript.number(reply, 1)));
+            if (!reserved) {
+                return new RateLimitStore.Booking(decision, RateLimitStore.Booking.NOWHERE);
+            }
+            long[] ends = new long[2 * limits.size()];
+            for (int i = 0; i < ends.length; i++) {
+                ends[i] = DecideScript.number(reply, 2 + 5 * limits.size() + i);
+            }
+            return new RateLimitStore.Booking(decision, ends);
         } catch (RuntimeException e) {
             throw new IllegalStateException("unreadable reply from decide.lua's reservation: " + e, e);
         }

@@ -239,15 +239,38 @@ public final class RedisStore implements RateLimitStore {
      */
     @Override
     public CompletionStage<Decision> reserve(String caller, List<Limit> limits, Duration maxWait) {
+        return book(caller, limits, maxWait).thenApply(Booking::decision);
+    }
+
+    /** Reserves as {@link #reserve} does, in the same one call, telling where each limit's schedule ends. */
+    @Override
+    public CompletionStage<Booking> book(String caller, List<Limit> limits, Duration maxWait) {
         if (!connection.checkReady()) {
             return CompletableFuture.failedFuture(new RedisConnectionException("not connected to Redis yet"));
         }
         StorageKey key = StorageKey.of(caller, limits);
         if (hotKeys == null) {
-            return leases.reserve(key, maxWait);
+            return leases.book(key, maxWait);
         }
         // decide.lua reads the state in Redis alone: a slice held here is given back first
-        return hotKeys.retire(key.tag).thenCompose(back -> leases.reserve(key, maxWait));
+        return hotKeys.retire(key.tag).thenCompose(back -> leases.book(key, maxWait));
+    }
+
+    /**
+     * Returns a reservation its waiter gave up in one call of {@code giveback.lua}, after giving
+     * back any slice held here; see {@link RateLimitStore#giveBack}. The local rejections may
+     * repeat a refusal for at most their time to live after it, as after a refund of another JVM.
+     */
+    @Override
+    public CompletionStage<Void> giveBack(String caller, List<Limit> limits, Booking booking) {
+        if (!connection.checkReady()) {
+            return CompletableFuture.failedFuture(new RedisConnectionException("not connected to Redis yet"));
+        }
+        StorageKey key = StorageKey.of(caller, limits);
+        if (hotKeys == null) {
+            return leases.giveBack(key, booking);
+        }
+        return hotKeys.retire(key.tag).thenCompose(back -> leases.giveBack(key, booking));
     }
 
     /**

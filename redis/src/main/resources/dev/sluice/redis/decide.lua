@@ -589,6 +589,20 @@ local function answer_each(result, limits, keys, count, at, commit)
   end
 end
 
+-- Where a reservation left limit `a`'s schedule, for giveback.lua (RateLimitStore.book): a bucket's
+-- theoretical arrival time and remainder (time + debt / perMicro, debt % perMicro), a window's
+-- index, a log's newest entry; then 0. The Java twin is LimitState.end.
+local function slot_end(key, a)
+  if a.algorithm == 1 or a.algorithm == 2 then
+    local time, debt = read_bucket(key)
+    local d = idiv(debt, a.per_micro)
+    return time + d, debt - d * a.per_micro
+  elseif a.algorithm == 5 then
+    return entry(key, -1), 0
+  end
+  return tonumber(redis.call('HGET', key, 'w')), 0
+end
+
 -- Reserves one request (RateLimiter.acquire) at the earliest instant, at most max_wait ahead,
 -- where every limit fits and its slot has begun: from now, each round moves to the longest retry
 -- of a limit that does not fit, or to the latest `from` of those that do, and commits once a round
@@ -631,6 +645,11 @@ local function reserve(count, max_wait)
   result[1] = 1
   result[2] = at - now
   answer_each(result, limits, keys, count, at, true)
+  for i = 1, count do
+    local e, er = slot_end(keys[i], limits[i])
+    result[#result + 1] = e
+    result[#result + 1] = er
+  end
   return result
 end
 
@@ -640,7 +659,8 @@ if groups == -1 then
   -- a reservation: ARGV[3] the longest wait in microseconds, ARGV[4] the number of limits, then
   -- seven values per limit as for a group; replies reserved (1 or 0), the wait in microseconds,
   -- then per limit fits, remaining, reset_us, retry_us, next_us (as of the reserved instant, or
-  -- as of now when refused)
+  -- as of now when refused); when reserved, then per limit end and end_rem, where it left the
+  -- limit's schedule (slot_end), for giveback.lua
   return reserve(tonumber(ARGV[4]), tonumber(ARGV[3]))
 end
 if groups == 1 then

@@ -1,7 +1,7 @@
 --[[
-Sluice: the helpers decide.lua and refund.lua share, sent in front of each of them (DecideScript
-and LuaScript prepend this file when they load a script), so that both read and write a
-bucket's state with one piece of code: integer division, TTLs, fingerprints, the token
+Sluice: the helpers decide.lua, refund.lua, giveback.lua and pause.lua share, sent in front of
+each of them (DecideScript and LuaScript prepend this file when they load a script), so that all
+read and write a bucket's state with one piece of code: integer division, TTLs, fingerprints, the token
 bucket's and GCRA's stored state, the clock and the limits' arguments.
 --]]
 

@@ -1,0 +1,149 @@
+package dev.sluice;
+
+import dev.sluice.memory.MemoryStore;
+import dev.sluice.spi.RateLimitStore;
+import dev.sluice.testing.ManualClock;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * A waiter that gives up returns its reservation ({@link RateLimiter#acquire} interrupted,
+ * {@link RateLimiter#acquireAsync}'s stage cancelled or timed out): the quota used is what was
+ * sent. At one call per 100 s with a burst of one, reservations A, B and C hold the slots at 0,
+ * 100 s and 200 s. C, the last, given up: the next caller gets C's slot. B, given up while C is
+ * booked behind it: nothing changes, B's slot passes unused, so that no two calls share a slot.
+ * The store's clock is a manual one, so no slot comes during a test; the stores' arithmetic (and
+ * its Lua twin) is in the store contract.
+ */
+class GivenUpSlotsTest {
+
+    private static final Limit SLOW = Limit.of("provider", 1, Duration.ofSeconds(100)).withBurst(1);
+    private static final Duration PATIENT = Duration.ofSeconds(1000);
+
+    private final ManualClock clock = new ManualClock();
+    private final RateLimitStore store = MemoryStore.builder().timeSource(clock).build();
+    private final RateLimiter limiter = RateLimiter.builder().limit(SLOW).store(store).timeout(Duration.ofSeconds(10)).build();
+
+    /** The stages still waiting at the end of a test: their timers, 100 s and more away, go with them. */
+    private final List<CompletableFuture<Decision>> waiting = new ArrayList<>();
+
+    @AfterEach
+    void cancelTheWaiters() {
+        // a pending timer keeps Sluice's timer thread, which TimeoutsTest expects to end
+        waiting.forEach(stage -> stage.cancel(false));
+    }
+
+    /** A stage of {@code limiter}, cancelled after the test if it still waits. */
+    private CompletableFuture<Decision> waiter(RateLimiter limiter, Duration maxWait) {
+        CompletableFuture<Decision> stage = limiter.acquireAsync("p", maxWait);
+        waiting.add(stage);
+        return stage;
+    }
+
+    /** The wait the next reservation gets, asked of the store itself. */
+    private Duration nextSlot() {
+        return store.reserve("p", List.of(SLOW), PATIENT).toCompletableFuture().join().retryAfter();
+    }
+
+    @Test
+    void aCancelledStageAtTheEndOfTheScheduleHandsItsSlotToTheNextCaller() throws Exception {
+        assertThat(limiter.acquireAsync("p", Duration.ZERO).get(5, TimeUnit.SECONDS).retryAfter()).isZero();
+        CompletableFuture<Decision> b = waiter(limiter, PATIENT);
+        CompletableFuture<Decision> c = waiter(limiter, PATIENT);
+        assertThat(b.isDone() || c.isDone()).as("both wait for their slots").isFalse();
+        assertThat(c.cancel(false)).isTrue();
+        assertThat(nextSlot()).as("C's slot, given up, is the next caller's").isEqualTo(Duration.ofSeconds(200));
+    }
+
+    @Test
+    void aTimedOutStageAtTheEndOfTheScheduleHandsItsSlotToTheNextCaller() throws Exception {
+        limiter.acquireAsync("p", Duration.ZERO).get(5, TimeUnit.SECONDS);
+        CompletableFuture<Decision> b = waiter(limiter, PATIENT);
+        CompletableFuture<Decision> c = waiter(limiter, PATIENT).orTimeout(10, TimeUnit.MILLISECONDS);
+        assertThat(c).failsWithin(Duration.ofSeconds(5));
+        assertThat(b.isDone()).isFalse();
+        // the give-back runs when the stage completes, on the timer thread; the memory store
+        // answers at once, so it is done once the stage is
+        assertThat(nextSlot()).as("C's slot, timed out, is the next caller's").isEqualTo(Duration.ofSeconds(200));
+    }
+
+    @Test
+    void aStageGivenUpInsideTheSchedulePassesUnusedAndNoTwoCallsShareASlot() throws Exception {
+        limiter.acquireAsync("p", Duration.ZERO).get(5, TimeUnit.SECONDS);
+        CompletableFuture<Decision> b = waiter(limiter, PATIENT);
+        CompletableFuture<Decision> c = waiter(limiter, PATIENT);
+        assertThat(b.cancel(false)).isTrue();
+        assertThat(nextSlot()).as("B's slot passes unused: the next caller comes after C").isEqualTo(Duration.ofSeconds(300));
+        assertThat(c.cancel(false)).isTrue();
+        assertThat(nextSlot()).as("C is no longer the last: its slot passes unused too").isEqualTo(Duration.ofSeconds(400));
+    }
+
+    @Test
+    void anInterruptedWaiterAtTheEndOfTheScheduleHandsItsSlotToTheNextCaller() throws Exception {
+        limiter.acquire("p", Duration.ZERO);
+        CompletableFuture<Decision> b = waiter(limiter, PATIENT);
+        AtomicReference<Throwable> thrown = new AtomicReference<>();
+        Thread waiter = new Thread(() -> {
+            try {
+                limiter.acquire("p", PATIENT);
+            } catch (Throwable e) {
+                thrown.set(e);
+            }
+        });
+        waiter.start();
+        // sleeping until its slot, 200 s away on the store's clock (real time here): reserved
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (waiter.getState() != Thread.State.TIMED_WAITING && System.nanoTime() < deadline) {
+            Thread.onSpinWait();
+        }
+        waiter.interrupt();
+        waiter.join(5_000);
+        assertThat(thrown.get()).isInstanceOf(InterruptedException.class);
+        assertThat(b.isDone()).isFalse();
+        assertThat(nextSlot()).as("the interrupted waiter's slot is the next caller's").isEqualTo(Duration.ofSeconds(200));
+    }
+
+    /** A store whose every call fails: the limiter's local share reserves instead. */
+    private static final class Broken implements RateLimitStore {
+        @Override
+        public CompletionStage<Decision> decide(String caller, List<Limit> limits) {
+            return CompletableFuture.failedFuture(new IllegalStateException("connection refused"));
+        }
+
+        @Override
+        public CompletionStage<Decision> reserve(String caller, List<Limit> limits, Duration maxWait) {
+            return CompletableFuture.failedFuture(new IllegalStateException("connection refused"));
+        }
+
+        @Override
+        public void close() {
+        }
+    }
+
+    @Test
+    void aLocalReservationGivenUpAtTheEndOfTheLocalScheduleHandsItsSlotToTheNextCaller() throws Exception {
+        RateLimiter local = RateLimiter.builder().limit(SLOW).store(new Broken()).failureMode(FailureMode.LOCAL)
+                .timeout(Duration.ofSeconds(10)).build();
+        assertThat(local.acquireAsync("p", Duration.ZERO).get(5, TimeUnit.SECONDS).outcome())
+                .isEqualTo(Decision.Outcome.LOCAL_ALLOWED);
+        CompletableFuture<Decision> b = waiter(local, PATIENT);
+        CompletableFuture<Decision> c = waiter(local, PATIENT);
+        assertThat(b.isDone() || c.isDone()).as("both wait for their local slots (100 s and 200 s on)").isFalse();
+        assertThat(c.cancel(false)).isTrue();
+        // C's slot, 200 s on, is free again: within 250 s the next caller gets it (300 s would be refused at once)
+        CompletableFuture<Decision> next = waiter(local, Duration.ofSeconds(250));
+        assertThat(next.isDone()).as("waits for C's slot: %s", next.getNow(null)).isFalse();
+        next.cancel(false);
+        assertThat(b.cancel(false)).isTrue();
+    }
+}
