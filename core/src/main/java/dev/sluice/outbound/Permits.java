@@ -34,7 +34,8 @@ import java.util.function.LongSupplier;
  *
  * <p><b>On time.</b> A provider counts calls when they arrive, and a call sent late crowds the
  * on-time calls after it into the provider's window. So no call is sent more than
- * {@linkplain Builder#maxLateness maxLateness} (default 50 ms) after its slot: a call whose slot
+ * {@linkplain Builder#maxLateness maxLateness} (by default half the interval between slots:
+ * 55 ms at {@code 9/s}) after its slot: a call whose slot
  * comes back later (a slow answer from the store, a thread or timer woken late, a pause of the
  * JVM) is not sent; its slot passes unused and it reserves a new one, within what is left of its
  * wait. The lateness is counted from when the reservation was sent plus the wait the store
@@ -44,8 +45,9 @@ import java.util.function.LongSupplier;
  * {@code c} per {@code P}, burst 1, puts {@code N + 1} consecutive slots {@code N/c} periods apart,
  * which must exceed one period by the spread of the calls' lateness on arrival: {@code maxLateness}
  * plus the jitter of the HTTP path (client, network, the provider's front end). At 90% of the
- * provider's limit ({@code 9/s} for a strict {@code 10/s}) that is 111 ms: 50 for the permits, 61
- * for the path; slower periods leave more ({@code 540/min} for {@code 600/min}: 6.7 s).
+ * provider's limit ({@code 9/s} for a strict {@code 10/s}) that is 111 ms: 55 for the permits by
+ * default, 56 for the path; longer periods leave more ({@code 540/min} for {@code 600/min}: 6.7 s,
+ * of which the default takes 55 ms).
  *
  * <p><b>Priorities.</b> Interactive calls and batch jobs sharing one quota: built with a
  * {@linkplain Builder#highPriorityShare high-priority share} {@code s}, the calls marked
@@ -96,9 +98,6 @@ import java.util.function.LongSupplier;
  */
 public final class Permits {
 
-    /** The default {@link Builder#maxLateness}: 50 ms. */
-    public static final Duration DEFAULT_MAX_LATENESS = Duration.ofMillis(50);
-
     /** The longest pause a provider's answer imposes unless {@link #withLongestPause} says otherwise. */
     public static final Duration DEFAULT_LONGEST_PAUSE = Duration.ofMinutes(5);
 
@@ -119,7 +118,19 @@ public final class Permits {
 
     private Permits(RateLimiter limiter, Duration maxWait) {
         this(limiter, maxWait, null, null, DEFAULT_LONGEST_PAUSE,
-                new OnTime(Objects.requireNonNull(limiter, "limiter"), DEFAULT_MAX_LATENESS, System::nanoTime));
+                new OnTime(Objects.requireNonNull(limiter, "limiter"), defaultMaxLateness(limiter), System::nanoTime));
+    }
+
+    /**
+     * The {@link Builder#maxLateness} of {@code limiter} unless set: half the shortest interval
+     * between slots of its limits (period over count), at least 1 ms: 55 ms at {@code 9/s}. A limit
+     * at least one call per period below a provider's strict limit leaves a margin of at least one
+     * interval (see the class description), so this takes at most half of it, whatever the period.
+     */
+    private static Duration defaultMaxLateness(RateLimiter limiter) {
+        Duration lateness = limiter.limits().stream().map(limit -> limit.period().dividedBy(limit.count()))
+                .min(Duration::compareTo).orElseThrow().dividedBy(2);
+        return lateness.compareTo(Duration.ofMillis(1)) < 0 ? Duration.ofMillis(1) : lateness;
     }
 
     private Permits(RateLimiter limiter, Duration maxWait, LowPriorityLane low, InFlight inFlight, Duration longestPause,
@@ -390,7 +401,8 @@ public final class Permits {
         /** {@code null}: no cap on calls in flight. */
         private Integer maxInFlight;
         private Duration inFlightLease;
-        private Duration maxLateness = DEFAULT_MAX_LATENESS;
+        /** {@code null}: {@link #defaultMaxLateness}. */
+        private Duration maxLateness;
         private LongSupplier nanoClock = System::nanoTime;
 
         private Builder(RateLimiter limiter) {
@@ -439,7 +451,9 @@ public final class Permits {
         }
 
         /**
-         * The latest after its slot a call is sent (default {@link #DEFAULT_MAX_LATENESS}, 50 ms):
+         * The latest after its slot a call is sent; by default half the shortest interval between
+         * slots of the limiter's limits (55 ms at {@code 9/s}), at most half the margin a limit at
+         * least one call per period under a provider's strict limit leaves (see the class description):
          * a call whose slot came back later (a slow answer from the store, a thread woken late, a
          * pause of the JVM) is not sent; its slot passes unused and it reserves a new one, within
          * what is left of its wait. The lateness counts the store's round trip (see the class
@@ -475,11 +489,12 @@ public final class Permits {
                         + "(e.g. Duration.ofSeconds(5))");
             }
             InFlight inFlight = inFlight();
-            if (maxLateness.compareTo(Duration.ofMillis(1)) < 0 || maxLateness.compareTo(RateLimiter.LONGEST_WAIT) > 0) {
+            if (maxLateness != null && (maxLateness.compareTo(Duration.ofMillis(1)) < 0
+                    || maxLateness.compareTo(RateLimiter.LONGEST_WAIT) > 0)) {
                 throw new IllegalArgumentException("'maxLateness' must be from 1 ms to 1h (e.g. Duration.ofMillis(50)), got '"
                         + maxLateness + "'");
             }
-            OnTime onTime = new OnTime(limiter, maxLateness, nanoClock);
+            OnTime onTime = new OnTime(limiter, maxLateness == null ? defaultMaxLateness(limiter) : maxLateness, nanoClock);
             if (highShare == null) {
                 if (lowMaxWait != null) {
                     throw new IllegalArgumentException("'lowPriorityMaxWait' applies only with priorities; set a "

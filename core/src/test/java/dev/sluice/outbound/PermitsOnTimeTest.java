@@ -169,10 +169,17 @@ class PermitsOnTimeTest {
     }
 
     @Test
-    void theBoundIsFiftyMillisecondsByDefaultAndFromOneMillisecondToAnHour() {
-        RateLimiter limiter = RateLimiter.builder().limit(TEN).build();
+    void theBoundIsHalfTheIntervalBetweenSlotsByDefaultAndFromOneMillisecondToAnHour() {
+        RateLimiter limiter = RateLimiter.builder().limit(TEN).limit(Limit.of("provider-hourly", 1000, Duration.ofHours(1)))
+                .build();
         Permits permits = Permits.of(limiter, Duration.ofSeconds(1));
-        assertThat(permits.maxLateness()).isEqualTo(Permits.DEFAULT_MAX_LATENESS).isEqualTo(FIFTY);
+        assertThat(permits.maxLateness()).as("half the per-second limit's 100 ms").isEqualTo(FIFTY);
+        assertThat(Permits.of(RateLimiter.builder().limit(Limit.of("slow", 1, Duration.ofSeconds(2))).build(),
+                Duration.ofSeconds(1)).maxLateness()).isEqualTo(Duration.ofSeconds(1));
+        assertThat(Permits.builder(RateLimiter.builder().limit(Limit.of("minute", 600, Duration.ofMinutes(1))).build())
+                .maxWait(Duration.ofSeconds(1)).build().maxLateness()).as("as 10/s").isEqualTo(FIFTY);
+        assertThat(Permits.of(RateLimiter.builder().limit(Limit.of("fast", 10_000, Duration.ofSeconds(1))).build(),
+                Duration.ofSeconds(1)).maxLateness()).as("at least 1 ms").isEqualTo(Duration.ofMillis(1));
         assertThat(permits.toString()).contains("sending at most 50 ms after its slot");
         assertThat(permits.withLongestPause(Duration.ofMinutes(1)).maxLateness()).isEqualTo(FIFTY);
         assertThat(Permits.builder(limiter).maxWait(Duration.ofSeconds(1)).maxLateness(Duration.ofMillis(200)).build()
