@@ -34,11 +34,10 @@ import java.util.function.LongSupplier;
  *
  * <p><b>On time.</b> A provider counts calls when they arrive, and a call sent late crowds the
  * on-time calls after it into the provider's window. So no call is sent more than
- * {@linkplain Builder#maxLateness maxLateness} (by default half the interval between slots:
- * 55 ms at {@code 9/s}) after its slot: a call whose slot
- * comes back later (a slow answer from the store, a thread or timer woken late, a pause of the
- * JVM) is not sent; its slot passes unused and it reserves a new one, within what is left of its
- * wait. The lateness is counted from when the reservation was sent plus the wait the store
+ * {@linkplain Builder#maxLateness maxLateness} (by default half the interval between slots: 55 ms
+ * at {@code 9/s}) after its slot: a call whose slot comes back later (a slow answer from the
+ * store, a thread or timer woken late, a pause of the JVM) is not sent; its slot, in the past,
+ * passes unused, and the call reserves a new one within what is left of its wait. The lateness is counted from when the reservation was sent plus the wait the store
  * answered, so it includes the store's round trip: the store's clock was read somewhere within
  * it, and waking earlier than the answer's arrival plus the wait could send before the slot. What
  * to configure for a provider that allows {@code N} calls in any period {@code P}: a limit of
@@ -451,15 +450,14 @@ public final class Permits {
         }
 
         /**
-         * The latest after its slot a call is sent; by default half the shortest interval between
-         * slots of the limiter's limits (55 ms at {@code 9/s}), at most half the margin a limit at
-         * least one call per period under a provider's strict limit leaves (see the class description):
-         * a call whose slot came back later (a slow answer from the store, a thread woken late, a
-         * pause of the JVM) is not sent; its slot passes unused and it reserves a new one, within
-         * what is left of its wait. The lateness counts the store's round trip (see the class
-         * description), so it must exceed the store's usual round trip by a margin, or calls fail
-         * for want of an on-time slot. Smaller keeps a provider's strict limit with a limit closer
-         * to it; larger loses fewer slots on a loaded machine.
+         * The latest after its slot a call is sent, from 1 ms to 1 hour; by default half the
+         * shortest interval between slots of the limiter's limits (55 ms at {@code 9/s}), which is
+         * at most half the margin a limit one call per period under a provider's strict limit
+         * leaves. A call whose slot came back later is not sent: it reserves a new slot within what
+         * is left of its wait (see the class description). The lateness counts the store's round
+         * trip, so keep it well above the store's usual round trip, or calls fail for want of an
+         * on-time slot. Smaller lets the limit come closer to the provider's; larger loses fewer
+         * slots on a loaded machine.
          */
         public Builder maxLateness(Duration maxLateness) {
             this.maxLateness = Objects.requireNonNull(maxLateness, "maxLateness");
