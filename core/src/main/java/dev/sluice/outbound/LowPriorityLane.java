@@ -68,8 +68,11 @@ final class LowPriorityLane {
         return maxWait;
     }
 
-    /** The lane's slot, then the shared limiter's; at most {@link #maxWait} in all. */
-    Decision acquire(RateLimiter shared, String key) throws InterruptedException {
+    /**
+     * The lane's slot, then the shared limiter's, sent on time (a late shared slot is booked again,
+     * the lane's is not); at most {@link #maxWait} in all.
+     */
+    Decision acquire(OnTime shared, String key) throws InterruptedException {
         long started = System.nanoTime();
         Decision slot = lane.acquire(key, maxWait);
         if (!slot.allowed()) {
@@ -82,7 +85,7 @@ final class LowPriorityLane {
      * As {@link #acquire}, blocking no thread. A stage completed otherwise first (cancelled, timed
      * out) cancels the reservation it waits on, and books the shared limiter no more.
      */
-    CompletableFuture<Decision> acquireAsync(RateLimiter shared, String key) {
+    CompletableFuture<Decision> acquireAsync(OnTime shared, String key) {
         long started = System.nanoTime();
         CompletableFuture<Decision> result = new CompletableFuture<>();
         CompletableFuture<Decision> slot = lane.acquireAsync(key, maxWait);

@@ -9,7 +9,9 @@ import java.time.Duration;
  * ({@link Decision.Outcome#REJECTED}), the cost can never be granted
  * ({@link Decision.Outcome#UNSATISFIABLE}), or the store failed under {@code FailureMode.CLOSED}
  * or the local share was spent ({@link Decision.Outcome#FAILED_CLOSED},
- * {@link Decision.Outcome#LOCAL_REJECTED}). The call was not sent and nothing was spent.
+ * {@link Decision.Outcome#LOCAL_REJECTED}). The call was not sent and nothing was spent; but for
+ * a call whose every slot came back later than {@link Permits#maxLateness()} until its wait ran
+ * out (a {@link Decision.Outcome#REJECTED} decision, retry-after zero): those slots passed unused.
  */
 public final class PermitUnavailableException extends RuntimeException {
 
@@ -18,8 +20,20 @@ public final class PermitUnavailableException extends RuntimeException {
     private final transient Decision decision;
 
     PermitUnavailableException(String key, Duration maxWait, Decision decision) {
-        super(message(key, maxWait, decision));
+        this(message(key, maxWait, decision), decision);
+    }
+
+    private PermitUnavailableException(String message, Decision decision) {
+        super(message);
         this.decision = decision;
+    }
+
+    /** Every slot of {@code key}'s call came back too late to send, the last {@code late} after it. */
+    static PermitUnavailableException late(String key, Decision last, Duration late, Duration maxLateness) {
+        return new PermitUnavailableException("no permit for '" + key + "' on time within the wait: its last slot "
+                + "came back " + late.toMillis() + " ms after it, more than the " + maxLateness.toMillis()
+                + " ms allowed (a slow store round trip, a thread woken late); the slots passed unused",
+                new Decision(Decision.Outcome.REJECTED, last.quotas(), Duration.ZERO));
     }
 
     private static String message(String key, Duration maxWait, Decision decision) {

@@ -15,6 +15,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
+import java.util.function.LongSupplier;
 
 /**
  * An outbound policy: a {@link RateLimiter} whose store the application's instances share, and
@@ -30,6 +31,22 @@ import java.util.function.Function;
  *         .store(RedisStore.connect("redis://127.0.0.1:6379"))
  *         .build(), Duration.ofSeconds(5));
  * }</pre>
+ *
+ * <p><b>On time.</b> A provider counts calls when they arrive, and a call sent late crowds the
+ * on-time calls after it into the provider's window. So no call is sent more than
+ * {@linkplain Builder#maxLateness maxLateness} (by default half the interval between slots: 55 ms
+ * at {@code 9/s}) after its slot: a call whose slot comes back later (a slow answer from the
+ * store, a thread or timer woken late, a pause of the JVM) is not sent; its slot, in the past,
+ * passes unused, and the call reserves a new one within what is left of its wait. The lateness is counted from when the reservation was sent plus the wait the store
+ * answered, so it includes the store's round trip: the store's clock was read somewhere within
+ * it, and waking earlier than the answer's arrival plus the wait could send before the slot. What
+ * to configure for a provider that allows {@code N} calls in any period {@code P}: a limit of
+ * {@code c} per {@code P}, burst 1, puts {@code N + 1} consecutive slots {@code N/c} periods apart,
+ * which must exceed one period by the spread of the calls' lateness on arrival: {@code maxLateness}
+ * plus the jitter of the HTTP path (client, network, the provider's front end). At 90% of the
+ * provider's limit ({@code 9/s} for a strict {@code 10/s}) that is 111 ms: 55 for the permits by
+ * default, 56 for the path; longer periods leave more ({@code 540/min} for {@code 600/min}: 6.7 s,
+ * of which the default takes 55 ms).
  *
  * <p><b>Priorities.</b> Interactive calls and batch jobs sharing one quota: built with a
  * {@linkplain Builder#highPriorityShare high-priority share} {@code s}, the calls marked
@@ -95,17 +112,35 @@ public final class Permits {
     /** {@code null} without a cap on calls in flight. */
     private final InFlight inFlight;
 
+    /** Sends each call at most {@link #maxLateness()} after its slot. */
+    private final OnTime onTime;
+
     private Permits(RateLimiter limiter, Duration maxWait) {
-        this(limiter, maxWait, null, null, DEFAULT_LONGEST_PAUSE);
+        this(limiter, maxWait, null, null, DEFAULT_LONGEST_PAUSE,
+                new OnTime(Objects.requireNonNull(limiter, "limiter"), defaultMaxLateness(limiter), System::nanoTime));
     }
 
-    private Permits(RateLimiter limiter, Duration maxWait, LowPriorityLane low, InFlight inFlight, Duration longestPause) {
+    /**
+     * The {@link Builder#maxLateness} of {@code limiter} unless set: half the shortest interval
+     * between slots of its limits (period over count), at least 1 ms: 55 ms at {@code 9/s}. A limit
+     * at least one call per period below a provider's strict limit leaves a margin of at least one
+     * interval (see the class description), so this takes at most half of it, whatever the period.
+     */
+    private static Duration defaultMaxLateness(RateLimiter limiter) {
+        Duration lateness = limiter.limits().stream().map(limit -> limit.period().dividedBy(limit.count()))
+                .min(Duration::compareTo).orElseThrow().dividedBy(2);
+        return lateness.compareTo(Duration.ofMillis(1)) < 0 ? Duration.ofMillis(1) : lateness;
+    }
+
+    private Permits(RateLimiter limiter, Duration maxWait, LowPriorityLane low, InFlight inFlight, Duration longestPause,
+                    OnTime onTime) {
         this.limiter = Objects.requireNonNull(limiter, "limiter");
         this.maxWait = Objects.requireNonNull(maxWait, "maxWait");
         this.longestPause = Objects.requireNonNull(longestPause, "longestPause");
         limiter.checkCanWait(maxWait);
         this.low = low;
         this.inFlight = inFlight;
+        this.onTime = onTime;
     }
 
     /**
@@ -137,7 +172,7 @@ public final class Permits {
         if (low == null || priority == Priority.HIGH) {
             return acquire(key);
         }
-        return check(key, low.maxWait(), low.acquire(limiter, key));
+        return check(key, low.maxWait(), low.acquire(onTime, key));
     }
 
     /** As {@link #acquire(String, Priority)} without blocking a thread; see {@link #acquireAsync(String)}. */
@@ -146,7 +181,7 @@ public final class Permits {
         if (low == null || priority == Priority.HIGH) {
             return acquireAsync(key);
         }
-        CompletableFuture<Decision> reserved = low.acquireAsync(limiter, key);
+        CompletableFuture<Decision> reserved = low.acquireAsync(onTime, key);
         CompletableFuture<Decision> result = reserved.thenApply(decision -> check(key, low.maxWait(), decision));
         result.whenComplete((decision, failure) -> {
             if (result.isCancelled()) {
@@ -222,12 +257,14 @@ public final class Permits {
     /**
      * Waits for one permit of {@code key}.
      *
-     * @return the limiter's decision, one that {@linkplain Decision#allowed() allows} the call
-     * @throws PermitUnavailableException if none could be had within the wait (nothing spent)
+     * @return the limiter's decision, one that {@linkplain Decision#allowed() allows} the call,
+     *         returned at most {@link #maxLateness()} after its slot
+     * @throws PermitUnavailableException if none could be had within the wait (nothing spent), or
+     *                                    none on time (the late slots passed unused)
      * @throws InterruptedException       if interrupted while waiting (its reservation is given back)
      */
     public Decision acquire(String key) throws InterruptedException {
-        return check(key, limiter.acquire(key, maxWait));
+        return check(key, onTime.acquire(key, maxWait));
     }
 
     /**
@@ -236,7 +273,7 @@ public final class Permits {
      * slot is not sent (its reservation is given back; see {@link RateLimiter#acquireAsync}).
      */
     public CompletableFuture<Decision> acquireAsync(String key) {
-        CompletableFuture<Decision> reserved = limiter.acquireAsync(key, maxWait);
+        CompletableFuture<Decision> reserved = onTime.acquireAsync(key, maxWait);
         CompletableFuture<Decision> result = reserved.thenApply(decision -> check(key, decision));
         // cancelling the caller's stage cancels the reservation's: nothing is sent
         result.whenComplete((decision, failure) -> {
@@ -271,7 +308,7 @@ public final class Permits {
         if (longest.compareTo(Duration.ofSeconds(1)) < 0 || longest.compareTo(RateLimiter.LONGEST_WAIT) > 0) {
             throw new IllegalArgumentException("'longest-pause' must be from 1s to 1h, got '" + longest + "'");
         }
-        return new Permits(limiter, maxWait, low, inFlight, longest);
+        return new Permits(limiter, maxWait, low, inFlight, longest, onTime);
     }
 
     /** The longest pause a provider's answer imposes. */
@@ -333,11 +370,17 @@ public final class Permits {
         return maxWait;
     }
 
+    /** The latest after its slot a call is sent; see {@link Builder#maxLateness}. */
+    public Duration maxLateness() {
+        return onTime.maxLateness();
+    }
+
     @Override
     public String toString() {
         return "Permits[" + limiter.name() + " waiting at most " + maxWait.toMillis() + " ms"
                 + (low == null ? "" : ", " + low + " waiting at most " + low.maxWait().toMillis() + " ms")
                 + (inFlight == null ? "" : ", " + inFlight)
+                + ", " + onTime
                 + ", pausing at most " + longestPause.toSeconds() + " s]";
     }
 
@@ -357,6 +400,9 @@ public final class Permits {
         /** {@code null}: no cap on calls in flight. */
         private Integer maxInFlight;
         private Duration inFlightLease;
+        /** {@code null}: {@link #defaultMaxLateness}. */
+        private Duration maxLateness;
+        private LongSupplier nanoClock = System::nanoTime;
 
         private Builder(RateLimiter limiter) {
             this.limiter = limiter;
@@ -404,6 +450,27 @@ public final class Permits {
         }
 
         /**
+         * The latest after its slot a call is sent, from 1 ms to 1 hour; by default half the
+         * shortest interval between slots of the limiter's limits (55 ms at {@code 9/s}), which is
+         * at most half the margin a limit one call per period under a provider's strict limit
+         * leaves. A call whose slot came back later is not sent: it reserves a new slot within what
+         * is left of its wait (see the class description). The lateness counts the store's round
+         * trip, so keep it well above the store's usual round trip, or calls fail for want of an
+         * on-time slot. Smaller lets the limit come closer to the provider's; larger loses fewer
+         * slots on a loaded machine.
+         */
+        public Builder maxLateness(Duration maxLateness) {
+            this.maxLateness = Objects.requireNonNull(maxLateness, "maxLateness");
+            return this;
+        }
+
+        /** The clock lateness is measured on, in nanoseconds: for tests. */
+        Builder nanoClock(LongSupplier nanoClock) {
+            this.nanoClock = Objects.requireNonNull(nanoClock, "nanoClock");
+            return this;
+        }
+
+        /**
          * Builds the policy.
          *
          * @throws IllegalArgumentException naming the setting and its value: no {@code maxWait}, a
@@ -411,7 +478,8 @@ public final class Permits {
          *                                  share outside (0, 1) or one that leaves the lane less
          *                                  than one unit, a low-priority wait without a share,
          *                                  a {@code maxInFlight} below 1, a lease that is not
-         *                                  positive or without a cap
+         *                                  positive or without a cap, a {@code maxLateness}
+         *                                  below 1 ms or above 1 hour
          */
         public Permits build() {
             if (maxWait == null) {
@@ -419,12 +487,18 @@ public final class Permits {
                         + "(e.g. Duration.ofSeconds(5))");
             }
             InFlight inFlight = inFlight();
+            if (maxLateness != null && (maxLateness.compareTo(Duration.ofMillis(1)) < 0
+                    || maxLateness.compareTo(RateLimiter.LONGEST_WAIT) > 0)) {
+                throw new IllegalArgumentException("'maxLateness' must be from 1 ms to 1h (e.g. Duration.ofMillis(50)), got '"
+                        + maxLateness + "'");
+            }
+            OnTime onTime = new OnTime(limiter, maxLateness == null ? defaultMaxLateness(limiter) : maxLateness, nanoClock);
             if (highShare == null) {
                 if (lowMaxWait != null) {
                     throw new IllegalArgumentException("'lowPriorityMaxWait' applies only with priorities; set a "
                             + "'highPriorityShare' too, got '" + lowMaxWait + "'");
                 }
-                return new Permits(limiter, maxWait, null, inFlight, DEFAULT_LONGEST_PAUSE);
+                return new Permits(limiter, maxWait, null, inFlight, DEFAULT_LONGEST_PAUSE, onTime);
             }
             if (!(highShare > 0 && highShare < 1)) {
                 throw new IllegalArgumentException("'highPriorityShare' must be a fraction greater than 0 and less than 1 "
@@ -432,7 +506,7 @@ public final class Permits {
             }
             return new Permits(limiter, maxWait,
                     new LowPriorityLane(limiter, highShare, lowMaxWait == null ? maxWait : lowMaxWait), inFlight,
-                    DEFAULT_LONGEST_PAUSE);
+                    DEFAULT_LONGEST_PAUSE, onTime);
         }
 
         private InFlight inFlight() {

@@ -43,17 +43,16 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * and the {@code HttpClient} decorator, sharing its quota through one Redis.
  *
  * <p>The provider enforces a strict 10 per second: at most 10 requests in any 1000 ms, counting
- * the 429s it answers beyond. The instances share a token bucket of 7 per second, burst 1. Why a
- * margin at all: a token bucket of r per second, burst 1, grants eleven slots in a closed second
- * (at 0, 1/r, ..., 10/r), and the provider counts calls when they arrive, not at their slots.
- * Each call arrives some time after its slot (the reservation's answer travels back, the thread
- * wakes, the client sends), and a pause of this JVM (a loaded machine, a collection) wakes every
- * waiter whose slot passed during it at once, so those late calls land in the same provider
- * second as the on-time calls after them. The provider answers 429 when the first of eleven
- * consecutive calls is delayed on its way more than the eleventh by more than ten slots' span
- * beyond one second: 428 ms at 7 per second; none at 10 per second; 50 ms at 10 per 1050 ms,
- * which on this shared machine (pauses of 70 to 160 ms measured) gave 429s in 4 runs of 6. What
- * must hold: no 429; at least 90% of the shared limit used while everyone is busy; and
+ * the 429s it answers beyond. The instances share a token bucket of 9.25 per second, burst 1: slots
+ * 108 ms apart, eleven of them spanning 1081 ms. The provider counts calls when they arrive, not at
+ * their slots, and each call arrives some time after its slot (the reservation's answer travels
+ * back, the thread wakes, the client sends, the provider's server hands the request over), so it
+ * answers 429 when the lateness of eleven consecutive calls spreads over more than 81 ms. The
+ * permits send no call more than 54 ms (their default {@code maxLateness}, half the interval)
+ * after its slot: a waiter back later, even from a pause of this JVM, takes a new slot instead of
+ * joining the on-time calls; the HTTP path has the other 27 ms. What must hold: no 429; at least
+ * 90% of the provider's quota (9 per second) accepted while everyone is busy, the 0.25 per second
+ * above it covering the slots late waiters leave unused and the measure's edges; and
  * fairness: permits are granted in the order reservations reach Redis, so equally busy instances
  * (three threads each, each waiting for one permit at a time) get a third each, and each must
  * get at least a quarter. The instances start once their Redis store answers a reservation:
@@ -64,7 +63,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 class OutboundIT {
 
     private static final int PROVIDER_PER_SECOND = 10;
-    private static final Limit SHARED = Limit.of("provider", 7, Duration.ofSeconds(1)).withBurst(1);
+    /** 9.25 per second, burst 1: slots 108 ms apart, over 90% of the provider's quota. */
+    private static final Limit SHARED = Limit.of("provider", 37, Duration.ofSeconds(4)).withBurst(1);
     private static final Duration BUSY = Duration.ofSeconds(6);
     /** The first second is left out of the measure: clients warm up, connections open. */
     private static final Duration WARM_UP = Duration.ofSeconds(1);
@@ -134,8 +134,17 @@ class OutboundIT {
                 exchange.sendResponseHeaders(status, -1);
                 exchange.close();
             });
+            // not counted: a client's first request, which loads its classes and opens its connection
+            server.createContext("/warm", exchange -> {
+                exchange.sendResponseHeaders(200, -1);
+                exchange.close();
+            });
             server.setExecutor(java.util.concurrent.Executors.newFixedThreadPool(16));
             server.start();
+        }
+
+        URI warm() {
+            return URI.create("http://127.0.0.1:" + server.getAddress().getPort() + "/warm");
         }
 
         URI uri(int instance) {
@@ -206,9 +215,10 @@ class OutboundIT {
         for (int i = 0; i < 3; i++) {
             permits[i] = ready(Permits.of(instance(FailureMode.OPEN, Duration.ofSeconds(2)), Duration.ofSeconds(10)));
         }
+        Clients clients = clients(permits);
         long end = System.nanoTime() + BUSY.toNanos();
         AtomicInteger failures = new AtomicInteger();
-        List<Thread> threads = callers(permits, end, failures);
+        List<Thread> threads = callers(clients, end, failures);
         long started = System.nanoTime();
         AtomicLong longestPause = new AtomicLong();
         Thread watcher = new Thread(() -> {
@@ -245,21 +255,44 @@ class OutboundIT {
             }
         }
         double seconds = (end - from) / 1e9;
-        assertThat(measured / seconds).as("requests per second accepted while busy, of a shared 7 per second")
-                .isGreaterThanOrEqualTo(0.9 * 7);
+        assertThat(measured / seconds).as("requests per second accepted while busy, of the provider's 10 per second")
+                .isGreaterThanOrEqualTo(0.9 * PROVIDER_PER_SECOND);
         for (int i = 0; i < 3; i++) {
             assertThat(perInstance[i]).as("instance %d's share of %d", i, measured).isGreaterThanOrEqualTo(measured / 4);
         }
+    }
+
+    /** The three instances' clients: the first two JAX-RS, the third the {@code HttpClient} decorator. */
+    private record Clients(Client first, Client second, HttpClient third) {
+    }
+
+    /**
+     * The instances' clients, each after one call (with a permit) to a path the provider does not
+     * count: a client's first request in a JVM loads its classes and opens its connection, which
+     * made a first call reach the provider 300 ms after its slot, among the on-time calls behind it
+     * (measured here on a loaded machine), as in an application's first moments; no limiter sees
+     * that part of the way.
+     */
+    private Clients clients(Permits[] permits) throws Exception {
+        Clients clients = new Clients(jaxrsClient(permits[0]), jaxrsClient(permits[1]),
+                RateLimitedHttpClient.wrap(HttpClient.newHttpClient(), permits[2], "provider"));
+        assertThat(status(clients.first().target(provider.warm()).request().get())).isEqualTo(200);
+        assertThat(status(clients.second().target(provider.warm()).request().get())).isEqualTo(200);
+        assertThat(clients.third().send(HttpRequest.newBuilder(provider.warm()).build(),
+                HttpResponse.BodyHandlers.discarding()).statusCode()).isEqualTo(200);
+        assertThat(clients.third().sendAsync(HttpRequest.newBuilder(provider.warm()).build(),
+                HttpResponse.BodyHandlers.discarding()).get(20, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+        return clients;
     }
 
     /**
      * Three threads for each of three instances: the first two call through the JAX-RS filter, the
      * third through the {@code HttpClient} decorator (one thread with {@code sendAsync}).
      */
-    private List<Thread> callers(Permits[] permits, long end, AtomicInteger failures) {
-        Client first = jaxrsClient(permits[0]);
-        Client second = jaxrsClient(permits[1]);
-        HttpClient third = RateLimitedHttpClient.wrap(HttpClient.newHttpClient(), permits[2], "provider");
+    private List<Thread> callers(Clients clients, long end, AtomicInteger failures) {
+        Client first = clients.first();
+        Client second = clients.second();
+        HttpClient third = clients.third();
         List<Thread> threads = new ArrayList<>();
         for (int t = 0; t < 3; t++) {
             threads.add(caller(end, failures, () -> status(first.target(provider.uri(0)).request().get())));
@@ -288,10 +321,11 @@ class OutboundIT {
         for (int i = 0; i < 3; i++) {
             permits[i] = ready(Permits.of(instance(FailureMode.OPEN, Duration.ofSeconds(2)), Duration.ofSeconds(10)));
         }
+        Clients clients = clients(permits);
         long started = System.nanoTime();
         long end = started + TimeUnit.SECONDS.toNanos(7);
         AtomicInteger failures = new AtomicInteger();
-        List<Thread> threads = callers(permits, end, failures);
+        List<Thread> threads = callers(clients, end, failures);
         threads.forEach(Thread::start);
         Thread.sleep(2_000);
         long closed = provider.close(Duration.ofSeconds(2));
