@@ -1,0 +1,100 @@
+package dev.sluice.memory;
+
+import dev.sluice.Decision;
+import dev.sluice.Limit;
+import dev.sluice.RateLimiter;
+import dev.sluice.testing.ManualClock;
+import org.junit.jupiter.api.Test;
+
+import java.lang.management.ManagementFactory;
+import java.time.Duration;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * What one decision on the memory store allocates, measured on this thread
+ * ({@code com.sun.management.ThreadMXBean}): a caller refused again at the same instant costs
+ * nothing, and an admission under one limit costs no more than the decision it returns.
+ */
+class MemoryStoreAllocationTest {
+
+    private static final int ROUNDS = 50_000;
+    /** Decisions before measuring: enough for the JIT's optimised code, whose allocations are the ones that last. */
+    private static final int WARM = 300_000;
+    private static final com.sun.management.ThreadMXBean THREADS =
+            (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+    /** Keeps every decision reachable, so that none is optimised away. */
+    private static volatile Object sink;
+
+    @Test
+    void aCallerRefusedAgainAtTheSameInstantAllocatesNothing() {
+        ManualClock clock = new ManualClock();
+        RateLimiter limiter = RateLimiter.builder().limit(Limit.of("flood", "1/1h"))
+                .store(MemoryStore.builder().timeSource(clock).build()).build();
+        assertThat(limiter.decide("c").allowed()).isTrue();
+        Decision first = limiter.decide("c");
+        assertThat(first.outcome()).isEqualTo(Decision.Outcome.REJECTED);
+        refuse(limiter, WARM);
+        long before = THREADS.getCurrentThreadAllocatedBytes();
+        refuse(limiter, ROUNDS);
+        long perRefusal = (THREADS.getCurrentThreadAllocatedBytes() - before) / ROUNDS;
+        assertThat(perRefusal).as("bytes per refusal repeated at one instant").isLessThan(8);
+        assertThat(limiter.decide("c")).as("the same answer").isEqualTo(first);
+
+        clock.advance(Duration.ofMillis(1));
+        Decision later = limiter.decide("c");
+        assertThat(later.retryAfter()).as("a moment later, a new answer").isEqualTo(first.retryAfter().minusMillis(1));
+    }
+
+    @Test
+    void anAdmissionUnderOneLimitAllocatesOnlyItsDecisionListAndQuota() {
+        ManualClock clock = new ManualClock();
+        Limit limit = Limit.of("steady", "10/1s");
+        RateLimiter limiter = RateLimiter.builder().limit(limit)
+                .store(MemoryStore.builder().timeSource(clock).build()).build();
+        // Each admission comes after the bucket is whole again (its state has expired) and leaves
+        // the same reset: 100 ms to refill the token it spent.
+        admit(limiter, clock, WARM);
+        long before = THREADS.getCurrentThreadAllocatedBytes();
+        admit(limiter, clock, ROUNDS);
+        long perAdmission = (THREADS.getCurrentThreadAllocatedBytes() - before) / ROUNDS;
+
+        Duration reset = Duration.ofMillis(100);
+        build(limit, reset, WARM);
+        before = THREADS.getCurrentThreadAllocatedBytes();
+        build(limit, reset, ROUNDS);
+        long decisionListQuota = (THREADS.getCurrentThreadAllocatedBytes() - before) / ROUNDS;
+        assertThat(perAdmission).as("bytes per admission; a decision, its list and its quota take %d", decisionListQuota)
+                .isLessThanOrEqualTo(decisionListQuota + 8);
+    }
+
+    private static void refuse(RateLimiter limiter, int rounds) {
+        for (int i = 0; i < rounds; i++) {
+            Decision decision = limiter.decide("c");
+            if (decision.allowed()) {
+                throw new AssertionError("admitted: " + decision);
+            }
+            sink = decision;
+        }
+    }
+
+    private static void admit(RateLimiter limiter, ManualClock clock, int rounds) {
+        Duration step = Duration.ofMillis(200);
+        for (int i = 0; i < rounds; i++) {
+            clock.advance(step);
+            Decision decision = limiter.decide("c");
+            if (!decision.allowed() || decision.remaining() != 9) {
+                throw new AssertionError("not a whole bucket's admission: " + decision);
+            }
+            sink = decision;
+        }
+    }
+
+    private static void build(Limit limit, Duration reset, int rounds) {
+        for (int i = 0; i < rounds; i++) {
+            sink = new Decision(Decision.Outcome.ALLOWED,
+                    List.of(new Decision.Quota(limit, true, 9 + (i & 1), reset, Duration.ZERO, reset)), Duration.ZERO);
+        }
+    }
+}
