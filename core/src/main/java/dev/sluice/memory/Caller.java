@@ -35,8 +35,6 @@ final class Caller {
      * (a bucket whole again within microseconds) costs no new object.
      */
     private LimitState[] absents = new LimitState[2];
-    /** The last refusal decided from an optimistic read (see {@link #tryDecide}); read and written racily. */
-    private Refusal refusal;
     /**
      * The reset of the last admission under one limit and its microseconds, given again to an
      * admission with the same reset (see {@link #admittedReset}). Under the write lock only.
@@ -59,13 +57,6 @@ final class Caller {
      * ({@link #retireIfIdle} reads it again).
      */
     private long idleAfterMicros;
-
-    /**
-     * A refusal and what it was decided from: the lock's stamp (no write since), the instant and
-     * the limits. Immutable, so a racy read sees it whole.
-     */
-    private record Refusal(long stamp, long now, List<Limit> limits, Decision decision) {
-    }
 
     Caller(List<Limit> limits) {
         lengthenIdle(limits);
@@ -102,8 +93,7 @@ final class Caller {
      * lengthens the caller's idle time). An absent or expired state is read as its slot's absent
      * one and, if the request is admitted, reset to it in place under the lock. A refusal returned
      * here was computed from the state as it stood at one instant (the stamp proves no write
-     * intervened) and wrote nothing but itself, for the same read at the same instant to return
-     * again; the racy read can only send a request to the lock, never admit one the lock would refuse.
+     * intervened) and wrote nothing; the racy read can only send a request to the lock, never admit one the lock would refuse.
      */
     Decision tryDecide(TimeSource time, List<Limit> limits, Cache<String, Caller> cache, String tag) {
         long stamp = lock.tryOptimisticRead();
@@ -114,13 +104,6 @@ final class Caller {
             return lock.validate(stamp) ? null : CONFLICT;
         }
         long now = time.nowMicros();
-        Refusal last = refusal;
-        if (last != null && last.stamp == stamp && last.now == now && last.limits == limits) {
-            // Nothing written since that refusal (the stamp is the same), the same instant, the
-            // same limits: the same answer, with nothing to compute or allocate. A caller refused
-            // many times a microsecond (a flood) costs a read of the lock and of the clock.
-            return last.decision;
-        }
         int n = limits.size();
         boolean all = true;
         Verdict[] seen = null;
@@ -149,9 +132,7 @@ final class Caller {
             if (!lock.validate(stamp)) {
                 return CONFLICT;
             }
-            Decision refused = decision(false, limits, seen);
-            refusal = new Refusal(stamp, now, limits, refused);
-            return refused;
+            return decision(false, limits, seen);
         }
         long write = lock.tryConvertToWriteLock(stamp);
         if (write == 0) {

@@ -14,8 +14,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * What one decision on the memory store allocates, measured on this thread
- * ({@code com.sun.management.ThreadMXBean}): a caller refused again at the same instant costs
- * nothing, and an admission under one limit costs no more than the decision it returns.
+ * ({@code com.sun.management.ThreadMXBean}): an admission under one limit costs no more than the
+ * decision it returns.
  */
 class MemoryStoreAllocationTest {
 
@@ -26,26 +26,6 @@ class MemoryStoreAllocationTest {
             (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
     /** Keeps every decision reachable, so that none is optimised away. */
     private static volatile Object sink;
-
-    @Test
-    void aCallerRefusedAgainAtTheSameInstantAllocatesNothing() {
-        ManualClock clock = new ManualClock();
-        RateLimiter limiter = RateLimiter.builder().limit(Limit.of("flood", "1/1h"))
-                .store(MemoryStore.builder().timeSource(clock).build()).build();
-        assertThat(limiter.decide("c").allowed()).isTrue();
-        Decision first = limiter.decide("c");
-        assertThat(first.outcome()).isEqualTo(Decision.Outcome.REJECTED);
-        refuse(limiter, WARM);
-        long before = THREADS.getCurrentThreadAllocatedBytes();
-        refuse(limiter, ROUNDS);
-        long perRefusal = (THREADS.getCurrentThreadAllocatedBytes() - before) / ROUNDS;
-        assertThat(perRefusal).as("bytes per refusal repeated at one instant").isLessThan(8);
-        assertThat(limiter.decide("c")).as("the same answer").isEqualTo(first);
-
-        clock.advance(Duration.ofMillis(1));
-        Decision later = limiter.decide("c");
-        assertThat(later.retryAfter()).as("a moment later, a new answer").isEqualTo(first.retryAfter().minusMillis(1));
-    }
 
     @Test
     void anAdmissionUnderOneLimitAllocatesOnlyItsDecisionListAndQuota() {
@@ -67,16 +47,6 @@ class MemoryStoreAllocationTest {
         long decisionListQuota = (THREADS.getCurrentThreadAllocatedBytes() - before) / ROUNDS;
         assertThat(perAdmission).as("bytes per admission; a decision, its list and its quota take %d", decisionListQuota)
                 .isLessThanOrEqualTo(decisionListQuota + 8);
-    }
-
-    private static void refuse(RateLimiter limiter, int rounds) {
-        for (int i = 0; i < rounds; i++) {
-            Decision decision = limiter.decide("c");
-            if (decision.allowed()) {
-                throw new AssertionError("admitted: " + decision);
-            }
-            sink = decision;
-        }
     }
 
     private static void admit(RateLimiter limiter, ManualClock clock, int rounds) {
