@@ -29,6 +29,18 @@ final class Caller {
     /** The compiled form of each of {@link #keys}. */
     private CompiledLimit[] compiled = new CompiledLimit[2];
     private LimitState[] states = new LimitState[2];
+    /**
+     * The absent state of each of {@link #compiled}, never written: what an expired state reads
+     * as, and what a commit resets it to in place, so that a state renewed at every admission
+     * (a bucket whole again within microseconds) costs no new object.
+     */
+    private LimitState[] absents = new LimitState[2];
+    /**
+     * The reset of the last admission under one limit and its microseconds, given again to an
+     * admission with the same reset (see {@link #admittedReset}). Under the write lock only.
+     */
+    private Duration admittedReset;
+    private long admittedResetMicros;
     private Verdict[] verdicts = {new Verdict(), new Verdict()};
     private int size;
     /** The limits {@link #idleNanos} last covered: a limiter passes the same list every time. */
@@ -40,8 +52,9 @@ final class Caller {
     /** The longest time a state of the covered limits can stay different from an absent one. */
     private long idleNanos;
     /**
-     * When (store time) every state of this caller has expired: the latest expiry written. Written
-     * under the lock; read without it only as a hint ({@link #retireIfIdle} reads it again).
+     * When (store time) every state of this caller has expired: at least the latest expiry written
+     * (an admission adds some slack). Written under the lock; read without it only as a hint
+     * ({@link #retireIfIdle} reads it again).
      */
     private long idleAfterMicros;
 
@@ -77,10 +90,10 @@ final class Caller {
      * Decides from an optimistic read; returns {@link #CONFLICT} when a write intervened (the
      * read was torn or went stale, or another decision committed first), or {@code null} for
      * the locked path: the caller was retired or a limit is new to it (the locked path
-     * lengthens the caller's idle time). An absent or expired state is read as a fresh one and,
-     * if the request is admitted, replaced by it under the lock. A refusal returned here was computed from the state as it stood
-     * at one instant (the stamp proves no write intervened) and wrote nothing; the racy read
-     * can only send a request to the lock, never admit one the lock would refuse.
+     * lengthens the caller's idle time). An absent or expired state is read as its slot's absent
+     * one and, if the request is admitted, reset to it in place under the lock. A refusal returned
+     * here was computed from the state as it stood at one instant (the stamp proves no write
+     * intervened) and wrote nothing; the racy read can only send a request to the lock, never admit one the lock would refuse.
      */
     Decision tryDecide(TimeSource time, List<Limit> limits, Cache<String, Caller> cache, String tag) {
         long stamp = lock.tryOptimisticRead();
@@ -90,15 +103,11 @@ final class Caller {
         if (retired || limits != covered) {
             return lock.validate(stamp) ? null : CONFLICT;
         }
+        long now = time.nowMicros();
         int n = limits.size();
-        long now;
         boolean all = true;
         Verdict[] seen = null;
-        // The first limit's state as read: an admission commits that very object (for an absent
-        // or expired state, the fresh one the read made) instead of making another.
-        LimitState first = null;
         try {
-            now = time.nowMicros();
             // First only whether each limit fits: an admission then computes its verdicts once,
             // from the state it commits.
             for (int i = 0; i < n && all; i++) {
@@ -106,11 +115,7 @@ final class Caller {
                 if (slot < 0) {
                     return lock.validate(stamp) ? null : CONFLICT;
                 }
-                LimitState state = current(slot, now);
-                if (i == 0) {
-                    first = state;
-                }
-                all = state.evaluate(now, limits.get(i).cost(), false, null);
+                all = current(slot, now).evaluate(now, limits.get(i).cost(), false, null);
             }
             if (!all) {
                 seen = new Verdict[n];
@@ -124,14 +129,22 @@ final class Caller {
         }
         if (!all) {
             // Validated before the verdicts are used: a torn read's numbers never reach a decision.
-            return lock.validate(stamp) ? decision(false, limits, seen) : CONFLICT;
+            if (!lock.validate(stamp)) {
+                return CONFLICT;
+            }
+            return decision(false, limits, seen);
         }
         long write = lock.tryConvertToWriteLock(stamp);
         if (write == 0) {
             return CONFLICT;
         }
         boolean refresh;
-        Decision admitted;
+        Decision admission = null;
+        // One limit: the durations are chosen under the lock, the decision made after it.
+        long remaining = 0;
+        Duration reset = null;
+        Duration retry = null;
+        Duration next = null;
         try {
             // The commit's verdicts go to this caller's scratch, read under the lock only, as
             // decide's are: an admission allocates no verdict.
@@ -139,30 +152,44 @@ final class Caller {
             // Nothing changed since the read: commit what it found to fit.
             long needed = now;
             for (int i = 0; i < n; i++) {
-                int slot = slot(limits.get(i));
                 // the stamp held, so the state read is still this slot's
-                LimitState chosen = i == 0 ? first : current(slot, now);
-                states[slot] = chosen;
+                LimitState chosen = writable(slot(limits.get(i)), now);
                 chosen.evaluate(now, limits.get(i).cost(), true, scratch[i]);
                 chosen.expiresAtMicros = now + scratch[i].ttlMicros;
                 needed = Math.max(needed, chosen.expiresAtMicros);
             }
-            idleAfterMicros = Math.max(idleAfterMicros, needed);
+            long idle = idleNanos / 1_000;
+            if (needed > idleAfterMicros) {
+                // With an eighth of the longest TTL to spare, so that admissions in a row write it
+                // now and then rather than each time (it is shared with the readers' fields);
+                // the caller is only dropped that much later.
+                idleAfterMicros = needed + idle / 8;
+            }
             // Tell the cache's eviction policy of this use now and then, about as often as the
             // caller's state is renewed: a read per admission would cost as much as the decision.
-            long idle = idleNanos / 1_000;
             refresh = needed > refreshedMicros + idle - idle / 8;
             if (refresh) {
                 refreshedMicros = now;
             }
-            admitted = decision(true, limits, scratch);
+            if (n == 1) {
+                Verdict v = scratch[0];
+                remaining = v.remaining;
+                reset = admittedReset(v.resetMicros);
+                retry = v.retryMicros == v.resetMicros ? reset : micros(v.retryMicros);
+                next = v.nextMicros == v.resetMicros ? reset : v.nextMicros == v.retryMicros ? retry : micros(v.nextMicros);
+            } else {
+                admission = decision(true, limits, scratch);
+            }
         } finally {
             lock.unlockWrite(write);
         }
         if (refresh) {
             cache.getIfPresent(tag); // outside the lock: maintenance may evict (retire) a caller
         }
-        return admitted;
+        // Allocated outside the lock, which is held no longer than the commit: a caller's other
+        // threads wait (or retry) less.
+        return admission != null ? admission : new Decision(Decision.Outcome.ALLOWED,
+                List.of(new Decision.Quota(limits.get(0), true, remaining, reset, retry, next)), Duration.ZERO);
     }
 
     /** Where the state of this very limit instance is, or -1. */
@@ -176,10 +203,19 @@ final class Caller {
         return -1;
     }
 
-    /** The state in {@code slot} as of {@code now}: an expired state is an absent key (a new instance). */
+    /** The state in {@code slot} as of {@code now}, to read only: an expired state is an absent key. */
     private LimitState current(int slot, long now) {
         LimitState s = states[slot];
-        return s.isAbsent() || s.expiresAtMicros <= now ? LimitState.absent(compiled[slot]) : s;
+        return s.isAbsent() || s.expiresAtMicros <= now ? absents[slot] : s;
+    }
+
+    /** The state in {@code slot} as of {@code now}, to write under the write lock: an expired one is made absent in place. */
+    private LimitState writable(int slot, long now) {
+        LimitState s = states[slot];
+        if (!s.isAbsent() && s.expiresAtMicros <= now) {
+            s.copyStored(absents[slot]); // an expired state is an absent key
+        }
+        return s;
     }
 
     /** Raises {@link #idleNanos} to the longest TTL these limits can need. */
@@ -205,6 +241,7 @@ final class Caller {
                 CompiledLimit other = CompiledLimit.of(limit);
                 if (!compiled[i].sameParameters(other)) {
                     states[i] = states[i].under(other);
+                    absents[i] = LimitState.absent(other);
                 }
                 keys[i] = limit;
                 compiled[i] = other;
@@ -216,15 +253,16 @@ final class Caller {
                 keys = Arrays.copyOf(keys, size * 2);
                 compiled = Arrays.copyOf(compiled, size * 2);
                 states = Arrays.copyOf(states, size * 2);
+                absents = Arrays.copyOf(absents, size * 2);
             }
             found = size++;
             keys[found] = limit;
             compiled[found] = CompiledLimit.of(limit);
             states[found] = LimitState.absent(compiled[found]);
-        } else if (!states[found].isAbsent() && states[found].expiresAtMicros <= now) {
-            states[found] = LimitState.absent(compiled[found]); // an expired state is an absent key
+            absents[found] = LimitState.absent(compiled[found]);
+            return states[found];
         }
-        return states[found];
+        return writable(found, now);
     }
 
     /** Gives back one request's cost under each of these limits (see {@link LimitState#refund}). */
@@ -308,8 +346,7 @@ final class Caller {
             at += step;
         }
         for (int i = 0; i < n; i++) {
-            LimitState chosen = current(slots[i], at);
-            states[slots[i]] = chosen;
+            LimitState chosen = writable(slots[i], at);
             chosen.evaluate(at, limits.get(i).cost(), true, seen[i]);
             chosen.expiresAtMicros = at + seen[i].ttlMicros;
             idleAfterMicros = Math.max(idleAfterMicros, chosen.expiresAtMicros);
@@ -340,6 +377,7 @@ final class Caller {
                     keys[i] = limit;
                     compiled[i] = CompiledLimit.of(limit);
                     states[i] = LimitState.absent(compiled[i]);
+                    absents[i] = LimitState.absent(compiled[i]);
                 }
             }
         }
@@ -357,7 +395,7 @@ final class Caller {
                 only.expiresAtMicros = now + verdicts[0].ttlMicros;
                 idleAfterMicros = Math.max(idleAfterMicros, only.expiresAtMicros);
             }
-            return decision(verdicts[0].fits, limits, verdicts);
+            return verdicts[0].fits ? admission(limits, verdicts) : decision(false, limits, verdicts);
         }
         LimitState[] chosen = new LimitState[n];
         boolean all = true;
@@ -373,6 +411,28 @@ final class Caller {
             }
         }
         return decision(all, limits, verdicts);
+    }
+
+    /**
+     * The reset of an admission under one limit: the last admission's again when it is the same
+     * (as it is at each admission of a bucket that refills faster than requests come, whose reset
+     * is its next unit too), so that the decision, its quota list and its quota are all such an
+     * admission allocates. Under the write lock.
+     */
+    private Duration admittedReset(long micros) {
+        Duration reset = admittedReset;
+        if (reset == null || micros != admittedResetMicros) {
+            reset = micros(micros);
+            admittedReset = reset;
+            admittedResetMicros = micros;
+        }
+        return reset;
+    }
+
+    /** {@link #decision} of an admission under one limit, with {@link #admittedReset}. Under the write lock. */
+    private Decision admission(List<Limit> limits, Verdict[] verdicts) {
+        return new Decision(Decision.Outcome.ALLOWED,
+                List.of(quota(limits.get(0), verdicts[0], admittedReset(verdicts[0].resetMicros))), Duration.ZERO);
     }
 
     /**
@@ -403,7 +463,11 @@ final class Caller {
     }
 
     private static Decision.Quota quota(Limit limit, Verdict v) {
-        Duration reset = micros(v.resetMicros);
+        return quota(limit, v, micros(v.resetMicros));
+    }
+
+    /** The quota of {@code v}, whose {@code reset} is given; retry and next unit share it when equal. */
+    private static Decision.Quota quota(Limit limit, Verdict v, Duration reset) {
         Duration retry = v.retryMicros == v.resetMicros ? reset : micros(v.retryMicros);
         Duration next = v.nextMicros == v.resetMicros ? reset : v.nextMicros == v.retryMicros ? retry : micros(v.nextMicros);
         return new Decision.Quota(limit, v.fits, v.remaining, reset, retry, next);

@@ -25,7 +25,8 @@ import java.util.function.Consumer;
  * that caller's own lock, so decisions for one caller are serialised, all of its limits are
  * decided together, and no lock is shared between callers. A caller whose every state has
  * expired by the store's clock (each state expires when it has become equal to an absent one,
- * so dropping it never changes a decision) is dropped when the store next adds callers,
+ * so dropping it never changes a decision) is dropped when the store next adds callers (up to
+ * an eighth of its longest expiry later: admissions in a row then seldom write its idle time),
  * and at most {@link Builder#maximumCallers(long) maximumCallers} entries are kept: a flood of
  * distinct callers evicts the least valuable entries instead of exhausting the heap (an evicted
  * caller starts again with a full budget).
