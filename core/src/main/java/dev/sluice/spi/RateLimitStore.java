@@ -5,7 +5,10 @@ import dev.sluice.Decision;
 import dev.sluice.FailureMode;
 import dev.sluice.Limit;
 import dev.sluice.RateLimiter;
+import java.time.Duration;
 import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 
 /**
@@ -66,7 +69,7 @@ public interface RateLimitStore extends AutoCloseable {
      * @return a stage completed once the state is gone, or exceptionally if the store failed
      */
     default CompletionStage<Void> reset(String caller, List<Limit> limits) {
-        return java.util.concurrent.CompletableFuture.failedFuture(
+        return CompletableFuture.failedFuture(
                 new UnsupportedOperationException(getClass().getName() + " cannot reset a caller"));
     }
 
@@ -82,7 +85,7 @@ public interface RateLimitStore extends AutoCloseable {
      * @return a stage completed once the refund is stored, or exceptionally if the store failed
      */
     default CompletionStage<Void> refund(String caller, List<Limit> limits) {
-        return java.util.concurrent.CompletableFuture.failedFuture(
+        return CompletableFuture.failedFuture(
                 new UnsupportedOperationException(getClass().getName() + " cannot refund a caller"));
     }
 
@@ -107,8 +110,8 @@ public interface RateLimitStore extends AutoCloseable {
      *         spent, whose retry-after is the wait the request would need (more than
      *         {@code maxWait}) and whose quotas are as of now
      */
-    default CompletionStage<Decision> reserve(String caller, List<Limit> limits, java.time.Duration maxWait) {
-        return java.util.concurrent.CompletableFuture.failedFuture(
+    default CompletionStage<Decision> reserve(String caller, List<Limit> limits, Duration maxWait) {
+        return CompletableFuture.failedFuture(
                 new UnsupportedOperationException(getClass().getName() + " cannot reserve a request ahead"));
     }
 
@@ -120,7 +123,7 @@ public interface RateLimitStore extends AutoCloseable {
      * @return a stage completed with the decision {@link #reserve} gives and, when it is
      *         {@link Decision.Outcome#ALLOWED}, where it ends each limit's schedule
      */
-    default CompletionStage<Booking> book(String caller, List<Limit> limits, java.time.Duration maxWait) {
+    default CompletionStage<Booking> book(String caller, List<Limit> limits, Duration maxWait) {
         return reserve(caller, limits, maxWait).thenApply(decision -> new Booking(decision, Booking.NOWHERE));
     }
 
@@ -156,7 +159,7 @@ public interface RateLimitStore extends AutoCloseable {
      * @return a stage completed once it is stored, or exceptionally if the store failed
      */
     default CompletionStage<Void> giveBack(String caller, List<Limit> limits, Booking booking) {
-        return java.util.concurrent.CompletableFuture.completedFuture(null);
+        return CompletableFuture.completedFuture(null);
     }
 
     /**
@@ -176,8 +179,8 @@ public interface RateLimitStore extends AutoCloseable {
 
         /** Validates the components; {@code ends} is kept as it is, not copied. */
         public Booking {
-            java.util.Objects.requireNonNull(decision, "decision");
-            java.util.Objects.requireNonNull(ends, "ends");
+            Objects.requireNonNull(decision, "decision");
+            Objects.requireNonNull(ends, "ends");
         }
     }
 
@@ -197,8 +200,8 @@ public interface RateLimitStore extends AutoCloseable {
      * @return a stage completed once the pause is stored, or exceptionally if the store failed
      * @throws IllegalArgumentException if {@code pause} is out of range
      */
-    default CompletionStage<Void> pause(String caller, List<Limit> limits, java.time.Duration pause) {
-        return java.util.concurrent.CompletableFuture.failedFuture(
+    default CompletionStage<Void> pause(String caller, List<Limit> limits, Duration pause) {
+        return CompletableFuture.failedFuture(
                 new UnsupportedOperationException(getClass().getName() + " cannot pause a caller"));
     }
 
@@ -207,8 +210,8 @@ public interface RateLimitStore extends AutoCloseable {
      *
      * @throws IllegalArgumentException unless it is from 1 µs to {@code RateLimiter.LONGEST_WAIT}
      */
-    static long checkPause(java.time.Duration pause) {
-        if (pause.compareTo(java.time.Duration.ofNanos(1_000)) < 0 || pause.compareTo(RateLimiter.LONGEST_WAIT) > 0) {
+    static long checkPause(Duration pause) {
+        if (pause.compareTo(Duration.ofNanos(1_000)) < 0 || pause.compareTo(RateLimiter.LONGEST_WAIT) > 0) {
             throw new IllegalArgumentException("'pause' must be from 1 us to 1h, got '" + pause + "'");
         }
         return pause.toNanos() / 1_000;
@@ -231,7 +234,7 @@ public interface RateLimitStore extends AutoCloseable {
      *         {@link Decision.Outcome#REJECTED} decision
      */
     default CompletionStage<Decision> acquireLease(String caller, Limit limit, String leaseId) {
-        return java.util.concurrent.CompletableFuture.failedFuture(
+        return CompletableFuture.failedFuture(
                 new UnsupportedOperationException(getClass().getName() + " cannot hold concurrency leases"));
     }
 
@@ -240,7 +243,7 @@ public interface RateLimitStore extends AutoCloseable {
      * already does nothing. The default refuses.
      */
     default CompletionStage<Void> releaseLease(String caller, Limit limit, String leaseId) {
-        return java.util.concurrent.CompletableFuture.failedFuture(
+        return CompletableFuture.failedFuture(
                 new UnsupportedOperationException(getClass().getName() + " cannot hold concurrency leases"));
     }
 
@@ -253,7 +256,7 @@ public interface RateLimitStore extends AutoCloseable {
      * @return a stage completed with the overrides (empty: none), or exceptionally if the store failed
      */
     default CompletionStage<java.util.Map<String, String>> overrides() {
-        return java.util.concurrent.CompletableFuture.failedFuture(
+        return CompletableFuture.failedFuture(
                 new UnsupportedOperationException(getClass().getName() + " cannot keep limit overrides"));
     }
 
@@ -265,7 +268,7 @@ public interface RateLimitStore extends AutoCloseable {
      * @return a stage completed once the override is stored, or exceptionally if the store failed
      */
     default CompletionStage<Void> putOverride(String policy, String value) {
-        return java.util.concurrent.CompletableFuture.failedFuture(
+        return CompletableFuture.failedFuture(
                 new UnsupportedOperationException(getClass().getName() + " cannot keep limit overrides"));
     }
 
