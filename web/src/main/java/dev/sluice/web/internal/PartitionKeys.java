@@ -35,6 +35,8 @@ final class PartitionKeys {
     /** The longest caller key kept, in characters; longer ones are hashed on every request. */
     static final int MAX_CACHED_LENGTH = 128;
 
+    private static final byte[] ALPHABET =
+            "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".getBytes(StandardCharsets.ISO_8859_1);
     private static final byte[] SECRET = new byte[32];
     private static final ThreadLocal<Mac> MAC;
     /**
@@ -81,8 +83,27 @@ final class PartitionKeys {
 
     /** The {@code pk} value of a caller key, computed now. */
     static String hash(String callerKey) {
-        byte[] mac = MAC.get().doFinal(callerKey.getBytes(StandardCharsets.UTF_8));
-        return ":" + Base64.getEncoder().encodeToString(Arrays.copyOf(mac, 12)) + ":";
+        return encode(MAC.get().doFinal(callerKey.getBytes(StandardCharsets.UTF_8)));
+    }
+
+    /**
+     * {@code :base64:} of the first 12 bytes of {@code mac}: 16 characters of the standard
+     * alphabet, no padding (12 bytes are four whole groups of three), written straight into the
+     * string's bytes, which on a cache miss saves the copies {@link Base64} and concatenation make.
+     */
+    static String encode(byte[] mac) {
+        byte[] out = new byte[18];
+        out[0] = ':';
+        for (int group = 0; group < 4; group++) {
+            int bits = (mac[group * 3] & 0xFF) << 16 | (mac[group * 3 + 1] & 0xFF) << 8 | (mac[group * 3 + 2] & 0xFF);
+            int at = 1 + group * 4;
+            out[at] = ALPHABET[bits >>> 18];
+            out[at + 1] = ALPHABET[(bits >>> 12) & 0x3F];
+            out[at + 2] = ALPHABET[(bits >>> 6) & 0x3F];
+            out[at + 3] = ALPHABET[bits & 0x3F];
+        }
+        out[17] = ':';
+        return new String(out, StandardCharsets.ISO_8859_1);
     }
 
     /** How many callers the cache holds now, for tests. */

@@ -22,6 +22,17 @@ class PartitionKeysTest {
     }
 
     @Test
+    void theKeyIsTheFirstTwelveBytesOfTheMacInStandardBase64() {
+        java.util.Random random = new java.util.Random(26);
+        for (int i = 0; i < 1_000; i++) {
+            byte[] mac = new byte[32];
+            random.nextBytes(mac);
+            assertThat(PartitionKeys.encode(mac))
+                    .isEqualTo(":" + java.util.Base64.getEncoder().encodeToString(java.util.Arrays.copyOf(mac, 12)) + ":");
+        }
+    }
+
+    @Test
     void callersWhoseHashCodesCollideKeepTheirOwnKeys() {
         // "Aa" and "BB" have one String.hashCode, and so have these two: they compete for one slot.
         String a = "key~Aa";
