@@ -25,8 +25,8 @@ import java.util.Base64;
  * keys longer than {@value #MAX_CACHED_LENGTH} characters are hashed every time and never kept, so
  * the cache holds at most {@value #SLOTS} callers of bounded size whatever clients send. A client
  * rotating keys, or crafting keys of one hash to evict another caller's, only makes lookups miss:
- * a miss costs what every request cost before (the HMAC) plus one comparison and one small entry.
- * Neither the secret nor anything derived from it but the keys themselves is kept.
+ * a miss costs the HMAC every request paid before, plus one comparison and one small entry. The
+ * cache holds callers' keys and their partition keys, never the secret.
  */
 final class PartitionKeys {
 
