@@ -224,7 +224,7 @@ public final class Guard {
             return PASS;
         }
         String caller = caller(request, client);
-        String partition = PartitionKeys.of(caller); // hashed once: the attribute, the log and the draft's pk
+        String partition = PartitionKeys.of(caller); // once: the attribute, the log and the draft's pk; cached per caller
         Decision decision = limiter == null ? null : limiter.decide(caller);
         if (decision != null && !decision.allowed()) {
             note(request, decision, limiter, caller, partition);
@@ -398,13 +398,11 @@ public final class Guard {
     }
 
     private List<HttpAnswer.Header> write(List<Layers.Layer> layers) {
-        List<HttpAnswer.Header> out = new ArrayList<>(5);
-        RateLimitHeaders.write(layers, headers, (name, value) -> out.add(new HttpAnswer.Header(name, value)));
-        return out;
+        return RateLimitHeaders.headers(layers, headers);
     }
 
     private static HttpAnswer.Header retryAfter(Decision decision) {
-        return new HttpAnswer.Header("Retry-After", Long.toString(RateLimitHeaders.retryAfterSeconds(decision)));
+        return new HttpAnswer.Header("Retry-After", RateLimitHeaders.decimal(RateLimitHeaders.retryAfterSeconds(decision)));
     }
 
     @Override

@@ -13,14 +13,17 @@ import java.util.Map;
  * rate-limited resource method of the request adds its decision, and each rewrites the headers
  * from all of them, so that the last one to write reports every limit that applies to the request.
  * Kept in one request attribute ({@link #ATTRIBUTE}), which servlet filters and JAX-RS (whose
- * properties a servlet container backs by the request's attributes) share. Thread-safe.
+ * properties a servlet container backs by the request's attributes) share. Thread-safe: the
+ * layers so far are one immutable list, replaced by each layer added, so that what a layer reads
+ * is a snapshot without a copy.
  */
 final class Layers {
 
     /** The request attribute (JAX-RS property) holding the layers of a request. */
     static final String ATTRIBUTE = "dev.sluice.layers";
 
-    private final List<Layer> layers = new ArrayList<>(2);
+    /** The layers so far, immutable; guarded by {@code this} when replaced. */
+    private volatile List<Layer> layers = List.of();
 
     /**
      * One layer's decision of a request.
@@ -49,13 +52,21 @@ final class Layers {
      */
     synchronized List<Layer> add(Layer layer, HeaderStyle style) {
         if (style != HeaderStyle.NONE) {
-            layers.add(layer);
+            List<Layer> before = layers;
+            if (before.isEmpty()) {
+                layers = List.of(layer);
+            } else {
+                List<Layer> more = new ArrayList<>(before.size() + 1);
+                more.addAll(before);
+                more.add(layer);
+                layers = List.copyOf(more);
+            }
         }
-        return List.copyOf(layers);
+        return layers;
     }
 
     /** Every layer so far. */
-    synchronized List<Layer> all() {
-        return List.copyOf(layers);
+    List<Layer> all() {
+        return layers;
     }
 }

@@ -51,6 +51,9 @@ final class RateLimitHeaders {
     /** The largest delay-seconds an SF Integer (15 digits) holds; larger waits are omitted from {@code t}. */
     private static final long SF_INTEGER_MAX = 999_999_999_999_999L;
     private static final Logger LOG = LoggerFactory.getLogger(RateLimitHeaders.class);
+    /** The decimal text of 0 to 1023: limits, what remains and resets in seconds are mostly that small. */
+    private static final String[] SMALL = java.util.stream.IntStream.range(0, 1024).mapToObj(Integer::toString)
+            .toArray(String[]::new);
 
     private RateLimitHeaders() {
     }
@@ -126,8 +129,18 @@ final class RateLimitHeaders {
 
     /** Writes the rate-limit headers of every layer of a request; see the class description. */
     static void write(List<Layers.Layer> layers, HeaderStyle style, BiConsumer<String, String> header) {
+        for (HttpAnswer.Header h : headers(layers, style)) {
+            header.accept(h.name(), h.value());
+        }
+    }
+
+    /**
+     * The rate-limit headers of every layer of a request, in order, as one immutable list (which
+     * {@link HttpAnswer} keeps without copying); see the class description.
+     */
+    static List<HttpAnswer.Header> headers(List<Layers.Layer> layers, HeaderStyle style) {
         if (style == HeaderStyle.NONE) {
-            return;
+            return List.of();
         }
         Decision.Quota binding = null;
         for (Layers.Layer layer : layers) {
@@ -140,41 +153,51 @@ final class RateLimitHeaders {
             }
         }
         if (binding == null) {
-            return;
+            return List.of();
         }
+        HttpAnswer.Header limit = null;
+        HttpAnswer.Header remaining = null;
+        HttpAnswer.Header reset = null;
         if (style.legacy()) {
-            header.accept("RateLimit-Limit", Long.toString(binding.limit().capacity()));
-            header.accept("RateLimit-Remaining", Long.toString(binding.allowed() ? binding.remaining() : 0));
-            header.accept("RateLimit-Reset", Long.toString(Math.min(SF_INTEGER_MAX, resetSeconds(binding))));
-        }
-        if (style.draft()) {
-            StringBuilder policies = new StringBuilder();
-            StringBuilder limits = new StringBuilder();
-            for (Layers.Layer layer : layers) {
-                String pk = layer.partitionKey() == null ? "" : ";pk=" + layer.partitionKey();
-                for (Decision.Quota quota : layer.decision().quotas()) {
-                    if (policies.length() > 0) {
-                        policies.append(", ");
-                        limits.append(", ");
-                    }
-                    String policy = quota.limit().policy();
-                    QuotaWindow qw = layer.windows().get(policy);
-                    if (qw == null) { // a limit its guard was not built with; never in a running application
-                        qw = QuotaWindow.of(quota.limit());
-                    }
-                    policies.append('"').append(policy).append("\";q=").append(qw.quota()).append(";w=")
-                            .append(qw.window()).append(pk);
-                    limits.append('"').append(policy).append("\";r=").append(quota.allowed() ? quota.remaining() : 0);
-                    long t = resetSeconds(quota);
-                    if (t <= SF_INTEGER_MAX) {
-                        limits.append(";t=").append(t);
-                    }
-                    limits.append(pk);
-                }
+            limit = new HttpAnswer.Header("RateLimit-Limit", decimal(binding.limit().capacity()));
+            remaining = new HttpAnswer.Header("RateLimit-Remaining", decimal(binding.allowed() ? binding.remaining() : 0));
+            reset = new HttpAnswer.Header("RateLimit-Reset", decimal(Math.min(SF_INTEGER_MAX, resetSeconds(binding))));
+            if (!style.draft()) {
+                return List.of(limit, remaining, reset);
             }
-            header.accept("RateLimit-Policy", policies.toString());
-            header.accept("RateLimit", limits.toString());
         }
+        StringBuilder policies = new StringBuilder();
+        StringBuilder limits = new StringBuilder();
+        for (Layers.Layer layer : layers) {
+            String pk = layer.partitionKey() == null ? "" : ";pk=" + layer.partitionKey();
+            for (Decision.Quota quota : layer.decision().quotas()) {
+                if (policies.length() > 0) {
+                    policies.append(", ");
+                    limits.append(", ");
+                }
+                String policy = quota.limit().policy();
+                QuotaWindow qw = layer.windows().get(policy);
+                if (qw == null) { // a limit its guard was not built with; never in a running application
+                    qw = QuotaWindow.of(quota.limit());
+                }
+                policies.append('"').append(policy).append("\";q=").append(qw.quota()).append(";w=")
+                        .append(qw.window()).append(pk);
+                limits.append('"').append(policy).append("\";r=").append(quota.allowed() ? quota.remaining() : 0);
+                long t = resetSeconds(quota);
+                if (t <= SF_INTEGER_MAX) {
+                    limits.append(";t=").append(t);
+                }
+                limits.append(pk);
+            }
+        }
+        HttpAnswer.Header policy = new HttpAnswer.Header("RateLimit-Policy", policies.toString());
+        HttpAnswer.Header rateLimit = new HttpAnswer.Header("RateLimit", limits.toString());
+        return style.legacy() ? List.of(limit, remaining, reset, policy, rateLimit) : List.of(policy, rateLimit);
+    }
+
+    /** {@code n} in decimal; the small numbers most headers carry are built once. */
+    static String decimal(long n) {
+        return n >= 0 && n < SMALL.length ? SMALL[(int) n] : Long.toString(n);
     }
 
     /**
