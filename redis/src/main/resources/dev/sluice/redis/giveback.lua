@@ -86,15 +86,7 @@ local function sliding_log(key, a, e)
     stamp = string.sub(newest, 1, at - 1)
   end
   if tonumber(stamp) ~= e then return end
-  local size = redis.call('LLEN', key)
-  local drop = a.cost
-  if drop > size then drop = size end
-  -- an emptied list is deleted by Redis itself
-  redis.call('LTRIM', key, 0, -drop - 1)
-  if at and drop < size then
-    -- only the newest entry carries the fingerprint
-    redis.call('LSET', key, -1, redis.call('LINDEX', key, -1) .. '@' .. a.fp)
-  end
+  drop_newest(key, a.cost, at and a.fp)
 end
 
 -- Keyed by the ids Java sends (DecideScript.id), as in decide.lua

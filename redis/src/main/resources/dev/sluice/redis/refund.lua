@@ -80,15 +80,7 @@ local function sliding_log(key, now, a)
   if not newest then return end
   local at = string.find(newest, '@', 1, true)
   if at and string.sub(newest, at + 1) ~= a.fp then return end
-  local size = redis.call('LLEN', key)
-  local drop = a.cost
-  if drop > size then drop = size end
-  -- an emptied list is deleted by Redis itself
-  redis.call('LTRIM', key, 0, -drop - 1)
-  if at and drop < size then
-    -- only the newest entry carries the fingerprint
-    redis.call('LSET', key, -1, redis.call('LINDEX', key, -1) .. '@' .. a.fp)
-  end
+  drop_newest(key, a.cost, at and a.fp)
 end
 
 -- Keyed by the ids Java sends (DecideScript.id), as in decide.lua

@@ -79,6 +79,19 @@ end
 
 -- The time in microseconds: ARGV[1] if a test set it, else the Redis server's clock (TIME);
 -- production always sends '', so application clocks never reach a script
+-- Drops a sliding log's newest cost entries (a refund, a reservation given back); fp, when the
+-- newest entry carried the limit's fingerprint, goes onto the newest one left
+local function drop_newest(key, cost, fp)
+  local size = redis.call('LLEN', key)
+  local drop = cost
+  if drop > size then drop = size end
+  -- an emptied list is deleted by Redis itself
+  redis.call('LTRIM', key, 0, -drop - 1)
+  if fp and drop < size then
+    redis.call('LSET', key, -1, redis.call('LINDEX', key, -1) .. '@' .. fp)
+  end
+end
+
 local function clock()
   if ARGV[1] ~= '' then return tonumber(ARGV[1]) end
   local time = redis.call('TIME')
