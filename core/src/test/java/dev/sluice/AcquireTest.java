@@ -7,7 +7,6 @@ import org.junit.jupiter.api.Test;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -96,32 +95,15 @@ class AcquireTest {
                 .isGreaterThanOrEqualTo(decision.retryAfter().toNanos());
     }
 
-    /** A store whose every call fails. */
-    private static final class Broken implements RateLimitStore {
-        @Override
-        public CompletionStage<Decision> decide(String caller, List<Limit> limits) {
-            return CompletableFuture.failedFuture(new IllegalStateException("connection refused"));
-        }
-
-        @Override
-        public CompletionStage<Decision> reserve(String caller, List<Limit> limits, Duration maxWait) {
-            return CompletableFuture.failedFuture(new IllegalStateException("connection refused"));
-        }
-
-        @Override
-        public void close() {
-        }
-    }
-
     @Test
     void whenTheStoreFailsOpenGoesAtOnceClosedFailsAndLocalWaitsOnTheLocalShare() throws InterruptedException {
         long started = System.nanoTime();
-        assertThat(limiter(new Broken(), FailureMode.OPEN).acquire("p", PATIENT).outcome()).isEqualTo(Decision.Outcome.FAILED_OPEN);
-        assertThat(limiter(new Broken(), FailureMode.CLOSED).acquire("p", PATIENT).outcome())
+        assertThat(limiter(new BrokenStore(), FailureMode.OPEN).acquire("p", PATIENT).outcome()).isEqualTo(Decision.Outcome.FAILED_OPEN);
+        assertThat(limiter(new BrokenStore(), FailureMode.CLOSED).acquire("p", PATIENT).outcome())
                 .isEqualTo(Decision.Outcome.FAILED_CLOSED);
         assertThat(System.nanoTime() - started).as("neither waits").isLessThan(TimeUnit.SECONDS.toNanos(1));
 
-        RateLimiter local = limiter(new Broken(), FailureMode.LOCAL);
+        RateLimiter local = limiter(new BrokenStore(), FailureMode.LOCAL);
         assertThat(local.acquire("p", PATIENT).outcome()).isEqualTo(Decision.Outcome.LOCAL_ALLOWED);
         started = System.nanoTime();
         Decision second = local.acquire("p", PATIENT);
@@ -149,7 +131,7 @@ class AcquireTest {
                 .isBetween(Duration.ofMillis(800), Duration.ofMillis(1200));
         assertThat(System.nanoTime() - started).isGreaterThanOrEqualTo(waited.retryAfter().toNanos());
 
-        RateLimiter local = limiter(new Broken(), FailureMode.LOCAL);
+        RateLimiter local = limiter(new BrokenStore(), FailureMode.LOCAL);
         assertThat(local.pause("p", Duration.ofMillis(800))).as("the store did not record it").isFalse();
         Decision held = local.acquire("p", PATIENT);
         assertThat(held.outcome()).isEqualTo(Decision.Outcome.LOCAL_ALLOWED);

@@ -10,7 +10,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -113,26 +112,9 @@ class GivenUpSlotsTest {
         assertThat(nextSlot()).as("the interrupted waiter's slot is the next caller's").isEqualTo(Duration.ofSeconds(200));
     }
 
-    /** A store whose every call fails: the limiter's local share reserves instead. */
-    private static final class Broken implements RateLimitStore {
-        @Override
-        public CompletionStage<Decision> decide(String caller, List<Limit> limits) {
-            return CompletableFuture.failedFuture(new IllegalStateException("connection refused"));
-        }
-
-        @Override
-        public CompletionStage<Decision> reserve(String caller, List<Limit> limits, Duration maxWait) {
-            return CompletableFuture.failedFuture(new IllegalStateException("connection refused"));
-        }
-
-        @Override
-        public void close() {
-        }
-    }
-
     @Test
     void aLocalReservationGivenUpAtTheEndOfTheLocalScheduleHandsItsSlotToTheNextCaller() throws Exception {
-        RateLimiter local = RateLimiter.builder().limit(SLOW).store(new Broken()).failureMode(FailureMode.LOCAL)
+        RateLimiter local = RateLimiter.builder().limit(SLOW).store(new BrokenStore()).failureMode(FailureMode.LOCAL)
                 .timeout(Duration.ofSeconds(10)).build();
         assertThat(local.acquireAsync("p", Duration.ZERO).get(5, TimeUnit.SECONDS).outcome())
                 .isEqualTo(Decision.Outcome.LOCAL_ALLOWED);
