@@ -101,7 +101,7 @@ public final class Main {
         if (quick && Arrays.equals(redisThreads, new int[] {1, 16, 64})) {
             redisThreads = new int[] {1, 16};
         }
-        int steadySeconds = steadyMax != null ? steadyMax : quick ? 5 : 20;
+        int steadySeconds = steadyMax != null ? steadyMax : quick ? 5 : 30;
         CommandLineOptions jmh;
         try {
             jmh = new CommandLineOptions(jmhArgs.toArray(String[]::new));

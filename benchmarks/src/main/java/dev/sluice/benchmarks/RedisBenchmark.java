@@ -54,7 +54,7 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>Before JMH's own warm-up, each trial's set-up runs the contender from as many threads as
  * the trial, the same way ({@link SteadyLoad#warm}), until its throughput stops climbing and the
- * JIT compiler has gone quiet (at most {@value #STEADY_MAX_PROPERTY} seconds, 20 by default): that
+ * JIT compiler has gone quiet (at most {@value #STEADY_MAX_PROPERTY} seconds, 30 by default): that
  * opens one connection per waiting thread and compiles the client's code, which one short JMH
  * warm-up iteration did not (issue 26: the floor was measured while still climbing, and then while
  * its new JVM still compiled). Each trial's warm-up windows, and the JIT's milliseconds in each
@@ -105,7 +105,7 @@ public class RedisBenchmark {
         subject = RedisContender.create(contender, client, names);
         // Load the script outside the measurement, then warm to a steady state from as many threads.
         subject.decide(0);
-        int seconds = Integer.getInteger(STEADY_MAX_PROPERTY, 20);
+        int seconds = Integer.getInteger(STEADY_MAX_PROPERTY, 30);
         this.params = params;
         if (seconds > 0) {
             boolean async = params.getBenchmark().endsWith(".async");

@@ -405,10 +405,11 @@ final class Report {
     private void steadiness(StringBuilder md, List<String> flags) {
         md.append(String.format(Locale.ROOT, "### Steady state: warm-up and measured iterations per trial%n%n"
                 + "Before JMH's warm-up, each trial ran its contender from as many threads until throughput stopped "
-                + "climbing (the mean of its last 2 s at most %.0f %% above the 2 s before) and the JIT compiler went quiet "
-                + "(at most %.0f %% of those 2 s spent compiling); at most `--steady-max` seconds, 20 by default. A trial whose last two measured "
+                + "climbing (the mean of its last %d s at most %.0f %% above the %d s before) and the JIT compiler went quiet "
+                + "(at most %.0f %% of those %d s spent compiling); at most `--steady-max` seconds, 30 by default. A trial whose last two measured "
                 + "iterations differ by more than %.0f %% is flagged NOT steady: read its figures with care.%n%n",
-                100 * SteadyLoad.TOLERANCE, 100 * SteadyLoad.JIT_QUIET, 100 * SteadyLoad.TOLERANCE));
+                SteadyLoad.SPAN.toSeconds(), 100 * SteadyLoad.TOLERANCE, SteadyLoad.SPAN.toSeconds(), 100 * SteadyLoad.JIT_QUIET,
+                SteadyLoad.SPAN.toSeconds(), 100 * SteadyLoad.TOLERANCE));
         md.append("| contender | api | keys | threads | steady warm-up | measured iterations (decisions/s) | JIT ms per measured iteration | last two apart | steady |\n");
         md.append("|---|---|---|---:|---|---|---|---:|---|\n");
         for (String api : List.of("sync", "async")) {

@@ -45,14 +45,19 @@ final class SteadyLoad {
     static final double TOLERANCE = 0.20;
 
     /**
-     * The warm-up compares the mean of its last 2 s with the mean of the 2 s before: shorter
-     * spans stopped on a neighbour's passing burst while throughput was still climbing.
+     * The warm-up compares the mean of its last 4 s with the mean of the 4 s before, and asks the
+     * JIT to be quiet over those last 4 s. Spans of 1 s stopped on a neighbour's passing burst
+     * while throughput still climbed; spans of 2 s stopped in a lull between two of the JIT's
+     * bursts: the floor's 16 threads in a new JVM ran at 13k decisions/s from 8 to 14 s while the
+     * compiler did 44 to 303 ms a second, then, after one more burst of C2 compilation at 14 s,
+     * at 18.5k, the rate of the plain loop (2026-12-01, quiet machine; a JMH trial warmed over 2 s
+     * spans stopped at 12 s and measured 15k and 13k).
      */
-    static final Duration SPAN = Duration.ofSeconds(2);
+    static final Duration SPAN = Duration.ofSeconds(4);
 
     /**
      * The JIT counts as quiet when it compiled for at most this share of the last {@link #SPAN}
-     * (5 %: 100 ms in 2 s). Measured here with 16 threads of the plain {@code evalSha} loop in one
+     * (5 %: 200 ms in 4 s). Measured here with 16 threads of the plain {@code evalSha} loop in one
      * JVM: while it compiled about 1 s per second the client spent 130-240 µs of CPU per decision,
      * at 150 ms per second 68 µs, and from about 13 ms per second on 59-61 µs.
      */
