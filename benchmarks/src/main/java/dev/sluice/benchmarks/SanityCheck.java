@@ -126,8 +126,11 @@ final class SanityCheck {
 
     /**
      * The plain way: {@code threads} threads in a loop of {@code RScript.evalSha} of the floor's
-     * script, on a client with the run's settings, warmed until steady, then three 1 s windows;
-     * the median.
+     * script, on a client with the run's settings, warmed until steady, then five 1 s windows;
+     * the median. Five, not three: at one thread the same loop in one JVM moves between about
+     * 8k and 15k decisions/s for seconds at a time (where the kernel places the caller, Redisson's
+     * event loop and Redis on the two cores: the client's CPU per decision went from 95 to 53 µs
+     * with the JIT quiet), and the median of three windows was a coin toss between those levels.
      */
     static Measured plainLoop(BenchRedis redis, int threads, Duration steadyMax) {
         redis.flushIfOwned();
@@ -151,7 +154,7 @@ final class SanityCheck {
             SteadyLoad.Result warm = SteadyLoad.warm(threads, Duration.ofMillis(500), steadyMax, step);
             long clientBefore = processCpuNanos();
             double redisBefore = redisCpuSeconds(redis);
-            SteadyLoad.Result measured = SteadyLoad.measure(threads, Duration.ofSeconds(1), 3, step);
+            SteadyLoad.Result measured = SteadyLoad.measure(threads, Duration.ofSeconds(1), 5, step);
             double clientMicros = (processCpuNanos() - clientBefore) / 1e3 / measured.decisions();
             double redisMicros = (redisCpuSeconds(redis) - redisBefore) * 1e6 / measured.decisions();
             return new Measured(SteadyLoad.median(measured.windows()), clientBefore < 0 ? Double.NaN : clientMicros, redisMicros,
