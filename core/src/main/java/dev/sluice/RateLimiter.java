@@ -78,11 +78,9 @@ public final class RateLimiter extends LimiterShell {
         this.resilience = new StoreResilience<>(store, StoreResilience.failing(settings.failureMode(), local), settings,
                 "policies " + policies, shadowAndListener);
         this.reservations = new StoreResilience<>(
-                (caller, reservation, deadlineNanos, probe) -> settings.store()
-                        .book(caller, reservation.limits(), reservation.ahead()).toCompletableFuture()
-                        .thenApply(reservation::booked),
+                (caller, reservation, deadlineNanos, probe) -> book(settings.store(), caller, reservation),
                 StoreResilience.failing(settings.failureMode(), local == null ? null
-                        : (caller, reservation) -> reservation.booked(local.book(caller, reservation.limits(), reservation.ahead()))),
+                        : (caller, reservation) -> reservation.bookedLocally(local.book(caller, reservation.limits(), reservation.ahead()))),
                 settings, "reservations of policies " + policies, shadowAndListener);
         // built now: a scaled limit that is invalid fails here
         this.localLimits = local == null ? List.of() : local.limits(costed.configured());
@@ -307,6 +305,23 @@ public final class RateLimiter extends LimiterShell {
     }
 
     /**
+     * The store's booking of {@code asked}, as the decision it gives. A booking that comes after
+     * the limiter stopped waiting (its timeout; the failure mode answered instead) reserved a slot
+     * for no one: it is given back, so that it does not push every later caller back by a slot.
+     */
+    private CompletableFuture<Decision> book(RateLimitStore store, String caller, Reservation asked) {
+        CompletableFuture<Decision> answer = new CompletableFuture<>();
+        store.book(caller, asked.limits(), asked.ahead()).whenComplete((booking, failure) -> {
+            if (failure != null) {
+                answer.completeExceptionally(failure);
+            } else if (!answer.complete(asked.booked(booking)) && booking.decision().outcome() == Decision.Outcome.ALLOWED) {
+                giveBack(caller, asked, booking.decision(), false);
+            }
+        });
+        return answer;
+    }
+
+    /**
      * Returns a reservation its waiter gave up, as the store booked it: to the store, or to the
      * local limiter that made it ({@link RateLimitStore#giveBack}). The store returns it exactly
      * where that hands no call a slot it shares with another: a bucket only while nothing is
@@ -314,11 +329,12 @@ public final class RateLimiter extends LimiterShell {
      * {@code mayBlock}: wait for the store at most the timeout; else send and go.
      */
     private void giveBack(String caller, Reservation asked, Decision decision, boolean mayBlock) {
-        RateLimitStore.Booking booking = asked.booking;
+        boolean locally = decision.outcome() == Decision.Outcome.LOCAL_ALLOWED;
+        RateLimitStore.Booking booking = locally ? asked.localBooking : asked.booking;
         if (booking == null || booking.decision() != decision) {
             return; // not what the store booked: a failure mode's answer, which reserved nothing
         }
-        if (decision.outcome() == Decision.Outcome.LOCAL_ALLOWED) {
+        if (locally) {
             local.giveBack(caller, asked.limits(), booking);
         } else if (mayBlock) {
             refunds.giveBack(caller, asked.limits(), booking);
@@ -570,12 +586,14 @@ public final class RateLimiter extends LimiterShell {
 
     /**
      * What {@link #acquire} asks of the store: these limits, reserved at most {@code ahead}; and,
-     * once the store or the local limiter has answered, what it booked, for {@link #giveBack}.
+     * once the store or the local limiter has answered, what each booked, for {@link #giveBack}.
      */
     private static final class Reservation {
         private final List<Limit> limits;
         private final Duration ahead;
+        /** The store's booking; apart from the local one, since the store's may come after the local limiter answered. */
         private volatile RateLimitStore.Booking booking;
+        private volatile RateLimitStore.Booking localBooking;
 
         Reservation(List<Limit> limits, Duration ahead) {
             this.limits = limits;
@@ -590,9 +608,15 @@ public final class RateLimiter extends LimiterShell {
             return ahead;
         }
 
-        /** Keeps what was booked; its decision. */
+        /** Keeps what the store booked; its decision. */
         Decision booked(RateLimitStore.Booking booked) {
             this.booking = booked;
+            return booked.decision();
+        }
+
+        /** Keeps what the local limiter booked; its decision. */
+        Decision bookedLocally(RateLimitStore.Booking booked) {
+            this.localBooking = booked;
             return booked.decision();
         }
     }

@@ -10,6 +10,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -127,5 +128,62 @@ class GivenUpSlotsTest {
         assertThat(next.isDone()).as("waits for C's slot: %s", next.getNow(null)).isFalse();
         next.cancel(false);
         assertThat(b.cancel(false)).isTrue();
+    }
+
+    @Test
+    void aReservationTheStoreBooksAfterTheLimiterTimedOutIsGivenBack() throws Exception {
+        limiter.acquire("p", Duration.ZERO);
+        HeldBookings slow = new HeldBookings(store);
+        RateLimiter impatient = RateLimiter.builder().limit(SLOW).store(slow).timeout(Duration.ofMillis(50)).build();
+        // blocking: the limiter stops waiting at its timeout and answers with its failure mode
+        assertThat(impatient.acquire("p", PATIENT).outcome()).isEqualTo(Decision.Outcome.FAILED_OPEN);
+        // then the store books the slot at 100 s, for a waiter who is gone: it must come back
+        slow.answerWhatWasHeld();
+        assertThat(nextSlot()).as("the late booking's slot, given back, is the next caller's").isEqualTo(Duration.ofSeconds(100));
+        // without blocking: the same, through the stage's own timeout
+        assertThat(impatient.acquireAsync("p", PATIENT).get(5, TimeUnit.SECONDS).outcome()).isEqualTo(Decision.Outcome.FAILED_OPEN);
+        slow.answerWhatWasHeld();
+        assertThat(nextSlot()).as("the late booking's slot, given back, is the next caller's").isEqualTo(Duration.ofSeconds(200));
+    }
+
+    /**
+     * {@code store}, whose bookings are held back until the test answers them: a store that
+     * answers after the limiter's timeout, with the reservation it made for a waiter already gone.
+     */
+    private static final class HeldBookings implements RateLimitStore {
+        private final RateLimitStore store;
+        private final List<Runnable> held = new ArrayList<>();
+
+        HeldBookings(RateLimitStore store) {
+            this.store = store;
+        }
+
+        @Override
+        public synchronized CompletionStage<Booking> book(String caller, List<Limit> limits, Duration maxWait) {
+            CompletableFuture<Booking> later = new CompletableFuture<>();
+            held.add(() -> later.complete(store.book(caller, limits, maxWait).toCompletableFuture().join()));
+            return later;
+        }
+
+        /** Books now what was asked before, and answers the limiter that no longer waits. */
+        synchronized void answerWhatWasHeld() {
+            assertThat(held).as("bookings held").isNotEmpty();
+            held.forEach(Runnable::run);
+            held.clear();
+        }
+
+        @Override
+        public CompletionStage<Void> giveBack(String caller, List<Limit> limits, Booking booking) {
+            return store.giveBack(caller, limits, booking);
+        }
+
+        @Override
+        public CompletionStage<Decision> decide(String caller, List<Limit> limits) {
+            return store.decide(caller, limits);
+        }
+
+        @Override
+        public void close() {
+        }
     }
 }

@@ -152,7 +152,10 @@ public interface RateLimitStore extends AutoCloseable {
      *
      * <p>Like a {@link #refund}, it never raises a budget above what an untouched caller has,
      * never touches other callers or state written under other parameters, and keeps each key's
-     * expiry. The default does nothing: the slot passes unused.
+     * expiry. {@code RateLimiter} gives each booking back at most once, and only an
+     * {@link Decision.Outcome#ALLOWED} one: when its waiter gives up, and when the store answered
+     * after the limiter had stopped waiting (its timeout; the failure mode answered the waiter).
+     * The default does nothing: the slot passes unused.
      *
      * @param booking what {@link #book} answered for this caller and these limits, with an
      *                {@link Decision.Outcome#ALLOWED} decision
