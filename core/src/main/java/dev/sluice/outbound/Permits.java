@@ -34,8 +34,8 @@ import java.util.function.LongSupplier;
  *
  * <p><b>On time.</b> A provider counts calls when they arrive, and a call sent late crowds the
  * on-time calls after it into the provider's window. So no call is sent more than
- * {@linkplain Builder#maxLateness maxLateness} (by default half the interval between slots: 55 ms
- * at {@code 9/s}) after its slot: a call whose slot comes back later (a slow answer from the
+ * {@linkplain Builder#maxLateness maxLateness} (by default half the interval between slots, at
+ * least 20 ms: 55 ms at {@code 9/s}) after its slot: a call whose slot comes back later (a slow answer from the
  * store, a thread or timer woken late, a pause of the JVM) is not sent; its slot, in the past,
  * passes unused, and the call reserves a new one within what is left of its wait. The lateness is counted from when the reservation was sent plus the wait the store
  * answered, so it includes the store's round trip: the store's clock was read somewhere within
@@ -121,15 +121,24 @@ public final class Permits {
     }
 
     /**
+     * The shortest default {@link Builder#maxLateness}: the lateness counts the store's round trip
+     * and a thread's or timer's wake-up, which on a busy machine alone take milliseconds. With a
+     * bound of 1 ms at 2,000/s, 16 threads waiting on one key on 2 cores sent 0.54 of the rate:
+     * nearly every slot came back "late" and passed unused (benchmark run of 2026-12-01).
+     */
+    static final Duration SHORTEST_DEFAULT_LATENESS = Duration.ofMillis(20);
+
+    /**
      * The {@link Builder#maxLateness} of {@code limiter} unless set: half the shortest interval
-     * between slots of its limits (period over count), at least 1 ms: 55 ms at {@code 9/s}. A limit
-     * at least one call per period below a provider's strict limit leaves a margin of at least one
-     * interval (see the class description), so this takes at most half of it, whatever the period.
+     * between slots of its limits (period over count), at least {@link #SHORTEST_DEFAULT_LATENESS}:
+     * 55 ms at {@code 9/s}, 20 ms from {@code 25/s} up. A limit at least one call per period below
+     * a provider's strict limit leaves a margin of at least one interval (see the class
+     * description), so up to {@code 25/s} this takes at most half of it, whatever the period.
      */
     private static Duration defaultMaxLateness(RateLimiter limiter) {
         Duration lateness = limiter.limits().stream().map(limit -> limit.period().dividedBy(limit.count()))
                 .min(Duration::compareTo).orElseThrow().dividedBy(2);
-        return lateness.compareTo(Duration.ofMillis(1)) < 0 ? Duration.ofMillis(1) : lateness;
+        return lateness.compareTo(SHORTEST_DEFAULT_LATENESS) < 0 ? SHORTEST_DEFAULT_LATENESS : lateness;
     }
 
     private Permits(RateLimiter limiter, Duration maxWait, LowPriorityLane low, InFlight inFlight, Duration longestPause,
@@ -451,9 +460,11 @@ public final class Permits {
 
         /**
          * The latest after its slot a call is sent, from 1 ms to 1 hour; by default half the
-         * shortest interval between slots of the limiter's limits (55 ms at {@code 9/s}), which is
-         * at most half the margin a limit one call per period under a provider's strict limit
-         * leaves. A call whose slot came back later is not sent: it reserves a new slot within what
+         * shortest interval between slots of the limiter's limits (55 ms at {@code 9/s}), at least
+         * 20 ms, which up to {@code 25/s} is at most half the margin a limit one call per period
+         * under a provider's strict limit leaves. Above {@code 25/s}, leave a margin of at least
+         * twice the bound (a limit of {@code 1,800/s} against a strict {@code 2,000/s} leaves
+         * 111 ms). A call whose slot came back later is not sent: it reserves a new slot within what
          * is left of its wait (see the class description). The lateness counts the store's round
          * trip, so keep it well above the store's usual round trip, or calls fail for want of an
          * on-time slot. Smaller lets the limit come closer to the provider's; larger loses fewer

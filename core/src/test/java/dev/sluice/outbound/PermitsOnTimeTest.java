@@ -169,7 +169,7 @@ class PermitsOnTimeTest {
     }
 
     @Test
-    void theBoundIsHalfTheIntervalBetweenSlotsByDefaultAndFromOneMillisecondToAnHour() {
+    void theBoundIsHalfTheIntervalBetweenSlotsAtLeast20MillisecondsByDefaultAndFromOneMillisecondToAnHour() {
         RateLimiter limiter = RateLimiter.builder().limit(TEN).limit(Limit.of("provider-hourly", 1000, Duration.ofHours(1)))
                 .build();
         Permits permits = Permits.of(limiter, Duration.ofSeconds(1));
@@ -178,8 +178,11 @@ class PermitsOnTimeTest {
                 Duration.ofSeconds(1)).maxLateness()).isEqualTo(Duration.ofSeconds(1));
         assertThat(Permits.builder(RateLimiter.builder().limit(Limit.of("minute", 600, Duration.ofMinutes(1))).build())
                 .maxWait(Duration.ofSeconds(1)).build().maxLateness()).as("as 10/s").isEqualTo(FIFTY);
+        // a store's round trip and a wake-up take milliseconds: at 2,000/s a bound of 1 ms wasted half the slots
         assertThat(Permits.of(RateLimiter.builder().limit(Limit.of("fast", 10_000, Duration.ofSeconds(1))).build(),
-                Duration.ofSeconds(1)).maxLateness()).as("at least 1 ms").isEqualTo(Duration.ofMillis(1));
+                Duration.ofSeconds(1)).maxLateness()).as("at least 20 ms").isEqualTo(Duration.ofMillis(20));
+        assertThat(Permits.of(RateLimiter.builder().limit(Limit.of("at-25", 25, Duration.ofSeconds(1))).build(),
+                Duration.ofSeconds(1)).maxLateness()).as("half of 40 ms").isEqualTo(Duration.ofMillis(20));
         assertThat(permits.toString()).contains("sending at most 50 ms after its slot");
         assertThat(permits.withLongestPause(Duration.ofMinutes(1)).maxLateness()).isEqualTo(FIFTY);
         assertThat(Permits.builder(limiter).maxWait(Duration.ofSeconds(1)).maxLateness(Duration.ofMillis(200)).build()
