@@ -315,7 +315,7 @@ public final class RateLimiter extends LimiterShell {
             if (failure != null) {
                 answer.completeExceptionally(failure);
             } else if (!answer.complete(asked.booked(booking)) && booking.decision().outcome() == Decision.Outcome.ALLOWED) {
-                giveBack(caller, asked, booking.decision(), false);
+                refunds.giveBackLater(caller, asked.limits(), booking); // on the store's thread: send and go
             }
         });
         return answer;
