@@ -26,8 +26,8 @@ import java.nio.charset.StandardCharsets;
  * in the system property {@value #URL_PROPERTY}, so all contenders of a run meet the same server.
  * The URL is the first of: that property, the {@code REDIS_URL} environment variable, or a
  * {@code redis-server} from the embedded-redis package (a 6.2 binary), started on a free loopback
- * port and stopped when the JVM that started it exits. A {@code REDIS_URL} with a password is
- * refused ({@link #withoutSecrets}). A server this run started may be flushed
+ * port and stopped when the JVM that started it exits. A URL with a password is refused, from
+ * either source ({@link #withoutSecrets}). A server this run started may be flushed
  * between trials ({@link #owned()}); one named by {@code REDIS_URL} is never flushed.
  */
 public final class BenchRedis {
@@ -55,9 +55,9 @@ public final class BenchRedis {
             String property = System.getProperty(URL_PROPERTY);
             String env = System.getenv("REDIS_URL");
             if (property != null && !property.isBlank()) {
-                current = new BenchRedis(property.trim(), Boolean.getBoolean(OWNED_PROPERTY), null);
+                current = new BenchRedis(withoutSecrets("-D" + URL_PROPERTY, property.trim()), Boolean.getBoolean(OWNED_PROPERTY), null);
             } else if (env != null && !env.isBlank()) {
-                current = new BenchRedis(withoutSecrets(env.trim()), false, null);
+                current = new BenchRedis(withoutSecrets("REDIS_URL", env.trim()), false, null);
             } else {
                 current = startEmbedded();
             }
@@ -66,19 +66,19 @@ public final class BenchRedis {
     }
 
     /**
-     * {@code url}, refused if it carries a password: the launcher hands the URL to every forked
-     * JVM on its command line, which JMH prints ("VM options"), and the harness's own commands
-     * (INFO, FLUSHALL) and {@code redis-benchmark} do not authenticate. The message shows the URL
-     * redacted.
+     * {@code url}, refused if it carries a password or a user name, from either source: the
+     * launcher hands the URL to every forked JVM on its command line, which JMH prints ("VM
+     * options"), and the harness's own commands (INFO, FLUSHALL) and {@code redis-benchmark} do not
+     * authenticate. The message names the {@code source} and shows the URL redacted.
      *
-     * @throws IllegalArgumentException naming {@code REDIS_URL}, if {@code url} carries a secret
+     * @throws IllegalArgumentException naming {@code source}, if {@code url} carries a secret
      */
-    static String withoutSecrets(String url) {
+    static String withoutSecrets(String source, String url) {
         String shown = Secrets.redact(url);
         if (!shown.equals(url)) {
-            throw new IllegalArgumentException("REDIS_URL '" + shown + "' carries a password: the benchmarks run only "
+            throw new IllegalArgumentException(source + " '" + shown + "' carries a password: the benchmarks run only "
                     + "against a Redis without one (they would pass it to forked JVMs on command lines that JMH prints); "
-                    + "point REDIS_URL at an unprotected Redis on loopback, or unset it to use the embedded one");
+                    + "point it at an unprotected Redis on loopback, or unset it to use the embedded one");
         }
         return url;
     }

@@ -1,5 +1,6 @@
 package dev.sluice.benchmarks;
 
+import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.results.RunResult;
 import org.openjdk.jmh.results.format.ResultFormatType;
 import org.openjdk.jmh.runner.Runner;
@@ -11,6 +12,7 @@ import org.openjdk.jmh.runner.options.OptionsBuilder;
 import org.openjdk.jmh.runner.options.TimeValue;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -20,6 +22,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
 import java.util.List;
+import java.util.regex.Pattern;
 
 /**
  * The one entry point: starts (or finds) the Redis, counts bytes and round trips
@@ -35,7 +38,7 @@ import java.util.List;
  * <pre>
  * java -jar benchmarks/target/benchmarks.jar [--quick] [--only=footprint,script,redis,sanity,memory,http]
  *      [--redis-threads=1,16,64] [--redis-contenders=floor,sluice-gcra,...] [--memory-threads=1,2]
- *      [--steady-max=SECONDS] [--out=FILE] [JMH options...]
+ *      [--steady-max=SECONDS] [--sanity-rounds=N] [--out=FILE] [JMH options...]
  * </pre>
  *
  * JMH options after ours (for example {@code -wi 1 -w 1s -i 2 -r 1s} or
@@ -43,7 +46,9 @@ import java.util.List;
  * {@code --only=memory}; Redis contenders are picked by {@code --redis-contenders}); {@code --quick} is a smoke run of a
  * few minutes: a subset of contenders, threads 1 and 16, two 1-second iterations. {@code --steady-max}
  * bounds the warm-up to a steady state of each Redis trial and of the sanity check's plain loop
- * (20 s by default, 5 with {@code --quick}; 0 turns it off).
+ * (30 s by default, 5 with {@code --quick}; 0 turns it off); {@code --sanity-rounds} is how many new
+ * JVMs of the floor and of the plain loop the sanity check runs at each thread count (3 by default,
+ * 1 with {@code --quick}).
  *
  * <p>The {@code outbound} part ({@link OutboundBenchmark}, in the default set) waits for permits
  * under contention, Sluice beside Bucket4j's blocking API and Redisson's {@code RRateLimiter};
@@ -62,6 +67,7 @@ public final class Main {
         boolean quick = false;
         List<String> only = List.of("footprint", "script", "redis", "sanity", "memory", "outbound", "http");
         Integer steadyMax = null;
+        Integer sanityRounds = null;
         int[] redisThreads = {1, 16, 64};
         int[] memoryThreads = {1, 2};
         List<String> redisContenders = List.of();
@@ -86,12 +92,17 @@ public final class Main {
                 if (steadyMax < 0) {
                     throw new IllegalArgumentException("--steady-max must be 0 or more seconds, got '" + arg + "'");
                 }
+            } else if (arg.startsWith("--sanity-rounds=")) {
+                sanityRounds = Integer.parseInt(value(arg));
+                if (sanityRounds < 1) {
+                    throw new IllegalArgumentException("--sanity-rounds must be 1 or more, got '" + arg + "'");
+                }
             } else if (arg.startsWith("--out=")) {
                 out = Path.of(value(arg));
             } else if (arg.equals("--help") || arg.equals("-h")) {
                 System.out.println("usage: java -jar benchmarks.jar [--quick] [--only=footprint,script,redis,sanity,memory,http] "
                         + "[--redis-threads=1,16,64] [--redis-contenders=floor,sluice-gcra,...] [--memory-threads=1,2] "
-                        + "[--steady-max=SECONDS] [--out=FILE] [JMH options]");
+                        + "[--steady-max=SECONDS] [--sanity-rounds=N] [--out=FILE] [JMH options]");
                 System.out.println("       --only=outbound [--outbound-contenders=" + String.join(",", OutboundContender.NAMES) + "]");
                 return;
             } else {
@@ -161,7 +172,23 @@ public final class Main {
             if (!redis.ensureAlive()) {
                 report.warn("Redis was down before the sanity check and was restarted");
             }
-            report.sanity(SanityCheck.measure(redis, redisThreads, Duration.ofSeconds(Math.max(1, steadySeconds))));
+            Path sanityLog = json.resolve("sanity-warmup.tsv");
+            Files.deleteIfExists(sanityLog);
+            boolean quickRun = quick;
+            SanityCheck.FloorFork floorFork = threads -> {
+                ChainedOptionsBuilder options = options(jmh, quickRun, redis, steadySeconds, sanityLog)
+                        .include(Pattern.quote(RedisBenchmark.class.getName() + ".sync") + "$")
+                        .mode(Mode.Throughput)
+                        .forks(1)
+                        .threads(threads)
+                        .param("contender", "floor")
+                        .param("keys", Integer.toString(SanityCheck.KEYS));
+                Collection<RunResult> trial = run(options, report, "the sanity check's floor at " + threads + " threads");
+                return trial.isEmpty() ? new SanityCheck.Measured(Double.NaN, "the floor's trial failed")
+                        : SanityCheck.floorMeasured(trial.iterator().next(), lastLine(sanityLog));
+            };
+            report.sanity(SanityCheck.measure(redis, redisThreads, Duration.ofSeconds(Math.max(1, steadySeconds)),
+                    sanityRounds != null ? sanityRounds : quick ? 1 : 3, floorFork));
         }
         if (only.contains("memory")) {
             for (int threads : quick ? new int[] {1} : memoryThreads) {
@@ -228,6 +255,16 @@ public final class Main {
                     .measurementIterations(2).measurementTime(TimeValue.seconds(1));
         }
         return options;
+    }
+
+    /** The last line of {@code file}, empty if it has none or does not exist. */
+    private static String lastLine(Path file) {
+        try {
+            List<String> lines = Files.exists(file) ? Files.readAllLines(file) : List.of();
+            return lines.isEmpty() ? "" : lines.get(lines.size() - 1);
+        } catch (IOException e) {
+            throw new UncheckedIOException("could not read " + file, e);
+        }
     }
 
     private static String value(String arg) {

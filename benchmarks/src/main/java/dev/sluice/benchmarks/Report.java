@@ -353,46 +353,59 @@ final class Report {
 
     /**
      * The floor beside the plain {@code evalSha} loop and redis-benchmark at each thread count,
-     * with the verdict ({@link SanityCheck#FACTOR}).
+     * with the verdict ({@link SanityCheck#FACTOR}), and this run's own floor trial against the
+     * floor's new JVMs ({@link SanityCheck#typical}).
      */
     private void sanityTable(StringBuilder md, List<String> flags) {
         md.append("### Sanity check: is the floor a floor?\n\n");
-        md.append(String.format(Locale.ROOT, "The floor (JMH, sync, 100,000 keys) beside the same script run a plain way: "
-                + "a loop of Redisson `RScript.evalSha` from as many threads, and `redis-benchmark`'s `EVALSHA` with as many "
-                + "connections, against the same Redis. A correct floor is at most %.0f %% below the plain loop (they make the same "
-                + "call) and within a factor of %.1f of redis-benchmark (client and Redis share the cores: Redisson spends about "
-                + "three times redis-benchmark's CPU per request, see the CPU figures below the table).%n%n",
+        md.append(String.format(Locale.ROOT, "The floor (its JMH trial, sync, 100,000 keys, run again in new JVMs) beside the same "
+                + "script run a plain way: a loop of Redisson `RScript.evalSha` from as many threads, each in a new JVM too, "
+                + "alternated with the floor's; and `redis-benchmark`'s `EVALSHA` with as many connections, against the same Redis. "
+                + "A correct floor's median is at most %.0f %% below the plain loop's (they make the same call) and within a factor "
+                + "of %.1f of redis-benchmark (client and Redis share the cores: Redisson spends about three times redis-benchmark's "
+                + "CPU per request, see the CPU figures below the table). Medians of several JVMs, because one JVM at one or 64 "
+                + "threads settles at a level that moves by 30-40 %% from one JVM to the next on two cores. The last column says "
+                + "whether this run's own floor trial, the one every ratio \"÷ floor\" divides by, was typical of them.%n%n",
                 100 * SanityCheck.PLAIN_TOLERANCE, SanityCheck.FACTOR));
-        md.append("| threads | floor (decisions/s) | plain evalSha loop | redis-benchmark EVALSHA | floor ÷ plain loop | verdict |\n");
-        md.append("|---:|---:|---:|---:|---:|---|\n");
+        md.append("| threads | floor, new JVMs (median) | plain evalSha loop, new JVMs (median) | redis-benchmark EVALSHA "
+                + "| floor ÷ plain loop | verdict | this run's floor trial |\n");
+        md.append("|---:|---|---|---:|---:|---|---|\n");
         for (SanityCheck.Row row : sanity) {
-            Double floor = perSecond("sync", "floor", "100000", row.threads());
-            double plain = row.plainLoop().perSecond();
+            double floor = row.floor();
+            double plain = row.plainLoop();
             double bench = row.redisBenchmark().perSecond();
             String verdict;
-            if (floor == null) {
-                verdict = "floor not measured at 100,000 keys and " + row.threads() + " threads in this run";
+            if (Double.isNaN(floor)) {
+                verdict = "NOT trustworthy: the floor's new JVMs did not measure";
             } else if (Double.isNaN(bench)) {
                 verdict = "could not run: " + row.redisBenchmark().note();
             } else {
                 verdict = SanityCheck.verdict(floor, plain, bench);
             }
+            Double trial = perSecond("sync", "floor", "100000", row.threads());
+            String typical = trial == null ? "not measured in this run" : SanityCheck.typical(trial, row.floorForks());
             md.append("| ").append(row.threads())
-                    .append(" | ").append(rate(floor, null))
-                    .append(" | ").append(Double.isNaN(plain) ? "– (" + row.plainLoop().note() + ")" : rate(plain, null))
+                    .append(" | ").append(Double.isNaN(floor) ? "–" : rate(floor, null)).append(" (").append(SanityCheck.rates(row.floorForks())).append(')')
+                    .append(" | ").append(Double.isNaN(plain) ? "–" : rate(plain, null)).append(" (").append(SanityCheck.rates(row.plainForks())).append(')')
                     .append(" | ").append(Double.isNaN(bench) ? "–" : rate(bench, null))
-                    .append(" | ").append(Double.isNaN(plain) ? "–" : ratio(floor, plain))
-                    .append(" | ").append(verdict).append(" |\n");
+                    .append(" | ").append(Double.isNaN(plain) || Double.isNaN(floor) ? "–" : ratio(floor, plain))
+                    .append(" | ").append(verdict)
+                    .append(" | ").append(trial == null ? "" : rate(trial, null) + ": ").append(typical).append(" |\n");
             if (!verdict.startsWith("trustworthy")) {
                 flags.add("sanity check at " + row.threads() + " threads: " + verdict);
+            }
+            if (!typical.startsWith("typical") && trial != null) {
+                flags.add("sanity check at " + row.threads() + " threads: this run's floor trial " + typical);
             }
         }
         md.append("\n");
         for (SanityCheck.Row row : sanity) {
-            md.append("- ").append(row.threads()).append(" threads: plain loop ").append(row.plainLoop().note())
-                    .append(" (").append(SanityCheck.cpu(row.plainLoop())).append("); redis-benchmark ")
-                    .append(row.redisBenchmark().note()).append(" (").append(SanityCheck.cpu(row.redisBenchmark()))
-                    .append(")\n");
+            md.append("- ").append(row.threads()).append(" threads: the floor's JVMs: ")
+                    .append(String.join("; ", row.floorForks().stream().map(SanityCheck.Measured::note).toList()))
+                    .append(". The plain loop's JVMs: ")
+                    .append(String.join("; ", row.plainForks().stream().map(m -> m.note() + " (" + SanityCheck.cpu(m) + ")").toList()))
+                    .append(". redis-benchmark ").append(row.redisBenchmark().note()).append(" (")
+                    .append(SanityCheck.cpu(row.redisBenchmark())).append(")\n");
         }
         md.append('\n');
     }

@@ -1,5 +1,8 @@
 package dev.sluice.benchmarks;
 
+import org.openjdk.jmh.results.BenchmarkResult;
+import org.openjdk.jmh.results.IterationResult;
+import org.openjdk.jmh.results.RunResult;
 import org.redisson.api.RScript;
 import org.redisson.api.RedissonClient;
 import org.redisson.client.codec.StringCodec;
@@ -13,6 +16,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -22,19 +26,24 @@ import java.util.concurrent.TimeUnit;
  * Is the floor a floor? Issue 26 found the harness's one-{@code EVALSHA} floor at 4.4k decisions/s
  * where a plain {@code RScript.evalSha} loop reached 22k and {@code redis-benchmark}'s own
  * {@code EVALSHA} 51k: every ratio above the floor was inflated. This check measures, against the
- * same Redis and at the same concurrency as the run's floor, the same script two other ways:
+ * same Redis and at the same concurrency as the run's floor, the same script three ways:
  *
  * <ul>
+ *   <li>the <b>floor</b> itself, its JMH trial (sync, {@link #KEYS} keys) run again in new JVMs;</li>
  *   <li>a <b>plain loop</b>: threads calling {@code RScript.evalSha} on a client of the same
- *       settings, written here without {@link FloorTokenBucket} or JMH, warmed until steady;</li>
+ *       settings, written here without {@link FloorTokenBucket} or JMH, warmed until steady,
+ *       each in a new JVM too, alternated with the floor's;</li>
  *   <li>{@code redis-benchmark} (Debian: {@code apt-get install redis-tools}) with as many
  *       connections as threads, over 100,000 random keys.</li>
  * </ul>
  *
- * The floor should come within {@link #PLAIN_TOLERANCE} of the plain loop, and within
- * {@link #FACTOR} of redis-benchmark, or the report says the run is not trustworthy. Both are
- * also measured for CPU per request (the client's and Redis's), so that each run shows why
- * redis-benchmark is faster.
+ * The median of the floor's JVMs should come within {@link #PLAIN_TOLERANCE} of the plain loop's
+ * median, and within {@link #FACTOR} of redis-benchmark, or the report says the run is not
+ * trustworthy. Several new JVMs, not one: on two cores one JVM at one or 64 threads settles at a
+ * level that moves by 30-40 % from one JVM to the next (where the kernel keeps the caller,
+ * Redisson's event loop and Redis), so one fork against one loop flipped the verdict between runs.
+ * The plain loop and redis-benchmark are also measured for CPU per request (the client's and
+ * Redis's), so that each run shows why redis-benchmark is faster.
  */
 final class SanityCheck {
 
@@ -83,22 +92,67 @@ final class SanityCheck {
         }
     }
 
-    /** The two measurements at one thread count. */
-    record Row(int threads, Measured plainLoop, Measured redisBenchmark) {
+    /**
+     * The measurements at one thread count: the floor's and the plain loop's new JVMs, in the
+     * order run (alternated), and redis-benchmark.
+     */
+    record Row(int threads, List<Measured> floorForks, List<Measured> plainForks, Measured redisBenchmark) {
+
+        Row {
+            floorForks = List.copyOf(floorForks);
+            plainForks = List.copyOf(plainForks);
+        }
+
+        /** The median of the floor's JVMs that measured, NaN if none did. */
+        double floor() {
+            return medianOf(floorForks);
+        }
+
+        /** The median of the plain loop's JVMs that measured, NaN if none did. */
+        double plainLoop() {
+            return medianOf(plainForks);
+        }
     }
+
+    /** Runs the floor's JMH trial (sync, {@link #KEYS} keys) once, in a new JVM, at {@code threads}. */
+    @FunctionalInterface
+    interface FloorFork {
+        Measured run(int threads);
+    }
+
+    /** The first field of the line a plain loop's JVM prints last ({@link #main}). */
+    static final String RESULT = "sanity-plain-loop";
 
     private SanityCheck() {
     }
 
-    /** Measures the plain loop and redis-benchmark at each of {@code threads}. */
-    static List<Row> measure(BenchRedis redis, int[] threads, Duration steadyMax) {
+    /**
+     * At each of {@code threads}: {@code rounds} new JVMs of the floor and as many of the plain
+     * loop, alternated (the floor first in odd rounds, the loop first in even ones, so that a
+     * drift of the machine falls on both alike), then redis-benchmark.
+     */
+    static List<Row> measure(BenchRedis redis, int[] threads, Duration steadyMax, int rounds, FloorFork floor) {
+        if (rounds < 1) {
+            throw new IllegalArgumentException("the sanity check needs at least one round, got " + rounds);
+        }
         List<Row> rows = new ArrayList<>();
         for (int t : threads) {
-            Measured plain = plainLoop(redis, t, steadyMax);
+            List<Measured> floors = new ArrayList<>();
+            List<Measured> plains = new ArrayList<>();
+            for (int round = 0; round < rounds; round++) {
+                if (round % 2 == 0) {
+                    floors.add(floor.run(t));
+                    plains.add(plainLoopInNewJvm(redis, t, steadyMax));
+                } else {
+                    plains.add(plainLoopInNewJvm(redis, t, steadyMax));
+                    floors.add(floor.run(t));
+                }
+            }
             Measured bench = redisBenchmark(redis, t, 0);
-            System.out.printf(Locale.ROOT, "sanity check, %d threads: plain evalSha loop %s; redis-benchmark EVALSHA %s%n",
-                    t, describe(plain), describe(bench));
-            rows.add(new Row(t, plain, bench));
+            Row row = new Row(t, floors, plains, bench);
+            System.out.printf(Locale.ROOT, "sanity check, %d threads: floor %s; plain evalSha loop %s; redis-benchmark EVALSHA %s%n",
+                    t, rates(floors), rates(plains), describe(bench));
+            rows.add(row);
         }
         return rows;
     }
@@ -122,6 +176,27 @@ final class SanityCheck {
                     : "; the floor is not below the plain loop";
         }
         return verdict;
+    }
+
+    /**
+     * Whether this run's floor trial, the one its ratios divide by, was typical of the floor's new
+     * JVMs: "typical" when within {@link #PLAIN_TOLERANCE} of their median; otherwise how far
+     * below (the run's ratios "÷ floor" at that thread count read high by as much) or above.
+     */
+    static String typical(double trial, List<Measured> floorForks) {
+        double median = medianOf(floorForks);
+        if (Double.isNaN(median)) {
+            return "no new JVM of the floor measured to compare it with";
+        }
+        double off = trial / median - 1;
+        if (Math.abs(off) <= PLAIN_TOLERANCE) {
+            return String.format(Locale.ROOT, "typical (%+.0f %% from the median of the floor's new JVMs)", 100 * off);
+        }
+        return off < 0
+                ? String.format(Locale.ROOT, "%.0f %% below the median of the floor's new JVMs: the ratios ÷ floor at this thread "
+                        + "count read high", -100 * off)
+                : String.format(Locale.ROOT, "%.0f %% above the median of the floor's new JVMs: the ratios ÷ floor at this thread "
+                        + "count read low", 100 * off);
     }
 
     /**
@@ -167,6 +242,89 @@ final class SanityCheck {
     }
 
     /**
+     * One floor trial's decisions/s, with its measured iterations and, from {@code warmUpLine}
+     * (the trial's line of {@link RedisBenchmark#WARMUP_LOG_PROPERTY}, or empty), its warm-up.
+     */
+    static Measured floorMeasured(RunResult trial, String warmUpLine) {
+        List<Double> iterations = new ArrayList<>();
+        for (BenchmarkResult fork : trial.getBenchmarkResults()) {
+            for (IterationResult iteration : fork.getIterationResults()) {
+                iterations.add(iteration.getPrimaryResult().getScore());
+            }
+        }
+        String[] f = warmUpLine.split("\t");
+        String warm = f.length >= 7 ? "warm-up " + f[6] + " s (" + (Boolean.parseBoolean(f[5]) ? "steady" : "NOT STEADY") + "), then " : "";
+        return new Measured(trial.getPrimaryResult().getScore(), warm + "JMH iterations " + rates(iterations));
+    }
+
+    /**
+     * {@link #plainLoop} in a new JVM: this JVM's {@code java}, its arguments (as JMH gives its
+     * forks) and class path, the run's Redis in {@value BenchRedis#URL_PROPERTY}; the answer is
+     * the child's last line ({@link #main}). NaN, with the reason, if the child fails.
+     */
+    static Measured plainLoopInNewJvm(BenchRedis redis, int threads, Duration steadyMax) {
+        List<String> command = new ArrayList<>();
+        command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        command.addAll(ManagementFactory.getRuntimeMXBean().getInputArguments());
+        command.add("-D" + BenchRedis.URL_PROPERTY + "=" + redis.url());
+        command.add("-D" + BenchRedis.OWNED_PROPERTY + "=" + redis.owned());
+        command.add("-Dorg.slf4j.simpleLogger.defaultLogLevel=warn");
+        command.addAll(List.of("-cp", System.getProperty("java.class.path"), SanityCheck.class.getName(),
+                Integer.toString(threads), Long.toString(steadyMax.toSeconds())));
+        Path log = null;
+        try {
+            // To a file, not a pipe: a child that hangs is then bounded by waitFor, not by a read.
+            log = Files.createTempFile("sanity-plain-loop", ".log");
+            Process process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+            if (!process.waitFor(steadyMax.toSeconds() + 120, TimeUnit.SECONDS)) {
+                process.destroyForcibly();
+                return new Measured(Double.NaN, "the plain loop's JVM did not exit within " + (steadyMax.toSeconds() + 120) + " s");
+            }
+            return parseResult(Files.readString(log), process.exitValue());
+        } catch (IOException e) {
+            return new Measured(Double.NaN, "the plain loop's JVM could not run: " + e.getMessage());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return new Measured(Double.NaN, "interrupted");
+        } finally {
+            if (log != null) {
+                try {
+                    Files.deleteIfExists(log);
+                } catch (IOException ignored) {
+                    // a temporary file left behind harms nothing
+                }
+            }
+        }
+    }
+
+    /**
+     * The plain loop's answer in a child's {@code output}: its last line starting with
+     * {@value #RESULT}, tab-separated rate, client µs, Redis µs and note; NaN with the child's
+     * last line if there is none.
+     */
+    static Measured parseResult(String output, int exitValue) {
+        String[] lines = output.strip().split("\\R");
+        for (int i = lines.length - 1; i >= 0; i--) {
+            String[] f = lines[i].split("\t", 5);
+            if (f[0].equals(RESULT) && f.length == 5) {
+                return new Measured(Double.parseDouble(f[1]), Double.parseDouble(f[2]), Double.parseDouble(f[3]), f[4]);
+            }
+        }
+        return new Measured(Double.NaN, "the plain loop's JVM failed (exit " + exitValue + "): " + lines[lines.length - 1]);
+    }
+
+    /**
+     * A plain loop's JVM ({@link #plainLoopInNewJvm}): {@code threads} and the warm-up's bound in
+     * seconds; prints one {@value #RESULT} line.
+     */
+    public static void main(String[] args) {
+        Measured m = plainLoop(BenchRedis.get(), Integer.parseInt(args[0]), Duration.ofSeconds(Long.parseLong(args[1])));
+        System.out.println(String.join("\t", RESULT, Double.toString(m.perSecond()), Double.toString(m.clientMicros()),
+                Double.toString(m.redisMicros()), m.note().replace('\t', ' ').replace('\n', ' ')));
+        System.exit(0); // Redisson's and the loop's threads are done; do not wait for stragglers
+    }
+
+    /**
      * redis-benchmark's {@code EVALSHA} of the floor's script with {@code threads} connections over
      * {@link #KEYS} random keys: a first run to warm and size, then three runs of about 1.5 s; the
      * median. {@code requests} above 0 instead makes one run of that many (for the smoke test).
@@ -175,11 +333,7 @@ final class SanityCheck {
         if (!redisBenchmarkInstalled()) {
             return new Measured(Double.NaN, "redis-benchmark is not installed (Debian/Ubuntu: apt-get install redis-tools): check not run");
         }
-        URI uri = URI.create(redis.url());
-        if (uri.getUserInfo() != null) {
-            // A password would have to go on redis-benchmark's command line, visible to every process.
-            return new Measured(Double.NaN, "the Redis URL carries credentials, which are not passed to redis-benchmark: check not run");
-        }
+        URI uri = URI.create(redis.url()); // without credentials: BenchRedis refuses them
         redis.flushIfOwned();
         String sha = redis.command("SCRIPT", "LOAD", FloorTokenBucket.SCRIPT).trim();
         String host = uri.getHost();
@@ -310,6 +464,27 @@ final class SanityCheck {
 
     private static String micros(double value) {
         return Double.isNaN(value) ? "? µs" : String.format(Locale.ROOT, "%.0f µs", value);
+    }
+
+    /** The median of the measurements that measured, NaN if none did. */
+    static double medianOf(List<Measured> measured) {
+        List<Double> rates = new ArrayList<>();
+        for (Measured m : measured) {
+            if (!Double.isNaN(m.perSecond())) {
+                rates.add(m.perSecond());
+            }
+        }
+        return SteadyLoad.median(rates);
+    }
+
+    /** "12,345, 13,010, – (why)" of measurements in the order run. */
+    static String rates(Collection<Measured> measured) {
+        StringBuilder out = new StringBuilder();
+        for (Measured m : measured) {
+            out.append(out.length() == 0 ? "" : ", ")
+                    .append(Double.isNaN(m.perSecond()) ? "– (" + m.note() + ")" : String.format(Locale.ROOT, "%,.0f", m.perSecond()));
+        }
+        return out.toString();
     }
 
     static String rates(List<Double> rates) {

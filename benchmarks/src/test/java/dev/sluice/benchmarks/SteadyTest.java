@@ -127,6 +127,44 @@ class SteadyTest {
     }
 
     @Test
+    void thePlainLoopRunsInANewJvmAndAnswersOnItsLastLine() {
+        SanityCheck.Measured measured = SanityCheck.plainLoopInNewJvm(BenchRedis.get(), 2, Duration.ofSeconds(1));
+        assertThat(measured.note()).contains("1 s windows");
+        assertThat(measured.perSecond()).as(measured.note()).isPositive();
+        assertThat(measured.redisMicros()).isPositive();
+    }
+
+    @Test
+    void aPlainLoopsJvmThatFailsSaysHow() {
+        SanityCheck.Measured failed = SanityCheck.parseResult("Exception in thread \"main\"\n\tat x\nCaused by: boom\n", 1);
+        assertThat(failed.perSecond()).isNaN();
+        assertThat(failed.note()).isEqualTo("the plain loop's JVM failed (exit 1): Caused by: boom");
+        SanityCheck.Measured read = SanityCheck.parseResult("noise\n" + SanityCheck.RESULT + "\t12345.5\t61.0\tNaN\twarm-up 3.0 s\n", 0);
+        assertThat(read).isEqualTo(new SanityCheck.Measured(12_345.5, 61.0, Double.NaN, "warm-up 3.0 s"));
+    }
+
+    @Test
+    void theVerdictIsOnMediansOfSeveralJvmsAndTheRunsOwnTrialIsComparedToThem() {
+        // One JVM at one thread settles anywhere between about 6k and 11k: the medians decide.
+        SanityCheck.Row row = new SanityCheck.Row(1, measured(7_200, 10_300, 9_900), measured(10_800, 6_900, 10_100),
+                new SanityCheck.Measured(20_000, ""));
+        assertThat(row.floor()).isEqualTo(9_900);
+        assertThat(row.plainLoop()).isEqualTo(10_100);
+        assertThat(SanityCheck.verdict(row.floor(), row.plainLoop(), 20_000)).startsWith("trustworthy");
+        assertThat(SanityCheck.typical(9_000, row.floorForks())).startsWith("typical (-9 %");
+        assertThat(SanityCheck.typical(7_200, row.floorForks())).startsWith("27 % below").endsWith("read high");
+        assertThat(SanityCheck.typical(11_000, row.floorForks())).startsWith("11 % above").endsWith("read low");
+        SanityCheck.Row failed = new SanityCheck.Row(1, List.of(new SanityCheck.Measured(Double.NaN, "failed")), measured(10_000),
+                new SanityCheck.Measured(20_000, ""));
+        assertThat(failed.floor()).isNaN();
+        assertThat(SanityCheck.typical(9_000, failed.floorForks())).startsWith("no new JVM");
+    }
+
+    private static List<SanityCheck.Measured> measured(double... rates) {
+        return java.util.Arrays.stream(rates).mapToObj(r -> new SanityCheck.Measured(r, "")).toList();
+    }
+
+    @Test
     void redisBenchmarksCsvAnswerIsRead() {
         String csv = "\"test\",\"rps\",\"avg_latency_ms\",\"min_latency_ms\",\"p50_latency_ms\",\"p95_latency_ms\",\"p99_latency_ms\",\"max_latency_ms\"\n"
                 + "\"EVALSHA 1c2d 1 floor:__rand_int__ 1000000.0 1000000 1000\",\"51053.11\",\"0.3\",\"0.1\",\"0.3\",\"0.5\",\"0.8\",\"4.1\"\n";
