@@ -9,6 +9,7 @@ import java.time.Duration;
 import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
 
 /**
  * Issue 26, item 1: the floor measured 4.4k decisions/s where the plain way reached 22k, because
@@ -158,6 +159,36 @@ class SteadyTest {
                 new SanityCheck.Measured(20_000, ""));
         assertThat(failed.floor()).isNaN();
         assertThat(SanityCheck.typical(9_000, failed.floorForks())).startsWith("no new JVM");
+    }
+
+    @Test
+    void theVerdictJudgesTheMedianOfEachRoundsRatioSoADriftOfTheMachineCancels() {
+        // Seven rounds at one thread on the quiet machine: both sides went from about 12k to 6k and back.
+        SanityCheck.Row row = new SanityCheck.Row(1,
+                measured(7_540, 7_506, 11_998, 10_248, 9_982, 5_941, 7_108),
+                measured(10_203, 8_398, 13_167, 13_370, 9_862, 6_989, 6_523), new SanityCheck.Measured(14_103, ""));
+        assertThat(row.floor() / row.plainLoop()).as("medians of the lists taken apart").isCloseTo(0.76, within(0.01));
+        assertThat(row.floorToPlain()).as("median of the rounds' ratios").isCloseTo(0.89, within(0.01));
+        assertThat(SanityCheck.verdictOnRatio(row.floor(), row.floorToPlain(), 14_103))
+                .startsWith("NOT trustworthy").contains("11 % below the plain loop");
+        assertThat(SanityCheck.verdictOnRatio(7_000, 0.95, 14_000)).startsWith("trustworthy").contains("5 % below");
+        assertThat(SanityCheck.verdictOnRatio(7_000, Double.NaN, 14_000)).isEqualTo(SanityCheck.verdict(7_000, Double.NaN, 14_000));
+        SanityCheck.Row oneSideFailed = new SanityCheck.Row(1, List.of(new SanityCheck.Measured(Double.NaN, "failed")),
+                measured(10_000), new SanityCheck.Measured(20_000, ""));
+        assertThat(oneSideFailed.floorToPlain()).isNaN();
+    }
+
+    @Test
+    void ratiosDivideByTheFasterOfTheRunsFloorTrialAndTheMedianOfItsJvms() {
+        SanityCheck.Row row = new SanityCheck.Row(16, measured(21_014, 19_249, 18_327), measured(19_342, 17_541, 19_583),
+                new SanityCheck.Measured(42_878, ""));
+        // The run of 2026-12-01, late night: its own trial ran 28 % below the median.
+        assertThat(SanityCheck.floorToDivideBy(13_847.0, row)).isEqualTo(19_249);
+        assertThat(SanityCheck.floorToDivideBy(22_000.0, row)).isEqualTo(22_000);
+        assertThat(SanityCheck.floorToDivideBy(null, row)).isEqualTo(19_249);
+        SanityCheck.Row failed = new SanityCheck.Row(16, List.of(new SanityCheck.Measured(Double.NaN, "failed")), measured(1),
+                new SanityCheck.Measured(1, ""));
+        assertThat(SanityCheck.floorToDivideBy(13_847.0, failed)).isEqualTo(13_847);
     }
 
     private static List<SanityCheck.Measured> measured(double... rates) {
