@@ -39,9 +39,10 @@ import java.util.concurrent.TimeUnit;
  *
  * Over the rounds, the median of the floor's JVM ÷ the plain loop's beside it should be at most
  * {@link #PLAIN_TOLERANCE} below 1, and the floor within {@link #FACTOR} of redis-benchmark, or
- * the report says the run is not trustworthy. Several new JVMs, not one: on two cores one JVM at one or 64 threads settles at a
- * level that moves by 30-40 % from one JVM to the next (where the kernel keeps the caller,
- * Redisson's event loop and Redis), so one fork against one loop flipped the verdict between runs.
+ * the report says the run is not trustworthy. Several new JVMs, not one: on two cores one JVM at
+ * one or 64 threads settles at a level that moves by 30-40 % from one JVM to the next (where the
+ * kernel keeps the caller, Redisson's event loop and Redis), so one fork against one loop flipped
+ * the verdict between runs.
  * The plain loop and redis-benchmark are also measured for CPU per request (the client's and
  * Redis's), so that each run shows why redis-benchmark is faster.
  */
