@@ -149,6 +149,15 @@ public class RedisBenchmark {
                 warm.took().toNanos() / 1e9, WINDOW.toMillis(), windows, SteadyLoad.joined(warm.compileMillis()));
     }
 
+    /**
+     * The fields of a line of the warm-up log ({@value #WARMUP_LOG_PROPERTY}), tab-separated, in the
+     * order {@link #append} writes them: contender, method, mode, keys, threads, steady, warm-up
+     * seconds, the warm-up's rates, the JIT's ms per measured iteration, an iteration's ms. Read by
+     * {@link Report} and {@link SanityCheck}.
+     */
+    static final int LOG_CONTENDER = 0, LOG_METHOD = 1, LOG_MODE = 2, LOG_KEYS = 3, LOG_THREADS = 4, LOG_STEADY = 5,
+            LOG_SECONDS = 6, LOG_WINDOWS = 7, LOG_COMPILE_MILLIS = 8, LOG_ITERATION_MILLIS = 9, LOG_FIELDS = 10;
+
     /** Appends the trial's warm-up and the JIT's milliseconds per measured iteration to the report's file. */
     private void append(BenchmarkParams params, SteadyLoad.Result warm) {
         String file = System.getProperty(WARMUP_LOG_PROPERTY);

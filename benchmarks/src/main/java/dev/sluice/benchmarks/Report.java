@@ -85,13 +85,14 @@ final class Report {
 
     /**
      * The steady warm-ups the Redis trials logged ({@link RedisBenchmark#WARMUP_LOG_PROPERTY}), one
-     * tab-separated line each: contender, method, mode, keys, threads, steady, seconds, windows.
+     * tab-separated line each (fields: {@link RedisBenchmark#LOG_CONTENDER} and the constants beside it).
      */
     void warmups(List<String> lines) {
         for (String line : lines) {
             String[] f = line.split("\t");
-            if (f.length >= 8) {
-                warmups.put(key(f[1], f[2], f[0], f[3], Integer.parseInt(f[4])), f);
+            if (f.length > RedisBenchmark.LOG_WINDOWS) {
+                warmups.put(key(f[RedisBenchmark.LOG_METHOD], f[RedisBenchmark.LOG_MODE], f[RedisBenchmark.LOG_CONTENDER],
+                        f[RedisBenchmark.LOG_KEYS], Integer.parseInt(f[RedisBenchmark.LOG_THREADS])), f);
             }
         }
     }
@@ -381,7 +382,7 @@ final class Report {
             } else if (Double.isNaN(bench)) {
                 verdict = "could not run: " + row.redisBenchmark().note();
             } else {
-                verdict = SanityCheck.verdictOnRatio(floor, row.floorToPlain(), bench);
+                verdict = SanityCheck.verdict(floor, row.floorToPlain(), bench);
             }
             Double trial = perSecond("sync", "floor", "100000", row.threads());
             String typical = trial == null ? "not measured in this run" : SanityCheck.typical(trial, row.floorForks());
@@ -446,24 +447,26 @@ final class Report {
                         String[] warm = warmups.get(key(api, "thrpt", c, shape, threads));
                         md.append("| ").append(c).append(" | ").append(api).append(" | ").append(keysLabel(shape))
                                 .append(" | ").append(threads)
-                                .append(" | ").append(warm == null ? "–" : warm[6] + " s, "
-                                        + (Boolean.parseBoolean(warm[5]) ? "steady" : "NOT STEADY"))
+                                .append(" | ").append(warm == null ? "–" : warm[RedisBenchmark.LOG_SECONDS] + " s, "
+                                        + (Boolean.parseBoolean(warm[RedisBenchmark.LOG_STEADY]) ? "steady" : "NOT STEADY"))
                                 .append(" | ").append(SanityCheck.rates(iterations))
-                                .append(" | ").append(warm == null || warm.length < 10 ? "–" : warm[8].replace(" ", ", "))
+                                .append(" | ").append(warm == null || warm.length < RedisBenchmark.LOG_FIELDS ? "–"
+                                        : warm[RedisBenchmark.LOG_COMPILE_MILLIS].replace(" ", ", "))
                                 .append(" | ").append(Double.isNaN(spread) ? "–" : String.format(Locale.ROOT, "%.0f %%", 100 * spread))
                                 .append(" | ").append(steady ? "yes" : "**NOT steady**").append(" |\n");
                         if (!steady) {
                             flags.add(String.format(Locale.ROOT, "NOT steady: %s %s, %s keys, %d threads: last two iterations %.0f %% apart",
                                     c, api, keysLabel(shape), threads, 100 * spread));
                         }
-                        if (warm != null && warm.length >= 10 && compiledWhileMeasured(warm[8], Long.parseLong(warm[9]))) {
+                        if (warm != null && warm.length >= RedisBenchmark.LOG_FIELDS && compiledWhileMeasured(warm[RedisBenchmark.LOG_COMPILE_MILLIS],
+                                Long.parseLong(warm[RedisBenchmark.LOG_ITERATION_MILLIS]))) {
                             flags.add(String.format(Locale.ROOT, "%s %s, %s keys, %d threads: the JIT compiled over %.0f %% of a measured "
                                     + "iteration (%s ms): measured while compiling", c, api, keysLabel(shape), threads,
-                                    100 * SteadyLoad.JIT_QUIET, warm[8]));
+                                    100 * SteadyLoad.JIT_QUIET, warm[RedisBenchmark.LOG_COMPILE_MILLIS]));
                         }
-                        if (warm != null && !Boolean.parseBoolean(warm[5])) {
+                        if (warm != null && !Boolean.parseBoolean(warm[RedisBenchmark.LOG_STEADY])) {
                             flags.add(String.format(Locale.ROOT, "%s %s, %s keys, %d threads: still climbing or compiling after its %s s warm-up",
-                                    c, api, keysLabel(shape), threads, warm[6]));
+                                    c, api, keysLabel(shape), threads, warm[RedisBenchmark.LOG_SECONDS]));
                         }
                     }
                 }

@@ -177,16 +177,11 @@ final class SanityCheck {
     }
 
     /**
-     * "trustworthy" or "NOT trustworthy": the floor must be at most {@link #PLAIN_TOLERANCE} below
-     * the plain loop (skipped when {@code plainLoop} is NaN) and within {@link #FACTOR} of
-     * redis-benchmark; says by how much each was met or missed.
+     * "trustworthy" or "NOT trustworthy": the floor ÷ the plain loop ({@link Row#floorToPlain}; NaN
+     * skips that part) must be at most {@link #PLAIN_TOLERANCE} below 1, and the floor within
+     * {@link #FACTOR} of redis-benchmark; says by how much each was met or missed.
      */
-    static String verdict(double floor, double plainLoop, double redisBenchmark) {
-        return verdictOnRatio(floor, floor / plainLoop, redisBenchmark);
-    }
-
-    /** {@link #verdict}, given the floor ÷ the plain loop ({@link Row#floorToPlain}, NaN to skip that part). */
-    static String verdictOnRatio(double floor, double floorToPlain, double redisBenchmark) {
+    static String verdict(double floor, double floorToPlain, double redisBenchmark) {
         double times = redisBenchmark / floor;
         boolean withinFactor = times <= FACTOR;
         boolean nearPlain = Double.isNaN(floorToPlain) || floorToPlain >= 1 - PLAIN_TOLERANCE;
@@ -290,7 +285,8 @@ final class SanityCheck {
             }
         }
         String[] f = warmUpLine.split("\t");
-        String warm = f.length >= 7 ? "warm-up " + f[6] + " s (" + (Boolean.parseBoolean(f[5]) ? "steady" : "NOT STEADY") + "), then " : "";
+        String warm = f.length > RedisBenchmark.LOG_SECONDS ? "warm-up " + f[RedisBenchmark.LOG_SECONDS] + " s ("
+                + (Boolean.parseBoolean(f[RedisBenchmark.LOG_STEADY]) ? "steady" : "NOT STEADY") + "), then " : "";
         return new Measured(trial.getPrimaryResult().getScore(), warm + "JMH iterations " + rates(iterations));
     }
 
