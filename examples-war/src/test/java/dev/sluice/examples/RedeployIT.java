@@ -200,7 +200,7 @@ class RedeployIT {
             long alive = awaitCollected(loaders);
             if (alive > 0) {
                 List<HeapPaths.Held> held = heldFromTheRoots(loaderType);
-                alive = loaders.stream().filter(ref -> ref.get() != null).count();
+                alive = countAlive(loaders);
                 String survivors = "; held: " + held.stream().map(HeapPaths.Held::toString).collect(Collectors.joining(" | "))
                         + describeSurvivors(loaders);
                 // What the program holds fails; what the JVM alone holds (see the class comment) is
@@ -312,8 +312,8 @@ class RedeployIT {
      * Prints which deployments' loaders survived, and every live thread with its state, its context
      * class loader (naming the deployment if it is one of them) and the top of its stack: the
      * first thing to read when this test fails, before the heap dump. Returns the gist (the
-     * survivors and the threads whose context class loader is one of them) for the assertion's
-     * message, which is all a CI log shows.
+     * survivors and what threads hold of them) for the assertion's message, which is all a CI log
+     * shows.
      */
     private static String describeSurvivors(List<WeakReference<ClassLoader>> loaders) {
         StringBuilder gist = new StringBuilder("; deployments");
@@ -324,64 +324,52 @@ class RedeployIT {
                 gist.append(" #").append(i);
             }
         }
-        gist.append("; threads with one as context class loader:");
-        int pinning = 0;
-        for (var entry : Thread.getAllStackTraces().entrySet()) {
-            Thread t = entry.getKey();
-            StackTraceElement[] stack = entry.getValue();
+        Thread.getAllStackTraces().forEach((t, stack) -> {
             ClassLoader ccl = t.getContextClassLoader();
-            int index = -1;
-            for (int i = 0; i < loaders.size(); i++) {
-                if (ccl != null && loaders.get(i).get() == ccl) {
-                    index = i;
-                }
-            }
+            int index = deploymentOf(loaders, ccl);
             System.out.println("RedeployIT: thread '" + t.getName() + "' " + t.getClass().getName() + " " + t.getState()
                     + (t.isDaemon() ? " daemon" : "") + " ccl=" + (index >= 0 ? "WEBAPP#" + index : String.valueOf(ccl)));
             for (int f = 0; f < Math.min(6, stack.length); f++) {
                 System.out.println("RedeployIT:     at " + stack[f]);
             }
-            if (index >= 0) {
-                gist.append(pinning++ == 0 ? " " : ", ").append('\'').append(t.getName()).append("' (#").append(index).append(')');
-            }
-        }
-        if (pinning == 0) {
-            gist.append(" none");
-        }
-        gist.append("; held in threads: ").append(heldByThreads(loaders));
+        });
         System.out.flush();
-        return gist.toString();
+        return gist.append("; held by threads: ").append(heldByThreads(loaders)).toString();
     }
 
     /**
-     * What live threads hold of the surviving deployments beyond their context class loader, the
-     * holders that {@code getContextClassLoader} cannot show: a thread-local (or inheritable one)
-     * whose value is of a deployment's class, and the access-control context a thread inherited
-     * from its creator, whose protection domains name the loaders of the classes on the creator's
-     * stack (JDK 17; later JDKs no longer keep it). Read by reflection, which the build opens
-     * ({@code --add-opens} in the failsafe configuration); where it is not open, says so.
+     * What live threads hold of the surviving deployments: the context class loader, a
+     * thread-local (or inheritable one) whose value is of a deployment's class, and the
+     * access-control context a thread inherited from its creator, whose protection domains name
+     * the loaders of the classes on the creator's stack (JDK 17; later JDKs no longer keep it).
+     * The last two are read by reflection, which the build opens ({@code --add-opens} in the
+     * failsafe configuration); where it is not open, says so.
      */
     private static String heldByThreads(List<WeakReference<ClassLoader>> loaders) {
-        List<ClassLoader> survivors = loaders.stream().map(WeakReference::get).filter(l -> l != null).toList();
         List<String> held = new ArrayList<>();
         try {
             for (Thread t : Thread.getAllStackTraces().keySet()) {
+                int index = deploymentOf(loaders, t.getContextClassLoader());
+                if (index >= 0) {
+                    held.add("'" + t.getName() + "' context class loader (#" + index + ")");
+                }
                 for (String field : List.of("threadLocals", "inheritableThreadLocals")) {
                     Object map = read(Thread.class, t, field);
                     Object[] table = map == null ? new Object[0] : (Object[]) read(map.getClass(), map, "table");
                     for (Object entry : table) {
                         Object value = entry == null ? null : read(entry.getClass(), entry, "value");
-                        int index = value == null ? -1 : survivors.indexOf(value.getClass().getClassLoader());
+                        index = value == null ? -1 : deploymentOf(loaders, value.getClass().getClassLoader());
                         if (index >= 0) {
-                            held.add("'" + t.getName() + "' " + field + " " + value.getClass().getName());
+                            held.add("'" + t.getName() + "' " + field + " " + value.getClass().getName() + " (#" + index + ")");
                         }
                     }
                 }
                 Object context = optionalRead(t, "inheritedAccessControlContext");
                 Object[] domains = context == null ? null : (Object[]) read(context.getClass(), context, "context");
                 for (Object domain : domains == null ? new Object[0] : domains) {
-                    if (survivors.contains(((java.security.ProtectionDomain) domain).getClassLoader())) {
-                        held.add("'" + t.getName() + "' inheritedAccessControlContext");
+                    index = deploymentOf(loaders, ((java.security.ProtectionDomain) domain).getClassLoader());
+                    if (index >= 0) {
+                        held.add("'" + t.getName() + "' inheritedAccessControlContext (#" + index + ")");
                     }
                 }
             }
@@ -389,6 +377,16 @@ class RedeployIT {
             held.add("(threads not inspected: " + e + ")");
         }
         return held.isEmpty() ? "none found" : String.join(", ", held);
+    }
+
+    /** The number of the deployment whose class loader {@code loader} is, or -1. */
+    private static int deploymentOf(List<WeakReference<ClassLoader>> loaders, ClassLoader loader) {
+        for (int i = 0; loader != null && i < loaders.size(); i++) {
+            if (loaders.get(i).get() == loader) {
+                return i;
+            }
+        }
+        return -1;
     }
 
     private static Object read(Class<?> type, Object target, String name) throws ReflectiveOperationException {
@@ -414,8 +412,12 @@ class RedeployIT {
             // its loader can go only after their finalizers ran, and at the next collection.
             System.runFinalization();
             Thread.sleep(500);
-            alive = loaders.stream().filter(ref -> ref.get() != null).count();
+            alive = countAlive(loaders);
         }
         return alive;
+    }
+
+    private static long countAlive(List<WeakReference<ClassLoader>> loaders) {
+        return loaders.stream().filter(ref -> ref.get() != null).count();
     }
 }
