@@ -191,12 +191,17 @@ public final class Permits {
             return acquireAsync(key);
         }
         CompletableFuture<Decision> reserved = low.acquireAsync(onTime, key);
-        CompletableFuture<Decision> result = reserved.thenApply(decision -> check(key, low.maxWait(), decision));
-        result.whenComplete((decision, failure) -> {
-            if (result.isCancelled()) {
-                reserved.cancel(false);
-            }
-        });
+        return givenUpWith(reserved, reserved.thenApply(decision -> check(key, low.maxWait(), decision)));
+    }
+
+    /**
+     * {@code result}, which completing otherwise first (cancelled, {@code orTimeout},
+     * {@code completeOnTimeout}, the caller) cancels {@code reserved}: its reservation is given back
+     * and nothing is sent. Once {@code reserved} has its decision, cancelling it does nothing.
+     */
+    private static CompletableFuture<Decision> givenUpWith(CompletableFuture<Decision> reserved,
+                                                           CompletableFuture<Decision> result) {
+        result.whenComplete((decision, failure) -> reserved.cancel(false));
         return result;
     }
 
@@ -236,17 +241,32 @@ public final class Permits {
     }
 
     /**
-     * As {@link #enter}, blocking no thread between tries; a stage cancelled before its lease
-     * releases the lease it gets.
+     * As {@link #enter}, blocking no thread between tries. A stage completed otherwise before it
+     * has its lease (cancelled, {@code orTimeout}, {@code completeOnTimeout}, the caller) stops
+     * asking, and a place granted after, or while it was completed, is released at once: only a
+     * lease the stage completes with is the caller's to release.
      */
     public CompletableFuture<Lease> enterAsync(String key) {
-        CompletableFuture<Lease> lease = capped().enterAsync(key);
-        CompletableFuture<Lease> result = lease.thenApply(held -> checkLease(key, held));
-        result.whenComplete((held, failure) -> {
-            if (result.isCancelled()) {
-                lease.cancel(false);
+        CompletableFuture<Lease> asked = capped().enterAsync(key);
+        CompletableFuture<Lease> result = new CompletableFuture<>();
+        asked.whenComplete((lease, failure) -> {
+            if (failure != null) {
+                result.completeExceptionally(failure);
+                return;
+            }
+            try {
+                checkLease(key, lease);
+            } catch (PermitUnavailableException refused) {
+                result.completeExceptionally(refused);   // a refused lease holds nothing
+                return;
+            }
+            // the one hand-over: the caller's stage takes the lease, or nobody holds it
+            if (!result.complete(lease)) {
+                lease.release();
             }
         });
+        // a lease granted after this is released by InFlight, which finds its stage cancelled
+        result.whenComplete((lease, failure) -> asked.cancel(false));
         return result;
     }
 
@@ -278,19 +298,13 @@ public final class Permits {
 
     /**
      * One permit of {@code key} without blocking a thread; the stage fails with
-     * {@link PermitUnavailableException} if none could be had, and a stage cancelled before its
-     * slot is not sent (its reservation is given back; see {@link RateLimiter#acquireAsync}).
+     * {@link PermitUnavailableException} if none could be had. A stage completed otherwise before
+     * its slot (cancelled, {@code orTimeout}, {@code completeOnTimeout}, the caller) is not sent:
+     * its reservation is given back (see {@link RateLimiter#acquireAsync}).
      */
     public CompletableFuture<Decision> acquireAsync(String key) {
         CompletableFuture<Decision> reserved = onTime.acquireAsync(key, maxWait);
-        CompletableFuture<Decision> result = reserved.thenApply(decision -> check(key, decision));
-        // cancelling the caller's stage cancels the reservation's: nothing is sent
-        result.whenComplete((decision, failure) -> {
-            if (result.isCancelled()) {
-                reserved.cancel(false);
-            }
-        });
-        return result;
+        return givenUpWith(reserved, reserved.thenApply(decision -> check(key, decision)));
     }
 
     private Decision check(String key, Decision decision) {
