@@ -13,7 +13,9 @@ import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
 
@@ -103,6 +105,10 @@ public final class Permits {
     private static final Logger LOG = LoggerFactory.getLogger(Permits.class);
     /** When a capped pause was last logged: at most one line every ten seconds per policy. */
     private final AtomicLong cappedLogged = new AtomicLong(System.nanoTime() - TimeUnit.SECONDS.toNanos(10));
+    /** Whether a pause that cannot be meant was logged: once, since a provider's bug repeats with every answer. */
+    private final AtomicBoolean unmeantLogged = new AtomicBoolean();
+    /** Logs the first answer asking for a pause that cannot be meant; made once, not per answer. */
+    private final Consumer<String> unmeant = this::unmeant;
 
     private final RateLimiter limiter;
     private final Duration maxWait;
@@ -341,13 +347,17 @@ public final class Permits {
 
     /**
      * Learns from a provider's answer to a call of {@code key}: a 429 or 503 with
-     * {@code Retry-After} (seconds or an HTTP date), or {@code RateLimit} headers saying the
-     * budget is spent (the IETF draft's {@code RateLimit: "p";r=0;t=30}, its earlier
-     * {@code remaining=0, reset=30}, legacy {@code RateLimit-Remaining: 0} with
-     * {@code RateLimit-Reset}, or {@code X-RateLimit-*}), pauses {@code key} in the store for
-     * every instance ({@link RateLimiter#pause}), at most {@link #longestPause()}. Headers never
-     * grant more than the limiter's limits: budget a provider reports left is ignored. The
-     * clients of this package and {@code RateLimitClientFilter} call it for every response.
+     * {@code Retry-After} (seconds or an HTTP date: IMF-fixdate, RFC 850's or asctime's), or
+     * {@code RateLimit} headers saying the budget is spent (the IETF draft's
+     * {@code RateLimit: "p";r=0;t=30}, its earlier {@code remaining=0, reset=30}, legacy
+     * {@code RateLimit-Remaining: 0} with {@code RateLimit-Reset}, or {@code X-RateLimit-*}; a
+     * reset in seconds or as an epoch second, with or without a fraction), pauses {@code key} in
+     * the store for every instance ({@link RateLimiter#pause}), at most {@link #longestPause()}.
+     * A pause asked for more than a year ahead cannot be meant (an epoch in milliseconds, a broken
+     * clock): it is bad input, records no pause, and is logged as a warning once (per {@code Permits}).
+     * Headers never grant more than the limiter's limits: budget a provider reports left is
+     * ignored. The clients of this package and {@code RateLimitClientFilter} call it for every
+     * response.
      *
      * @param header a response header's value by name, whatever its case; {@code null} if absent
      * @return the pause recorded; zero if the answer asked for none
@@ -369,7 +379,7 @@ public final class Permits {
 
     private Duration requested(String key, int status, Function<String, String> header) {
         Objects.requireNonNull(key, "key");
-        Duration pause = ProviderPause.requested(status, header, System.currentTimeMillis());
+        Duration pause = ProviderPause.requested(status, header, System.currentTimeMillis(), unmeant);
         if (pause.compareTo(longestPause) > 0) {
             long now = System.nanoTime();
             long last = cappedLogged.get();
@@ -381,6 +391,15 @@ public final class Permits {
             return longestPause;
         }
         return pause.compareTo(Duration.ofMillis(1)) < 0 ? Duration.ZERO : pause;
+    }
+
+    private void unmeant(String header) {
+        if (unmeantLogged.compareAndSet(false, true)) {
+            // not the key: it may name an account
+            LOG.warn("A provider's answer to policy {} asks for a pause that cannot be meant, more than {} days ({}); "
+                    + "ignored as bad input, no pause recorded (logged once)", limiter.name(),
+                    ProviderPause.LONGEST_MEANT.toDays(), header);
+        }
     }
 
     /** The limiter. */
