@@ -37,8 +37,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  * one call per second, burst 1, and one place in flight, on one Redis. A call of the second
  * instance given up while it waits for its slot ({@code orTimeout}, {@code completeOnTimeout},
  * completed by the caller, normally or not, or cancelled) is never sent, and gives back its place:
- * the first instance's next call gets it, and is the only other call the provider sees. Its slot comes a second after the first call's, long after it is given up (30 ms), so a
- * call still waiting would arrive before the next one.
+ * the first instance's next call gets it, and is the only other call the provider sees. Its slot
+ * comes a second after the first call's, long after it is given up (30 ms), so a call still
+ * waiting would arrive before the next one.
  */
 class OutboundGiveUpIT {
 
