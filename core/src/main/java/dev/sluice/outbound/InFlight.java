@@ -68,7 +68,8 @@ final class InFlight {
 
     /**
      * As {@link #enter}, blocking no thread between retries (each store call blocks a thread of the
-     * common pool for its round trip). A lease granted after the stage was cancelled is released.
+     * common pool for its round trip). A lease granted after the stage was completed otherwise
+     * (cancelled) is released.
      */
     CompletableFuture<Lease> enterAsync(String key) {
         CompletableFuture<Lease> result = new CompletableFuture<>();
@@ -91,7 +92,7 @@ final class InFlight {
             long left = deadline - System.nanoTime();
             if (!waitsMore(lease) || left <= 0) {
                 if (!result.complete(lease)) {
-                    lease.release();   // cancelled meanwhile: nobody will send under it
+                    lease.release();   // given up meanwhile: nobody will send under it
                 }
                 return;
             }

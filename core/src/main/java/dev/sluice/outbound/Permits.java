@@ -13,7 +13,9 @@ import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
 
@@ -103,6 +105,10 @@ public final class Permits {
     private static final Logger LOG = LoggerFactory.getLogger(Permits.class);
     /** When a capped pause was last logged: at most one line every ten seconds per policy. */
     private final AtomicLong cappedLogged = new AtomicLong(System.nanoTime() - TimeUnit.SECONDS.toNanos(10));
+    /** Whether a pause that cannot be meant was logged: once, since a provider's bug repeats with every answer. */
+    private final AtomicBoolean unmeantLogged = new AtomicBoolean();
+    /** Logs the first answer asking for a pause that cannot be meant; made once, not per answer. */
+    private final Consumer<String> unmeant = this::unmeant;
 
     private final RateLimiter limiter;
     private final Duration maxWait;
@@ -191,12 +197,17 @@ public final class Permits {
             return acquireAsync(key);
         }
         CompletableFuture<Decision> reserved = low.acquireAsync(onTime, key);
-        CompletableFuture<Decision> result = reserved.thenApply(decision -> check(key, low.maxWait(), decision));
-        result.whenComplete((decision, failure) -> {
-            if (result.isCancelled()) {
-                reserved.cancel(false);
-            }
-        });
+        return givenUpWith(reserved, reserved.thenApply(decision -> check(key, low.maxWait(), decision)));
+    }
+
+    /**
+     * {@code result}, which completing otherwise first (cancelled, {@code orTimeout},
+     * {@code completeOnTimeout}, the caller) cancels {@code reserved}: its reservation is given back
+     * and nothing is sent. Once {@code reserved} has its decision, cancelling it does nothing.
+     */
+    private static CompletableFuture<Decision> givenUpWith(CompletableFuture<Decision> reserved,
+                                                           CompletableFuture<Decision> result) {
+        result.whenComplete((decision, failure) -> reserved.cancel(false));
         return result;
     }
 
@@ -236,17 +247,32 @@ public final class Permits {
     }
 
     /**
-     * As {@link #enter}, blocking no thread between tries; a stage cancelled before its lease
-     * releases the lease it gets.
+     * As {@link #enter}, blocking no thread between tries. A stage completed otherwise before it
+     * has its lease (cancelled, {@code orTimeout}, {@code completeOnTimeout}, the caller) stops
+     * asking, and a place granted after, or while it was completed, is released at once: only a
+     * lease the stage completes with is the caller's to release.
      */
     public CompletableFuture<Lease> enterAsync(String key) {
-        CompletableFuture<Lease> lease = capped().enterAsync(key);
-        CompletableFuture<Lease> result = lease.thenApply(held -> checkLease(key, held));
-        result.whenComplete((held, failure) -> {
-            if (result.isCancelled()) {
-                lease.cancel(false);
+        CompletableFuture<Lease> asked = capped().enterAsync(key);
+        CompletableFuture<Lease> result = new CompletableFuture<>();
+        asked.whenComplete((lease, failure) -> {
+            if (failure != null) {
+                result.completeExceptionally(failure);
+                return;
+            }
+            try {
+                checkLease(key, lease);
+            } catch (PermitUnavailableException refused) {
+                result.completeExceptionally(refused);   // a refused lease holds nothing
+                return;
+            }
+            // the one hand-over: the caller's stage takes the lease, or nobody holds it
+            if (!result.complete(lease)) {
+                lease.release();
             }
         });
+        // a lease granted after this is released by InFlight, which finds its stage cancelled
+        result.whenComplete((lease, failure) -> asked.cancel(false));
         return result;
     }
 
@@ -278,19 +304,13 @@ public final class Permits {
 
     /**
      * One permit of {@code key} without blocking a thread; the stage fails with
-     * {@link PermitUnavailableException} if none could be had, and a stage cancelled before its
-     * slot is not sent (its reservation is given back; see {@link RateLimiter#acquireAsync}).
+     * {@link PermitUnavailableException} if none could be had. A stage completed otherwise before
+     * its slot (cancelled, {@code orTimeout}, {@code completeOnTimeout}, the caller) is not sent:
+     * its reservation is given back (see {@link RateLimiter#acquireAsync}).
      */
     public CompletableFuture<Decision> acquireAsync(String key) {
         CompletableFuture<Decision> reserved = onTime.acquireAsync(key, maxWait);
-        CompletableFuture<Decision> result = reserved.thenApply(decision -> check(key, decision));
-        // cancelling the caller's stage cancels the reservation's: nothing is sent
-        result.whenComplete((decision, failure) -> {
-            if (result.isCancelled()) {
-                reserved.cancel(false);
-            }
-        });
-        return result;
+        return givenUpWith(reserved, reserved.thenApply(decision -> check(key, decision)));
     }
 
     private Decision check(String key, Decision decision) {
@@ -327,13 +347,17 @@ public final class Permits {
 
     /**
      * Learns from a provider's answer to a call of {@code key}: a 429 or 503 with
-     * {@code Retry-After} (seconds or an HTTP date), or {@code RateLimit} headers saying the
-     * budget is spent (the IETF draft's {@code RateLimit: "p";r=0;t=30}, its earlier
-     * {@code remaining=0, reset=30}, legacy {@code RateLimit-Remaining: 0} with
-     * {@code RateLimit-Reset}, or {@code X-RateLimit-*}), pauses {@code key} in the store for
-     * every instance ({@link RateLimiter#pause}), at most {@link #longestPause()}. Headers never
-     * grant more than the limiter's limits: budget a provider reports left is ignored. The
-     * clients of this package and {@code RateLimitClientFilter} call it for every response.
+     * {@code Retry-After} (seconds or an HTTP date: IMF-fixdate, RFC 850's or asctime's), or
+     * {@code RateLimit} headers saying the budget is spent (the IETF draft's
+     * {@code RateLimit: "p";r=0;t=30}, its earlier {@code remaining=0, reset=30}, legacy
+     * {@code RateLimit-Remaining: 0} with {@code RateLimit-Reset}, or {@code X-RateLimit-*}; a
+     * reset in seconds or as an epoch second, with or without a fraction), pauses {@code key} in
+     * the store for every instance ({@link RateLimiter#pause}), at most {@link #longestPause()}.
+     * A pause asked for more than a year ahead cannot be meant (an epoch in milliseconds, a broken
+     * clock): it is bad input, records no pause, and is logged as a warning once (per {@code Permits}).
+     * Headers never grant more than the limiter's limits: budget a provider reports left is
+     * ignored. The clients of this package and {@code RateLimitClientFilter} call it for every
+     * response.
      *
      * @param header a response header's value by name, whatever its case; {@code null} if absent
      * @return the pause recorded; zero if the answer asked for none
@@ -355,7 +379,7 @@ public final class Permits {
 
     private Duration requested(String key, int status, Function<String, String> header) {
         Objects.requireNonNull(key, "key");
-        Duration pause = ProviderPause.requested(status, header, System.currentTimeMillis());
+        Duration pause = ProviderPause.requested(status, header, System.currentTimeMillis(), unmeant);
         if (pause.compareTo(longestPause) > 0) {
             long now = System.nanoTime();
             long last = cappedLogged.get();
@@ -367,6 +391,15 @@ public final class Permits {
             return longestPause;
         }
         return pause.compareTo(Duration.ofMillis(1)) < 0 ? Duration.ZERO : pause;
+    }
+
+    private void unmeant(String header) {
+        if (unmeantLogged.compareAndSet(false, true)) {
+            // not the key: it may name an account
+            LOG.warn("A provider's answer to policy {} asks for a pause that cannot be meant, more than {} days ({}); "
+                    + "ignored as bad input, no pause recorded (logged once)", limiter.name(),
+                    ProviderPause.LONGEST_MEANT.toDays(), header);
+        }
     }
 
     /** The limiter. */

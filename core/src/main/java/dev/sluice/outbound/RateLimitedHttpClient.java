@@ -16,14 +16,18 @@ import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executor;
 import java.util.function.Function;
+import java.util.function.Supplier;
 
 /**
  * A {@link HttpClient} that waits for a permit of its {@link Permits} before each request: the
  * JDK's client, limited to a provider's quota shared by every instance on the same store.
  * {@link #send} waits on the calling thread; {@link #sendAsync} blocks no thread (the request is
- * sent when its slot comes) and, cancelled before then, sends nothing. A request
+ * sent when its slot comes). Its stage completed before the request is handed to the wrapped
+ * client, however ({@code cancel}, {@code orTimeout}, {@code completeOnTimeout}, the caller
+ * completing it), sends nothing and gives the reservation and the place in flight back. A request
  * that gets no permit within the wait is not sent: {@code send} throws, and {@code sendAsync}'s
  * stage fails with, {@link PermitUnavailableException}. Each response is read for a provider's
  * "slow down" ({@link Permits#learn}: a 429 or 503 with {@code Retry-After}, or {@code RateLimit}
@@ -112,60 +116,164 @@ public final class RateLimitedHttpClient extends HttpClient {
 
     @Override
     public <T> CompletableFuture<HttpResponse<T>> sendAsync(HttpRequest request, HttpResponse.BodyHandler<T> handler) {
-        return inFlight(request, () -> limited(request, () -> client.sendAsync(request, handler)));
+        return new AsyncCall<>(request, () -> client.sendAsync(request, handler)).start();
     }
 
     @Override
     public <T> CompletableFuture<HttpResponse<T>> sendAsync(HttpRequest request, HttpResponse.BodyHandler<T> handler,
                                                             HttpResponse.PushPromiseHandler<T> pushes) {
-        return inFlight(request, () -> limited(request, () -> client.sendAsync(request, handler, pushes)));
+        return new AsyncCall<>(request, () -> client.sendAsync(request, handler, pushes)).start();
     }
 
     /**
-     * {@code call} in a place in flight, with a cap: the lease is released once, when the call's
-     * stage completes (its response came, it failed, or it was cancelled before it was sent). A
-     * caller that cancels after the request went out frees the place only when the exchange ends.
+     * One call of {@link #sendAsync}: a place in flight (with a cap), then a permit, then the
+     * exchange, completing the caller's {@link #response}. Until the request is handed to the
+     * client, any completion of that stage (cancelled, {@code orTimeout}, {@code completeOnTimeout},
+     * the caller completing it, or a failure of the place or the permit) gives the call up: it is
+     * never sent, the permit's reservation (or the wait for it) and the place are given back. Once
+     * handed over, a cancellation reaches the exchange, and the place is released when the exchange
+     * ends, whoever completed the stage.
      */
-    private <T> CompletableFuture<HttpResponse<T>> inFlight(HttpRequest request,
-                                                            java.util.function.Supplier<CompletableFuture<HttpResponse<T>>> call) {
-        if (permits.maxInFlight() == 0) {
-            return call.get();
+    private final class AsyncCall<T> {
+        private final String key;
+        private final Priority priority;
+        private final Supplier<CompletableFuture<HttpResponse<T>>> send;
+        private final CompletableFuture<HttpResponse<T>> response = new CompletableFuture<>();
+        // guarded by this: the hand-over and the giving up decide once which of them came first
+        private CompletableFuture<?> waiting;
+        private Lease place;
+        private boolean handedOver;
+        private boolean givenUp;
+        private CompletableFuture<HttpResponse<T>> exchange;
+
+        AsyncCall(HttpRequest request, Supplier<CompletableFuture<HttpResponse<T>>> send) {
+            this.key = RateLimitedHttpClient.this.key.apply(request);
+            this.priority = RateLimitedHttpClient.this.priority.apply(request);
+            this.send = send;
         }
-        CompletableFuture<Lease> place = permits.enterAsync(key.apply(request));
-        CompletableFuture<CompletableFuture<HttpResponse<T>>> started = place.thenApply(lease -> {
+
+        CompletableFuture<HttpResponse<T>> start() {
+            response.whenComplete((value, failure) -> ended());
+            if (permits.maxInFlight() == 0) {
+                acquire();
+            } else {
+                waitOn(permits.enterAsync(key)).whenComplete((lease, failure) -> {
+                    if (failure != null) {
+                        fail(failure);
+                    } else {
+                        entered(lease);
+                    }
+                });
+            }
+            return response;
+        }
+
+        /** {@code stage}, cancelled at once if the call was given up, else the one a give-up cancels. */
+        private <S> CompletableFuture<S> waitOn(CompletableFuture<S> stage) {
+            boolean cancel;
+            synchronized (this) {
+                cancel = givenUp;
+                waiting = stage;
+            }
+            if (cancel) {
+                stage.cancel(false);
+            }
+            return stage;
+        }
+
+        private void entered(Lease lease) {
+            boolean keep;
+            synchronized (this) {
+                keep = !givenUp;
+                place = lease;
+            }
+            if (!keep) {
+                lease.release();
+                return;
+            }
+            acquire();
+        }
+
+        private void acquire() {
+            waitOn(permits.acquireAsync(key, priority)).whenComplete((decision, failure) -> {
+                if (failure != null) {
+                    fail(failure);
+                } else {
+                    handOver();
+                }
+            });
+        }
+
+        /** Sends, unless the caller's stage was completed first: then the request never goes. */
+        private void handOver() {
+            synchronized (this) {
+                if (givenUp || response.isDone()) {
+                    return;   // ended() gives the place back (the slot has come: it passes unused)
+                }
+                handedOver = true;
+            }
             CompletableFuture<HttpResponse<T>> sent;
             try {
-                sent = call.get();
+                sent = send.get();
             } catch (RuntimeException e) {
-                lease.release();
-                throw e;
+                releasePlace();
+                response.completeExceptionally(e);
+                return;
             }
-            sent.whenComplete((value, failure) -> lease.release());
-            return sent;
-        });
-        CompletableFuture<HttpResponse<T>> response = started.thenCompose(sent -> sent);
-        response.whenComplete((value, failure) -> {
+            synchronized (this) {
+                exchange = sent;
+            }
             if (response.isCancelled()) {
-                place.cancel(false);
-                started.thenAccept(sent -> sent.cancel(false));
+                sent.cancel(false);   // cancelled between the hand-over and here
             }
-        });
-        return response;
-    }
+            sent.whenComplete((answer, failure) -> {
+                releasePlace();
+                if (failure != null) {
+                    fail(failure);
+                    return;
+                }
+                permits.learnAsync(key, answer.statusCode(), headers(answer))
+                        .whenComplete((pause, never) -> response.complete(answer));
+            });
+        }
 
-    private <T> CompletableFuture<HttpResponse<T>> limited(HttpRequest request,
-                                                           java.util.function.Supplier<CompletableFuture<HttpResponse<T>>> send) {
-        String k = key.apply(request);
-        CompletableFuture<?> permit = permits.acquireAsync(k, priority.apply(request));
-        CompletableFuture<HttpResponse<T>> response = permit.thenCompose(decision -> send.get())
-                .thenCompose(answer -> permits.learnAsync(k, answer.statusCode(), headers(answer)).thenApply(pause -> answer));
-        // a caller that gives up before its slot cancels the permit: nothing is sent
-        response.whenComplete((value, failure) -> {
-            if (response.isCancelled()) {
-                permit.cancel(false);
+        /** The caller's stage completed, by this call or by anyone else. */
+        private void ended() {
+            boolean gaveUp;
+            CompletableFuture<?> waited;
+            CompletableFuture<HttpResponse<T>> sent;
+            synchronized (this) {
+                givenUp = !handedOver;
+                gaveUp = givenUp;
+                waited = waiting;
+                sent = exchange;
             }
-        });
-        return response;
+            if (!gaveUp) {
+                if (sent != null && response.isCancelled()) {
+                    sent.cancel(false);
+                }
+                return;
+            }
+            if (waited != null) {
+                waited.cancel(false);   // stops the wait for the place, or gives the reservation back
+            }
+            releasePlace();
+        }
+
+        private void releasePlace() {
+            Lease held;
+            synchronized (this) {
+                held = place;
+            }
+            if (held != null) {
+                held.release();   // releasing twice releases once
+            }
+        }
+
+        private void fail(Throwable failure) {
+            response.completeExceptionally(failure instanceof CompletionException && failure.getCause() != null
+                    ? failure.getCause() : failure);
+        }
     }
 
     @Override

@@ -44,6 +44,25 @@ class PermitsPauseTest {
     }
 
     @Test
+    void aResetThatCannotBeMeantPausesNothingAndIsLoggedOnceWithoutTheKey() throws InterruptedException {
+        Permits permits = permits();
+        String millis = Long.toString(System.currentTimeMillis() + 60_000);
+        Map<String, String> answer = Map.of("RateLimit-Remaining", "0", "RateLimit-Reset", millis);
+        String log;
+        try (LogCapture capture = LogCapture.start()) {
+            assertThat(permits.learn("acct-secret", 429, answer::get)).as("an epoch in milliseconds: bad input").isZero();
+            assertThat(permits.learnAsync("acct-secret", 429, answer::get).join()).isZero();
+            assertThat(permits.learn("acct-secret", 429, Map.of("Retry-After", "Fri, 15 Jan 2100 08:00:07 GMT")::get))
+                    .as("a date decades ahead").isZero();
+            log = capture.text();
+        }
+        assertThat(log).contains("policy partner", "RateLimit-Reset: " + millis).doesNotContain("acct-secret");
+        assertThat(log.split("cannot be meant", -1)).as("logged once: %s", log).hasSize(2);
+        assertThat(permits.limiter().acquire("acct-secret", Duration.ZERO).outcome()).as("not paused")
+                .isEqualTo(Decision.Outcome.ALLOWED);
+    }
+
+    @Test
     void theLongestPauseIsFromOneSecondToAnHour() {
         assertThat(permits().longestPause()).isEqualTo(Permits.DEFAULT_LONGEST_PAUSE).isEqualTo(Duration.ofMinutes(5));
         assertThatThrownBy(() -> permits().withLongestPause(Duration.ofHours(2)))
