@@ -40,6 +40,11 @@ import java.util.function.Supplier;
  * {@code sluice.*} properties ({@code store}, {@code timeout}, {@code headers}, ...) apply. Each
  * guard lists its policies in the application's policy registry.
  *
+ * <p>Each handler's limit is decided once per request, whichever dispatch reaches it: a
+ * {@code forward:} or include to another {@code @RateLimit} handler is decided by that handler's
+ * limit too, while a later async or error dispatch to a handler already decided is not decided
+ * again.
+ *
  * <p>{@code charge=after} and concurrency leases are settled when the response is complete: when
  * the handler's dispatch completes ({@code afterCompletion}, with the response's status, or 500
  * for an exception before the response was committed), or, for an asynchronous handler
@@ -49,8 +54,8 @@ import java.util.function.Supplier;
 final class RateLimitInterceptor implements AsyncHandlerInterceptor {
 
     private static final Logger LOG = LoggerFactory.getLogger(RateLimitInterceptor.class);
-    private static final String CHARGED = RateLimitInterceptor.class.getName() + ".charged";
-    private static final String COMPLETION = RateLimitInterceptor.class.getName() + ".completion";
+    /** The request attribute holding the request's {@link Decided}. */
+    private static final String DECIDED = RateLimitInterceptor.class.getName() + ".decided";
     /** The cache's mark for a handler method without {@code @RateLimit}. */
     private static final Guard NONE = null;
 
@@ -60,6 +65,24 @@ final class RateLimitInterceptor implements AsyncHandlerInterceptor {
     private final Map<Method, List<Guard>> guards = new ConcurrentHashMap<>();
     private Shared shared; // guarded by this
     private Guard firstGuard; // guarded by this: the others share its once-only warnings
+
+    /**
+     * The guards that decided one request and what each leaves to do when its handler's dispatch
+     * completes ({@link AfterResponse#NONE}: nothing). A forward nests dispatches on one thread;
+     * an async dispatch follows the one before it: no two touch it at once.
+     */
+    private static final class Decided {
+        private final Map<Guard, AfterResponse> completions = new java.util.IdentityHashMap<>(4);
+
+        static Decided of(HttpServletRequest request) {
+            if (request.getAttribute(DECIDED) instanceof Decided decided) {
+                return decided;
+            }
+            Decided decided = new Decided();
+            request.setAttribute(DECIDED, decided);
+            return decided;
+        }
+    }
 
     /** The application-wide settings every handler's guard uses, and the store they name. */
     private record Shared(WebSettings web, Rejection reject, RateLimitStore store) {
@@ -74,21 +97,25 @@ final class RateLimitInterceptor implements AsyncHandlerInterceptor {
     @Override
     public boolean preHandle(HttpServletRequest request, HttpServletResponse response, Object handler)
             throws IOException {
-        if (!(handler instanceof HandlerMethod method) || request.getAttribute(CHARGED) != null) {
-            return true; // not a controller, or a later (async, error) dispatch of a request already decided
+        if (!(handler instanceof HandlerMethod method)) {
+            return true; // not a controller
         }
         Guard guard = guard(method);
         if (guard == NONE) {
             return true;
         }
-        request.setAttribute(CHARGED, Boolean.TRUE);
+        Decided decided = Decided.of(request);
+        if (decided.completions.containsKey(guard)) {
+            return true; // a later (async, error) dispatch to a handler this request already decided
+        }
+        decided.completions.put(guard, AfterResponse.NONE);
         HttpAnswer answer = guard.check(new ServletRequestView(request));
         for (HttpAnswer.Header header : answer.headers()) {
             response.setHeader(header.name(), header.value());
         }
         if (answer.proceeds()) {
             if (answer.afterResponse() != AfterResponse.NONE) {
-                request.setAttribute(COMPLETION, AfterResponse.once(answer.afterResponse()));
+                decided.completions.put(guard, AfterResponse.once(answer.afterResponse()));
             }
             return true;
         }
@@ -106,16 +133,28 @@ final class RateLimitInterceptor implements AsyncHandlerInterceptor {
 
     @Override
     public void afterConcurrentHandlingStarted(HttpServletRequest request, HttpServletResponse response, Object handler) {
-        if (request.getAttribute(COMPLETION) instanceof AfterResponse completion && request.isAsyncStarted()) {
+        AfterResponse completion = completion(request, handler);
+        if (completion != AfterResponse.NONE && request.isAsyncStarted()) {
             request.getAsyncContext().addListener(new End(completion, response));
         }
     }
 
     @Override
     public void afterCompletion(HttpServletRequest request, HttpServletResponse response, Object handler, Exception ex) {
-        if (request.getAttribute(COMPLETION) instanceof AfterResponse completion && !request.isAsyncStarted()) {
+        AfterResponse completion = completion(request, handler);
+        if (completion != AfterResponse.NONE && !request.isAsyncStarted()) {
             completion.complete(ex == null ? response.getStatus() : failed(response));
         }
+    }
+
+    /** What is left to do when {@code handler}'s dispatch of the request completes; once only, by {@link AfterResponse#once}. */
+    private AfterResponse completion(HttpServletRequest request, Object handler) {
+        if (!(handler instanceof HandlerMethod method) || !(request.getAttribute(DECIDED) instanceof Decided decided)) {
+            return AfterResponse.NONE;
+        }
+        List<Guard> cached = guards.get(method.getMethod());
+        AfterResponse completion = cached == null || cached.isEmpty() ? null : decided.completions.get(cached.get(0));
+        return completion == null ? AfterResponse.NONE : completion;
     }
 
     /** The status a failed response counts as: once committed, the one sent; before that, 500. */

@@ -50,7 +50,8 @@ class SluiceEndpointTest {
                 "alice", "alice-secret");
         assertThat(set.statusCode()).isEqualTo(200);
         assertThat(set.body()).contains("\"effective\":{\"limit\":\"50/1m\"",
-                "\"override\":{\"limit\":\"50/1m\",\"burst\":\"50\",\"by\":\"alice\""); // the principal Actuator passes
+                "\"override\":{\"limit\":\"50/1m\",\"burst\":\"50\",\"by\":\"alice\"", // the principal Actuator passes
+                "\"configuredWhenSet\":{\"limit\":\"2/1m\",\"burst\":2}", "\"configuredChanged\":false", "\"applied\":true");
         assertThat(http.get("/quota/a").statusCode()).isEqualTo(404); // the new limit: room again
 
         HttpResponse<String> cleared = http.delete("/actuator/sluice/quota");

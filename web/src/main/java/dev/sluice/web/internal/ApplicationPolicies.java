@@ -33,7 +33,13 @@ import java.util.function.UnaryOperator;
  * registered, one daemon thread ({@code sluice-overrides}) reads every store's overrides each
  * {@link PolicyRegistry#REFRESH_SECONDS} seconds and applies the changed ones.
  *
- * <p>An override is stored as {@code <limit>|<burst>|<instant>|<principal>}.
+ * <p>An override is stored as {@code <limit>|<burst>|<instant>|configured=<limit>,<burst>|<principal>},
+ * the configured limit being the one of the instance that set it; older versions wrote
+ * {@code <limit>|<burst>|<instant>|<principal>}, which is read too.
+ *
+ * <p>Each instance logs at WARN each override it applies that differs from its configured limit,
+ * and each it cannot apply, once per override and configuration (when it starts with one in the
+ * store, and when one changes): the instance that set it is not the only one whose clients see it.
  *
  * <p>Thread-safe: changes are serialised on the registry; decisions only read a guard's volatile
  * choice of limiters.
@@ -59,8 +65,13 @@ public final class ApplicationPolicies implements PolicyRegistry {
     private final List<Route> routes = new ArrayList<>();
     /** The overrides last read from each store, raw; applied to its routes. */
     private final Map<RateLimitStore, Map<String, String>> applied = new IdentityHashMap<>();
-    /** Raw values already warned about as unreadable, so that each is logged once. */
-    private final Set<String> warned = new LinkedHashSet<>();
+    /**
+     * Per policy, the override and configured limit last logged ({@link #announce}), so that
+     * each is logged once per instance.
+     */
+    private final Map<String, String> announced = new HashMap<>();
+    /** The policies whose override was last logged as deciding instead of the configured limit. */
+    private final Set<String> overridden = new java.util.HashSet<>();
     private ScheduledExecutorService refresher;
     /** Refreshes failed in a row; warned of at {@link #FAILURES_WARNED}. */
     private int refreshFailures;
@@ -81,6 +92,7 @@ public final class ApplicationPolicies implements PolicyRegistry {
         Map<String, String> known = applied.get(store);
         if (known != null) {
             guard.override(overrides(known));
+            announce();
         }
         if (refresher == null) {
             refresher = Executors.newSingleThreadScheduledExecutor(task -> {
@@ -153,7 +165,6 @@ public final class ApplicationPolicies implements PolicyRegistry {
     public void override(String policy, String limit, String burst, String principal) {
         Objects.requireNonNull(limit, "limit");
         String by = principal == null || principal.isBlank() ? "anonymous" : principal;
-        String raw = limit.trim() + "|" + (burst == null ? "" : burst.trim()) + "|" + Instant.now() + "|" + by;
         Limit was;
         Limit now;
         synchronized (this) {
@@ -163,7 +174,8 @@ public final class ApplicationPolicies implements PolicyRegistry {
             for (Route route : of) {
                 parse(configured(List.of(route), policy), limit, burst);
             }
-            store(of, policy, raw);
+            store(of, policy, new Stored(limit.trim(), burst == null ? "" : burst.trim(), Instant.now(), signature(was),
+                    by).raw());
         }
         LOG.info("Sluice policy '{}': limit overridden by {} at {}: {} (configured {})", policy, by, Instant.now(),
                 describe(now), describe(was));
@@ -252,26 +264,124 @@ public final class ApplicationPolicies implements PolicyRegistry {
                 route.guard.override(override);
             }
         }
+        announce();
     }
 
-    /** The limits of {@code overrides}: each limit's override, or the limit itself. */
-    private UnaryOperator<Limit> overrides(Map<String, String> overrides) {
+    /** The limits of {@code overrides}: each limit's override, or the limit itself if there is none or it is bad. */
+    private static UnaryOperator<Limit> overrides(Map<String, String> overrides) {
         return limit -> {
             String raw = overrides.get(limit.policy());
             if (raw == null) {
                 return limit;
             }
-            String[] fields = raw.split("\\|", 4);
+            Stored stored = Stored.parse(raw);
             try {
-                return parse(limit, fields[0], fields.length > 1 ? fields[1] : null);
+                return parse(limit, stored.limit(), stored.burst());
             } catch (IllegalArgumentException e) {
-                if (warned.add(raw)) {
-                    LOG.warn("Sluice policy '{}': the override in the store is not applied: {}", limit.policy(),
-                            e.getMessage());
-                }
-                return limit;
+                return limit; // logged by announce
             }
         };
+    }
+
+    /**
+     * Logs what changed in the overrides this instance applies, once per override and configured
+     * limit: at WARN an override that decides instead of the configured limit, or that cannot be
+     * applied; at INFO the configured limit deciding again. On every instance, not only the one
+     * that set it: a forgotten override beats a new deployment's configuration silently otherwise.
+     * Names no store: its address may carry a password.
+     */
+    private void announce() {
+        Map<String, List<Route>> byPolicy = byPolicy();
+        announced.keySet().retainAll(byPolicy.keySet());
+        overridden.retainAll(byPolicy.keySet());
+        byPolicy.forEach((name, of) -> {
+            String raw = applied.getOrDefault(of.get(0).store, Map.of()).get(name);
+            Limit configured = configured(of, name);
+            String key = raw + "\n" + signature(configured);
+            if (key.equals(announced.put(name, key))) {
+                return;
+            }
+            Stored stored = raw == null ? null : Stored.parse(raw);
+            String problem = stored == null ? null : notApplied(of, name, stored);
+            Limit now = stored == null || problem != null ? configured : parse(configured, stored.limit(), stored.burst());
+            if (problem != null) {
+                LOG.warn("Sluice policy '{}': the override in the store is not applied: {}; the configured limit {} "
+                        + "decides", name, problem, describe(configured));
+            } else if (!signature(now).equals(signature(configured))) {
+                LOG.warn("Sluice policy '{}': the override {} decides instead of the configured limit {} (set by {} at "
+                        + "{}{})", name, describe(now), describe(configured), stored.by(),
+                        stored.at() == null ? "an unknown time" : stored.at(),
+                        changed(stored, configured) ? ", when " + describe(stored.configured()) + " was configured" : "");
+                overridden.add(name);
+                return;
+            }
+            if (overridden.remove(name) && problem == null) {
+                LOG.info("Sluice policy '{}': the configured limit {} decides again", name, describe(configured));
+            }
+        });
+    }
+
+    /** Why one of {@code of} cannot apply {@code stored}, or {@code null}: all can. */
+    private static String notApplied(List<Route> of, String policy, Stored stored) {
+        for (Route route : of) {
+            try {
+                parse(configured(List.of(route), policy), stored.limit(), stored.burst());
+            } catch (IllegalArgumentException e) {
+                return e.getMessage();
+            }
+        }
+        return null;
+    }
+
+    /** Whether the limit configured here differs from the one {@code stored} was set against, when it says. */
+    private static boolean changed(Stored stored, Limit configured) {
+        return stored.configured() != null && !stored.configured().equals(signature(configured));
+    }
+
+    /** What an override replaces of a limit, as stored: {@code <count>/<period>,<burst>}. */
+    private static String signature(Limit limit) {
+        return limit.count() + "/" + dev.sluice.internal.Durations.formatDuration(limit.period()) + "," + limit.burst();
+    }
+
+    /** A {@link #signature} as {@link #describe} writes a limit. */
+    private static String describe(String signature) {
+        int comma = signature.lastIndexOf(',');
+        return comma < 0 ? signature : signature.substring(0, comma) + " burst " + signature.substring(comma + 1);
+    }
+
+    /**
+     * An override as the store keeps it. Its fields are never checked here: what decides is
+     * {@link #parse}d against each configured limit.
+     *
+     * @param configured the {@link #signature} of the limit configured where it was set, or {@code null}
+     * @param at         when it was set, or {@code null} if written by hand
+     */
+    private record Stored(String limit, String burst, Instant at, String configured, String by) {
+
+        private static final String CONFIGURED = "configured=";
+
+        static Stored parse(String raw) {
+            String[] fields = raw.split("\\|", 4);
+            Instant at = null;
+            try {
+                at = fields.length > 2 && !fields[2].isEmpty() ? Instant.parse(fields[2]) : null;
+            } catch (RuntimeException e) {
+                // written by hand: shown without a time
+            }
+            String rest = fields.length > 3 ? fields[3] : null;
+            String configured = null;
+            if (rest != null && rest.startsWith(CONFIGURED) && rest.indexOf('|') > 0) {
+                configured = rest.substring(CONFIGURED.length(), rest.indexOf('|'));
+                rest = rest.substring(rest.indexOf('|') + 1);
+            }
+            return new Stored(fields[0], fields.length > 1 && !fields[1].isEmpty() ? fields[1] : null, at, configured,
+                    rest);
+        }
+
+        String raw() {
+            return limit + "|" + (burst == null ? "" : burst) + "|" + (at == null ? "" : at) + "|" + CONFIGURED
+                    + configured + "|" + by;
+        }
     }
 
     /**
@@ -296,6 +406,9 @@ public final class ApplicationPolicies implements PolicyRegistry {
     }
 
     private static String describe(Limit limit) {
+        if (!limit.algorithm().isRate()) {
+            return limit.count() + " in flight"; // a cap's period is no rate's
+        }
         return limit.count() + "/" + dev.sluice.internal.Durations.formatDuration(limit.period())
                 + (limit.algorithm().hasBurst() ? " burst " + limit.burst() : "");
     }
@@ -379,15 +492,18 @@ public final class ApplicationPolicies implements PolicyRegistry {
         PolicyView.Override override = null;
         String raw = applied.getOrDefault(first.store, Map.of()).get(name);
         if (raw != null) {
-            String[] fields = raw.split("\\|", 4);
-            Instant at = null;
+            Stored stored = Stored.parse(raw);
+            String then = stored.configured();
+            int comma = then == null ? -1 : then.lastIndexOf(',');
+            PolicyView.ConfiguredLimit whenSet = null;
             try {
-                at = fields.length > 2 ? Instant.parse(fields[2]) : null;
-            } catch (RuntimeException e) {
-                // written by hand: shown without a time
+                whenSet = comma < 0 ? null
+                        : new PolicyView.ConfiguredLimit(then.substring(0, comma), Long.parseLong(then.substring(comma + 1)));
+            } catch (NumberFormatException e) {
+                // written by hand: not shown
             }
-            override = new PolicyView.Override(fields[0], fields.length > 1 && !fields[1].isEmpty() ? fields[1] : null,
-                    fields.length > 3 ? fields[3] : null, at);
+            override = new PolicyView.Override(stored.limit(), stored.burst(), stored.by(), stored.at(), whenSet,
+                    whenSet != null && changed(stored, configured), notApplied(of, name, stored));
         }
         Map<String, Long> counts = new LinkedHashMap<>();
         long[][] series = new long[2][SERIES_SECONDS];

@@ -187,6 +187,10 @@ public final class Console {
                     .append(",\"burst\":").append(string(view.override().burst()))
                     .append(",\"by\":").append(string(view.override().by()))
                     .append(",\"at\":").append(string(view.override().at() == null ? null : view.override().at().toString()))
+                    .append(",\"configuredWhenSet\":").append(configuredWhenSet(view.override().configuredWhenSet()))
+                    .append(",\"configuredChanged\":").append(view.override().configuredChanged())
+                    .append(",\"applied\":").append(view.override().applied())
+                    .append(",\"notApplied\":").append(string(view.override().notApplied()))
                     .append('}');
         }
         out.append(",\"store\":").append(string(view.store()))
@@ -216,6 +220,10 @@ public final class Console {
         return "{\"limit\":" + string(limit.count() + "/" + Durations.formatDuration(limit.period()))
                 + ",\"burst\":" + limit.burst() + ",\"algorithm\":" + string(limit.algorithm().configName())
                 + ",\"cost\":" + limit.cost() + "}";
+    }
+
+    private static String configuredWhenSet(PolicyView.ConfiguredLimit limit) {
+        return limit == null ? "null" : "{\"limit\":" + string(limit.limit()) + ",\"burst\":" + limit.burst() + "}";
     }
 
     private static String strings(List<String> values) {

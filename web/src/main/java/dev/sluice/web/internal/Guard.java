@@ -360,7 +360,10 @@ public final class Guard {
      */
     void override(UnaryOperator<Limit> override) {
         if (configured != null) {
-            choice = configured.withOverrides(override);
+            LimitChoice was = choice;
+            LimitChoice now = configured.withOverrides(override);
+            choice = now;
+            now.replacing(was);
         }
     }
 

@@ -43,6 +43,8 @@ final class LimitChoice {
     private final String[] tierNames;
     private final Branch[] tierBranches;
     private final LimitResolver limitResolver;
+    /** The listeners the limiters publish metrics to, told which limiter decides after an override. */
+    private final Meters meters;
     private final Map<List<Limit>, Branch> resolved = new ConcurrentHashMap<>();
     private final AtomicBoolean warnedResolved = new AtomicBoolean();
 
@@ -75,7 +77,7 @@ final class LimitChoice {
     }
 
     private LimitChoice(Branch base, Function<List<Limit>, RateLimiter> builder, HeaderStyle headers, String where,
-                        TierSource tierSource, Map<String, Branch> tiers, LimitResolver limitResolver) {
+                        TierSource tierSource, Map<String, Branch> tiers, LimitResolver limitResolver, Meters meters) {
         this.base = base;
         this.builder = builder;
         this.headers = headers;
@@ -85,23 +87,27 @@ final class LimitChoice {
         this.tierNames = tiers.keySet().toArray(new String[0]); // in tier-limits order, for role
         this.tierBranches = tiers.values().toArray(new Branch[0]);
         this.limitResolver = limitResolver;
+        this.meters = meters;
     }
 
     /** Always the limits of {@code limiter}; {@code builder} builds a resolver's limiters. */
     static LimitChoice fixed(RateLimiter limiter, Function<List<Limit>, RateLimiter> builder, HeaderStyle headers,
                              String where) {
-        return new LimitChoice(Branch.of(limiter, headers, where), builder, headers, where, null, Map.of(), null);
+        return new LimitChoice(Branch.of(limiter, headers, where), builder, headers, where, null, Map.of(), null,
+                Meters.NONE);
     }
 
     /**
      * The limiters of {@code routes}, decided together: {@code own}, of their own limits, and one
      * per tier named by any of them (each route's limit of that tier, or its own limit if it names
-     * no such tier; a tier unlimited on every route asks no store), built by {@code builder}.
+     * no such tier; a tier unlimited on every route asks no store), built by {@code builder}, whose
+     * limiters publish to {@code meters}.
      *
      * @throws IllegalArgumentException if the routes name tiers but {@code tierSource} is {@code null}
      */
     static LimitChoice of(List<RouteSpec> routes, TierSource tierSource, RateLimiter own,
-                          Function<List<Limit>, RateLimiter> builder, HeaderStyle headers, String where) {
+                          Function<List<Limit>, RateLimiter> builder, HeaderStyle headers, String where,
+                          Meters meters) {
         Set<String> names = new LinkedHashSet<>();
         routes.forEach(route -> route.tiers().forEach(tier -> names.add(tier.name())));
         if (!names.isEmpty() && tierSource == null) {
@@ -120,12 +126,12 @@ final class LimitChoice {
             }
             tiers.put(name, limits.isEmpty() ? UNLIMITED : Branch.of(builder.apply(limits), headers, where));
         }
-        return new LimitChoice(Branch.of(own, headers, where), builder, headers, where, tierSource, tiers, null);
+        return new LimitChoice(Branch.of(own, headers, where), builder, headers, where, tierSource, tiers, null, meters);
     }
 
     /** This choice with the resolver deciding instead of the tiers. */
     LimitChoice withResolver(LimitResolver newResolver) {
-        return new LimitChoice(base, builder, headers, where, tierSource, Map.of(), newResolver);
+        return new LimitChoice(base, builder, headers, where, tierSource, Map.of(), newResolver, meters);
     }
 
     /**
@@ -140,7 +146,23 @@ final class LimitChoice {
         for (int i = 0; i < tierNames.length; i++) {
             newTiers.put(tierNames[i], overridden(tierBranches[i], override));
         }
-        return new LimitChoice(overridden(base, override), builder, headers, where, tierSource, newTiers, limitResolver);
+        return new LimitChoice(overridden(base, override), builder, headers, where, tierSource, newTiers, limitResolver,
+                meters);
+    }
+
+    /**
+     * Tells the meters of each limiter of this choice that was not deciding in {@code was} (a
+     * choice of the same route, its limiters in the same places) the state of its circuit: the
+     * circuit gauge then follows the limiter deciding now.
+     */
+    void replacing(LimitChoice was) {
+        List<RateLimiter> now = limiters();
+        List<RateLimiter> before = was.limiters();
+        for (int i = 0; i < now.size(); i++) {
+            if (i >= before.size() || now.get(i) != before.get(i)) {
+                meters.deciding(now.get(i));
+            }
+        }
     }
 
     private Branch overridden(Branch branch, java.util.function.UnaryOperator<Limit> override) {

@@ -96,7 +96,8 @@ final class RouteGroup {
     /**
      * The rate limits' choice: one limiter of the routes' own limits, and one per tier and per
      * resolved list sharing its store and settings, each publishing metrics under its own
-     * policies; {@code null} when the group has only a cap.
+     * policies (a limiter built again for the same policies, by an override, to the same meters);
+     * {@code null} when the group has only a cap.
      *
      * @throws IllegalArgumentException if the routes name tiers but {@code tier} is {@code null}
      */
@@ -105,11 +106,12 @@ final class RouteGroup {
             return null;
         }
         List<Limit> own = rates.stream().map(RouteSpec::limit).toList();
+        Meters meters = new Meters(web.metrics(), meterRegistry);
         RateLimiter limiter = RateLimiter.builder().limits(own).store(store).failureMode(failureMode)
                 .timeout(web.timeout()).shadowMode(web.shadow()).localShare(web.localShare())
-                .listener(metrics(web, meterRegistry, own)).build();
-        return LimitChoice.of(rates, tier, limiter, limits -> limiter.withLimits(limits, metrics(web, meterRegistry, limits)),
-                web.headers(), where);
+                .listener(meters.of(own)).build();
+        return LimitChoice.of(rates, tier, limiter, limits -> limiter.withLimits(limits, meters.of(limits)),
+                web.headers(), where, meters);
     }
 
     /**

@@ -99,11 +99,21 @@
     text(node.querySelector('.name'), policy.name);
     const limit = node.querySelector('.limit');
     text(limit, describe(policy.effective));
-    limit.className = policy.override ? 'limit overridden' : 'limit';
+    const override = policy.override;
+    // An override the application cannot apply is not in force: the configured limit decides.
+    const inForce = override && override.applied !== false;
+    limit.className = inForce ? 'limit overridden' : 'limit';
     text(node.querySelector('.configured'), describe(policy.configured));
-    text(node.querySelector('.override'), policy.override
-      ? policy.override.limit + (policy.override.burst ? ' burst ' + policy.override.burst : '')
-        + ' by ' + policy.override.by + ' at ' + policy.override.at : 'none');
+    const shown = node.querySelector('.override');
+    text(shown, override
+      ? override.limit + (override.burst ? ' burst ' + override.burst : '')
+        + ' by ' + override.by + ' at ' + override.at
+        + (override.applied === false ? ' (NOT APPLIED: ' + override.notApplied + ')' : '')
+        + (override.configuredChanged ? ' (set when ' + override.configuredWhenSet.limit + ' burst '
+          + override.configuredWhenSet.burst + ' was configured; the configuration changed since)' : '')
+      : 'none');
+    shown.className = override && (override.applied === false || override.configuredChanged)
+      ? 'override attention' : 'override';
     text(node.querySelector('.routes'), policy.routes.join(', '));
     text(node.querySelector('.key'), policy.key);
     const store = node.querySelector('.store');
