@@ -710,8 +710,8 @@ public abstract class RateLimitStoreContract {
      * Slots given up anywhere in the schedule come back: eight waiters on a limit of one call a
      * second (burst 1) hold the slots at 1 to 8 s behind a first call at 0 s; at 2.5 s on the
      * store's clock they all give up, in the order they booked, the first three by cancelling
-     * their stage, the next three interrupted in {@code acquire}, the last two by their stage's
-     * {@code orTimeout}. The next caller gets the earliest given-up slot still ahead, 3 s, about
+     * their stage, the next three interrupted in {@code acquire}, the last two by an
+     * {@code orTimeout} on their stage. The next caller gets the earliest given-up slot still ahead, 3 s, about
      * one second away, rather than queueing behind the given-up ones; seven more get 4 s, 5 s and
      * on. Asserted on the store's granted slots (its clock when booked plus the wait it answered),
      * never on the wall clock: every slot granted and kept is at least a second from any other.
@@ -744,8 +744,8 @@ public abstract class RateLimitStoreContract {
                 sleeper.start();
                 sleepers.add(sleeper);
             } else {
-                java.util.concurrent.CompletableFuture<Decision> stage = limiter.acquireAsync(caller, patient);
-                stages.add(i <= 3 ? stage : stage.orTimeout(2, java.util.concurrent.TimeUnit.SECONDS));
+                // the last two get their orTimeout when they give up, so that none goes before all are booked
+                stages.add(limiter.acquireAsync(caller, patient));
             }
             store.awaitBookings(1 + i); // in order: waiter i holds the slot at i seconds
         }
@@ -766,10 +766,10 @@ public abstract class RateLimitStoreContract {
         assertThat(thrown).as(where + ": the interrupted waiters").hasSize(3)
                 .allMatch(e -> e instanceof InterruptedException);
         for (int i = 3; i < 5; i++) {
-            int index = i;
-            assertThat(stages.get(i)).as(where + ": waiter %d times out", index + 4).failsWithin(PATIENT);
+            stages.get(i).orTimeout(10, java.util.concurrent.TimeUnit.MILLISECONDS);
+            assertThat(stages.get(i)).as(where + ": waiter %d times out", i + 4).failsWithin(PATIENT);
+            store.awaitGivenBack(i + 4);
         }
-        store.awaitGivenBack(8);
 
         List<Long> granted = new ArrayList<>(List.of(start));
         List<java.util.concurrent.CompletableFuture<Decision>> next = new ArrayList<>();
