@@ -184,10 +184,11 @@ public final class RateLimiter extends LimiterShell {
      * by the caller, {@code orTimeout}) does not send, and its reservation is given back to the
      * store (or to the local limiter that made it) without blocking the thread that completed it
      * ({@link RateLimitStore#giveBack}): the quota used is what was sent. A token bucket or GCRA
-     * takes the slot back while it is the last one booked, so the next caller gets it; once a
-     * reservation is booked behind it, the slot passes unused, since the reservations behind it
-     * were placed after it and handing it to a later caller would put two calls in one slot. A
-     * window gives its booked window's place back whatever was booked after it. Store failures
+     * hands the slot to the next caller that reserves, wherever it sat in the schedule: the last
+     * one booked moves the schedule's end back; one with reservations booked behind it is kept by
+     * the store, and the next reservation takes the earliest such slot still ahead before it
+     * extends the schedule, so each slot goes to one call and no two calls come closer than the
+     * limit allows. A window gives its booked window's place back whatever was booked after it. Store failures
      * become decisions following the failure mode, as for {@link #acquire(String, long, Duration)}.
      *
      * @throws IllegalArgumentException if {@code cost} is below 1 or {@code maxWait} out of range
@@ -324,8 +325,9 @@ public final class RateLimiter extends LimiterShell {
     /**
      * Returns a reservation its waiter gave up, as the store booked it: to the store, or to the
      * local limiter that made it ({@link RateLimitStore#giveBack}). The store returns it exactly
-     * where that hands no call a slot it shares with another: a bucket only while nothing is
-     * booked after it (else its slot passes unused), a window by lowering its window's count.
+     * where that hands no call a slot it shares with another: a bucket by moving its schedule's
+     * end back while nothing is booked after it, else by keeping the slot for the next
+     * reservation; a window by lowering its window's count.
      * {@code mayBlock}: wait for the store at most the timeout; else send and go.
      */
     private void giveBack(String caller, Reservation asked, Decision decision, boolean mayBlock) {

@@ -21,7 +21,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * {@link RateLimiter#acquireAsync}'s stage cancelled or timed out): the quota used is what was
  * sent. At one call per 100 s with a burst of one, reservations A, B and C hold the slots at 0,
  * 100 s and 200 s. C, the last, given up: the next caller gets C's slot. B, given up while C is
- * booked behind it: nothing changes, B's slot passes unused, so that no two calls share a slot.
+ * booked behind it: the store keeps B's slot, and the next caller takes it before the schedule
+ * is extended; no two calls share a slot.
  * The store's clock is a manual one, so no slot comes during a test; the stores' arithmetic (and
  * its Lua twin) is in the store contract.
  */
@@ -78,14 +79,15 @@ class GivenUpSlotsTest {
     }
 
     @Test
-    void aStageGivenUpInsideTheSchedulePassesUnusedAndNoTwoCallsShareASlot() throws Exception {
+    void aStageGivenUpInsideTheScheduleGoesToTheNextCallerAndNoTwoCallsShareASlot() throws Exception {
         limiter.acquireAsync("p", Duration.ZERO).get(5, TimeUnit.SECONDS);
         CompletableFuture<Decision> b = waiter(limiter, PATIENT);
         CompletableFuture<Decision> c = waiter(limiter, PATIENT);
         assertThat(b.cancel(false)).isTrue();
-        assertThat(nextSlot()).as("B's slot passes unused: the next caller comes after C").isEqualTo(Duration.ofSeconds(300));
+        assertThat(nextSlot()).as("B's slot, given up before C's, is the next caller's").isEqualTo(Duration.ofSeconds(100));
         assertThat(c.cancel(false)).isTrue();
-        assertThat(nextSlot()).as("C is no longer the last: its slot passes unused too").isEqualTo(Duration.ofSeconds(400));
+        assertThat(nextSlot()).as("C's slot, the last of the schedule, is the next caller's").isEqualTo(Duration.ofSeconds(200));
+        assertThat(nextSlot()).as("each slot goes once: then the schedule goes on").isEqualTo(Duration.ofSeconds(300));
     }
 
     @Test

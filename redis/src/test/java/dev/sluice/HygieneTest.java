@@ -1,6 +1,7 @@
 package dev.sluice;
 
 import dev.sluice.redis.RedisStore;
+import dev.sluice.spi.RateLimitStore;
 import dev.sluice.testing.Stores;
 import dev.sluice.testing.TestRedis;
 import org.junit.jupiter.api.Test;
@@ -56,10 +57,27 @@ class HygieneTest {
             }
             assertThat(ttl).as("TTL of " + key).isPositive();
         }
+        // the returned slots of a bucket (tb:slots, gcra:slots): kept no longer than the schedule
+        // they lie in, which here ends within three periods
+        for (Limit limit : List.of(Limit.of("hygiene-slots-tb", "10/1m").withBurst(1),
+                Limit.of("hygiene-slots-gcra", "10/1m").withBurst(1).withAlgorithm(Algorithm.GCRA))) {
+            RedisStore store = RedisStore.of(client);
+            List<RateLimitStore.Booking> booked = new java.util.ArrayList<>();
+            for (int i = 0; i < 3; i++) {
+                booked.add(store.book(run, List.of(limit), Duration.ofMinutes(1)).toCompletableFuture().join());
+            }
+            store.giveBack(run, List.of(limit), booked.get(1)).toCompletableFuture().join();
+            List<String> slots = TestRedis.sluiceKeys(client).stream()
+                    .filter(key -> key.contains(":" + limit.policy() + ":") && key.endsWith(":slots")).toList();
+            assertThat(slots).as("the returned slots of " + limit).hasSize(1);
+            assertThat(client.getBucket(slots.get(0)).remainTimeToLive()).as("TTL of " + slots.get(0))
+                    .isPositive().isLessThanOrEqualTo(3 * 6_000L);
+            assertThat(slots.get(0).getBytes(StandardCharsets.UTF_8).length).as(slots.get(0)).isLessThanOrEqualTo(256);
+        }
         Map<String, Long> periodMillis = Map.of("tb", 1_000L, "gcra", 60_000L, "sw", 3_600_000L, "fw", 86_400_000L,
                 "sl", 500L);
         for (String key : keys) {
-            if (key.contains(":hygiene-")) {
+            if (key.contains(":hygiene-") && !key.contains(":hygiene-slots-")) {
                 String suffix = key.substring(key.lastIndexOf(':') + 1);
                 assertThat(client.getBucket(key).remainTimeToLive()).as("TTL of " + key + ", at most twice the period")
                         .isLessThanOrEqualTo(2 * periodMillis.get(suffix));

@@ -57,8 +57,9 @@ class TwinTest {
      * The same traces with reservations (decide.lua's reservation form, Caller.reserve) and
      * pauses (pause.lua, LimitState.pause) before
      * about a third of the decisions, each of a random longest wait, and some given up by their
-     * waiters (giveback.lua, LimitState.giveBack), the last one booked or an earlier one: every
-     * reservation, where it ends each schedule, and every decision after them must be the same.
+     * waiters (giveback.lua, LimitState.giveBack), the last one booked or an earlier one (whose
+     * slot a bucket keeps for a later reservation to take): every reservation, where it ends each
+     * schedule, and every decision after them must be the same.
      */
     @ParameterizedTest(name = "{0}")
     @EnumSource(value = Algorithm.class, names = "CONCURRENCY", mode = EnumSource.Mode.EXCLUDE)
@@ -108,6 +109,70 @@ class TwinTest {
             assertThat(redisEnds).as("seed %d: where the reservations end each schedule, limits %s", seed, limits)
                     .isEqualTo(memoryEnds);
         }
+    }
+
+    /**
+     * Traces of reservations queued far ahead on a bucket (alone, or with a fixed window beside
+     * it), many given up from the middle of the schedule, with decisions and clock steps between
+     * them: decide.lua's reservation form and giveback.lua must keep and take the returned slots
+     * (the bucket's {@code :slots} key) exactly as Caller.reserve and LimitState.giveBack do, and
+     * the traces must take some.
+     */
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(value = Algorithm.class, names = {"TOKEN_BUCKET", "GCRA"})
+    void returnedSlotsAreKeptAndTakenAlike(Algorithm algorithm) {
+        long taken = 0;
+        for (int trace = 0; trace < TRACES / 2; trace++) {
+            long seed = 90_000L + algorithm.ordinal() * 1_000L + trace;
+            List<Object> memory = givenUpTrace(Stores.MEMORY::create, algorithm, seed);
+            List<Object> redis = givenUpTrace(time -> RedisStore.builder().client(Stores.client())
+                    .timeSourceForTesting(time).localRejections(0).build(), algorithm, seed);
+            assertThat(redis).as("seed %d", seed).isEqualTo(memory);
+            // a reservation that took a returned slot ends the bucket's schedule at "slot, -1"
+            taken += memory.stream().filter(step -> step.toString().contains(", -1, ")).count();
+        }
+        assertThat(taken).as("reservations that took a returned slot, in all traces of " + algorithm).isPositive();
+    }
+
+    /** One trace of {@link #returnedSlotsAreKeptAndTakenAlike}: each decision, and each booking's ends. */
+    private static List<Object> givenUpTrace(Function<TimeSource, RateLimitStore> store, Algorithm algorithm, long seed) {
+        SplittableRandom random = new SplittableRandom(seed);
+        ManualClock clock = new ManualClock(ManualClock.ALIGNED_START + random.nextLong(1_000_000_000L));
+        RateLimitStore shared = store.apply(clock);
+        String caller = "returned-" + UUID.randomUUID();
+        // an interval of at least 30 s: real-time TTLs in Redis outlive the trace
+        Limit bucket = Limit.of("returned-bucket", 1 + random.nextInt(20), Duration.ofSeconds(600 + random.nextInt(3_000)))
+                .withBurst(1 + random.nextInt(3)).withAlgorithm(algorithm);
+        Limit window = Limit.of("returned-window", 20 + random.nextInt(40), Duration.ofHours(1 + random.nextInt(3)))
+                .withAlgorithm(Algorithm.FIXED_WINDOW);
+        List<Limit> limits = random.nextBoolean() ? List.of(bucket) : List.of(bucket, window);
+        long interval = bucket.periodMicros() / bucket.count();
+        List<Booked> booked = new ArrayList<>();
+        List<Object> trace = new ArrayList<>();
+        for (int step = 0; step < 120; step++) {
+            if (random.nextInt(4) == 0) {
+                clock.set(clock.nowMicros() + 1 + random.nextLong(2 * interval));
+            }
+            int what = random.nextInt(10);
+            if (what < 5) {
+                long cost = Math.min(1 + random.nextInt(2), bucket.capacity());
+                List<Limit> costed = limits.stream().map(l -> l.withCost(cost)).toList();
+                Duration ahead = Duration.ofNanos(random.nextLong(30 * interval) * 1_000);
+                RateLimitStore.Booking booking = shared.book(caller, costed, ahead).toCompletableFuture().join();
+                trace.add(booking.decision());
+                trace.add("ends " + java.util.Arrays.toString(booking.ends()));
+                if (booking.decision().outcome() == Decision.Outcome.ALLOWED) {
+                    booked.add(new Booked(caller, costed, booking));
+                }
+            } else if (what < 9 && !booked.isEmpty()) {
+                Booked given = booked.remove(random.nextInt(booked.size()));
+                shared.giveBack(given.caller(), given.limits(), given.booking()).toCompletableFuture().join();
+                trace.add("given back");
+            } else {
+                trace.add(shared.decide(caller, limits).toCompletableFuture().join());
+            }
+        }
+        return trace;
     }
 
     @ParameterizedTest(name = "{0}")

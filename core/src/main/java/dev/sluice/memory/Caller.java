@@ -272,11 +272,14 @@ final class Caller {
         }
     }
 
-    /** Returns a reservation given up by its waiter under each of these limits (see {@link LimitState#giveBack}). */
+    /**
+     * Returns a reservation given up by its waiter under each of these limits (see
+     * {@link LimitState#giveBack}); {@code ends} as {@link #reserve} wrote them.
+     */
     void giveBack(long now, List<Limit> limits, long[] ends) {
         for (int i = 0; i < limits.size(); i++) {
             Limit limit = limits.get(i);
-            state(limit, now).giveBack(limit.cost(), ends[2 * i], ends[2 * i + 1]);
+            state(limit, now).giveBack(now, limit.cost(), ends[3 * i], ends[3 * i + 1], ends[3 * i + 2]);
         }
     }
 
@@ -298,8 +301,14 @@ final class Caller {
      * and commits once a round finds nothing to wait for. A state that expires before that
      * instant is read there as absent, as its Redis key would read.
      *
-     * @param ends   where each limit's schedule ends after the commit, two numbers per limit
-     *               ({@link LimitState#end}); {@code null}: not asked
+     * <p>Before it extends any schedule, it takes the earliest slot a bucket's waiter gave up
+     * ({@link ReturnedSlots}) from {@code now} on, within the wait and before the instant found
+     * so, where every other limit fits and its slot has begun (the twin of decide.lua's
+     * {@code returned_slot}).
+     *
+     * @param ends   three numbers per limit: where its schedule ends after the commit
+     *               ({@link LimitState#end}; for a returned slot taken, the slot and -1), and the
+     *               reserved instant; {@code null}: not asked
      * @return {@link Decision.Outcome#ALLOWED}, committed at the reserved instant, whose quotas are
      *         as of that instant and whose retry-after is the wait until it; or
      *         {@link Decision.Outcome#REJECTED} with the quotas as of {@code now} and the wait it
@@ -324,6 +333,7 @@ final class Caller {
             }
         }
         long at = now;
+        long refusedWait = -1;
         for (int round = 1; ; round++) {
             boolean all = true;
             long step = 0;
@@ -337,24 +347,98 @@ final class Caller {
             }
             step = Math.max(1, step);
             if (round == RESERVE_ROUNDS || step > ahead - (at - now)) {
-                for (int i = 0; i < n; i++) {
-                    current(slots[i], now).evaluate(now, limits.get(i).cost(), false, seen[i]);
-                }
-                Decision refused = decision(false, limits, seen);
-                return new Decision(Decision.Outcome.REJECTED, refused.quotas(), micros(at - now + step));
+                refusedWait = at - now + step;
+                break;
             }
             at += step;
         }
+        boolean[] taking = ahead > 0 ? new boolean[n] : null;
+        long returned = ahead > 0 ? returnedSlot(now, limits, slots, now + ahead, refusedWait < 0 ? at : Long.MAX_VALUE,
+                seen, taking) : -1;
+        if (returned >= 0) {
+            at = returned;
+        } else if (refusedWait >= 0) {
+            for (int i = 0; i < n; i++) {
+                current(slots[i], now).evaluate(now, limits.get(i).cost(), false, seen[i]);
+            }
+            Decision refused = decision(false, limits, seen);
+            return new Decision(Decision.Outcome.REJECTED, refused.quotas(), micros(refusedWait));
+        }
         for (int i = 0; i < n; i++) {
+            long cost = limits.get(i).cost();
+            if (returned >= 0 && taking[i]) {
+                // a slot the schedule granted already: its units were spent then, nothing more is
+                LimitState chosen = writable(slots[i], now);
+                chosen.evaluate(at, cost, false, seen[i]);
+                chosen.take(at, cost);
+                seen[i].fits = true;
+                seen[i].retryMicros = 0;
+                if (ends != null) {
+                    ends[3 * i] = at;
+                    ends[3 * i + 1] = -1;
+                    ends[3 * i + 2] = at;
+                }
+                continue;
+            }
+            // A state that has ended by the reserved instant is absent there, but the slots given
+            // up inside it and still ahead stay: its Redis key is rewritten, its :slots key is not.
+            ReturnedSlots kept = states[slots[i]].returned();
             LimitState chosen = writable(slots[i], at);
-            chosen.evaluate(at, limits.get(i).cost(), true, seen[i]);
+            if (kept != null && chosen.returned() == null) {
+                chosen.keepReturned(kept);
+            }
+            chosen.evaluate(at, cost, true, seen[i]);
             chosen.expiresAtMicros = at + seen[i].ttlMicros;
             idleAfterMicros = Math.max(idleAfterMicros, chosen.expiresAtMicros);
             if (ends != null) {
-                chosen.end(ends, 2 * i);
+                chosen.end(ends, 3 * i);
+                ends[3 * i + 2] = at;
             }
         }
         return new Decision(Decision.Outcome.ALLOWED, decision(true, limits, seen).quotas(), micros(at - now));
+    }
+
+    /**
+     * The earliest slot a bucket's waiter gave up, from {@code now} to {@code latest} and before
+     * {@code before}, where every limit admits the reservation: a bucket that returned enough
+     * tokens there ({@link LimitState#canTake}; {@code taking[i]} set), any other limit
+     * fitting with its slot begun; or -1. Writes nothing.
+     */
+    private long returnedSlot(long now, List<Limit> limits, int[] slots, long latest, long before, Verdict[] seen,
+                              boolean[] taking) {
+        int n = limits.size();
+        long[] candidates = null;
+        int found = 0;
+        for (int i = 0; i < n; i++) {
+            ReturnedSlots returned = current(slots[i], now).returned();
+            for (int j = 0; returned != null && j < returned.size(); j++) {
+                long x = returned.at(j);
+                if (x >= now && x <= latest && x < before) {
+                    if (candidates == null) {
+                        candidates = new long[ReturnedSlots.MOST * n];
+                    }
+                    candidates[found++] = x;
+                }
+            }
+        }
+        if (candidates == null) {
+            return -1;
+        }
+        Arrays.sort(candidates, 0, found);
+        for (int c = 0; c < found; c++) {
+            long x = candidates[c];
+            boolean all = true;
+            for (int i = 0; i < n && all; i++) {
+                LimitState state = current(slots[i], x);
+                long cost = limits.get(i).cost();
+                taking[i] = state.canTake(x, cost);
+                all = taking[i] || state.evaluate(x, cost, false, seen[i]) && seen[i].fromMicros == 0;
+            }
+            if (all) {
+                return x;
+            }
+        }
+        return -1;
     }
 
     /** This caller's {@code n} scratch verdicts, used under the write lock only. */

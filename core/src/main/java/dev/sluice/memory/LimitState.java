@@ -91,13 +91,72 @@ abstract class LimitState {
     abstract void end(long[] out, int at);
 
     /**
-     * Returns a reservation of {@code cost} units given up by its waiter, which left this state's
-     * schedule ending at {@code end} and {@code endRem} (see {@link #end}), as
-     * {@code giveback.lua} does: a bucket only while its schedule still ends there, a window
-     * while it still counts the reservation's window, a log while its newest entry is the
-     * reservation's. Never under other parameters; the expiry stays.
+     * Returns a reservation of {@code cost} units given up by its waiter at {@code now}, which
+     * left this state's schedule ending at {@code end} and {@code endRem} (see {@link #end}; an
+     * {@code endRem} of -1: it took a returned slot) and was to go at {@code slot}, as
+     * {@code giveback.lua} does: a bucket moves its schedule's end back while it still ends there,
+     * and otherwise keeps the slot for the next reservation ({@link ReturnedSlots}) while it is
+     * still ahead and inside the schedule; a window while it still counts the reservation's window,
+     * a log while its newest entry is the reservation's. Never under other parameters; the expiry
+     * stays.
      */
-    abstract void giveBack(long cost, long end, long endRem);
+    abstract void giveBack(long now, long cost, long end, long endRem, long slot);
+
+    /**
+     * Whether a reservation of {@code cost} may take a slot given up at {@code instant}: a bucket
+     * written under the limit's units holding at least {@code cost} tokens returned there, that
+     * instant still inside its schedule ({@link #covers}). Only buckets return slots.
+     */
+    boolean canTake(long instant, long cost) {
+        return false;
+    }
+
+    /** Takes {@code cost} tokens of the slot returned at {@code instant}; see {@link #canTake}. */
+    void take(long instant, long cost) {
+        throw new IllegalStateException("only a bucket returns slots");
+    }
+
+    /** The slots returned to this state, or {@code null}: only a bucket has them. */
+    ReturnedSlots returned() {
+        return null;
+    }
+
+    /** Keeps {@code returned} as this bucket's returned slots; see {@link ReturnedSlots}. */
+    void keepReturned(ReturnedSlots returned) {
+    }
+
+    /**
+     * Whether a schedule ending at {@code end} and {@code endRem} still holds {@code need} units
+     * from {@code instant} on: a call there then keeps the limit's spacing from the schedule's
+     * next slot, which comes no earlier than its end. Checked without a product that could
+     * overflow: a span of {@code ceil(need / perMicro)} microseconds holds it whatever the remainder.
+     */
+    static boolean covers(long end, long endRem, long instant, long need, long perMicro) {
+        long span = end - instant;
+        if (span < 0) {
+            return false;
+        }
+        if (span >= ceilDiv(need, perMicro)) {
+            return true;
+        }
+        return span * perMicro + endRem >= need;
+    }
+
+    /**
+     * A bucket's {@code returned} slots with {@code cost} tokens at {@code slot} added, given up at
+     * {@code now} by a reservation whose schedule did not end there any more; unchanged unless the
+     * slot is still ahead and inside the schedule ending at {@code end} and {@code endRem}.
+     */
+    static ReturnedSlots returnSlot(ReturnedSlots returned, long now, long cost, long slot, long end, long endRem,
+                                    long perToken, long perMicro, long capacity) {
+        if (slot < now || !covers(end, endRem, slot, cost * perToken, perMicro)) {
+            return returned;
+        }
+        ReturnedSlots kept = returned != null && returned.sameUnits(perToken, perMicro, capacity) ? returned
+                : new ReturnedSlots(perToken, perMicro, capacity);
+        kept.add(now, slot, cost);
+        return kept;
+    }
 
     /**
      * A bucket's stored {@code (time, debt)} with {@code need} units given back, if its schedule
@@ -218,6 +277,8 @@ abstract class LimitState {
         private long wPerToken;
         private long wPerMicro;
         private long wCapacity;
+        /** Slots given up inside the schedule; {@code null}: none. */
+        private ReturnedSlots returned;
 
         TokenBucket(CompiledLimit limit) {
             this.perToken = limit.unitsPerToken();
@@ -236,6 +297,7 @@ abstract class LimitState {
             wPerToken = o.wPerToken;
             wPerMicro = o.wPerMicro;
             wCapacity = o.wCapacity;
+            returned = o.returned == null ? null : o.returned.copy();
         }
 
         @Override
@@ -302,6 +364,7 @@ abstract class LimitState {
             wPerMicro = perMicro;
             wCapacity = capacity;
             present = true;
+            returned = null; // a slot given up before the pause's end must not be sent in it
             expiresAtMicros = t + ceilDiv(capacity - l, perMicro);
         }
 
@@ -324,15 +387,46 @@ abstract class LimitState {
         }
 
         @Override
-        void giveBack(long cost, long end, long endRem) {
+        void giveBack(long now, long cost, long end, long endRem, long slot) {
             if (!present || wPerToken != perToken || wPerMicro != perMicro || wCapacity != capacity) {
                 return;
             }
-            long[] back = givenBack(ts, capacity - level, perMicro, capacity, cost * perToken, end, endRem);
+            long[] back = endRem < 0 ? null
+                    : givenBack(ts, capacity - level, perMicro, capacity, cost * perToken, end, endRem);
             if (back != null) {
                 ts = back[0];
                 level = capacity - back[1];
+                return;
             }
+            long[] e = new long[2];
+            end(e, 0);
+            returned = returnSlot(returned, now, cost, slot, e[0], e[1], perToken, perMicro, capacity);
+        }
+
+        @Override
+        boolean canTake(long instant, long cost) {
+            if (!present || returned == null || wPerToken != perToken || wPerMicro != perMicro || wCapacity != capacity
+                    || !returned.sameUnits(perToken, perMicro, capacity) || returned.tokensAt(instant) < cost) {
+                return false;
+            }
+            long[] e = new long[2];
+            end(e, 0);
+            return covers(e[0], e[1], instant, cost * perToken, perMicro);
+        }
+
+        @Override
+        void take(long instant, long cost) {
+            returned.take(instant, cost);
+        }
+
+        @Override
+        ReturnedSlots returned() {
+            return returned;
+        }
+
+        @Override
+        void keepReturned(ReturnedSlots returned) {
+            this.returned = returned;
         }
 
         @Override
@@ -367,6 +461,8 @@ abstract class LimitState {
         private long wPerToken;
         private long wPerMicro;
         private long wCapacity;
+        /** Slots given up inside the schedule; {@code null}: none. */
+        private ReturnedSlots returned;
 
         Gcra(CompiledLimit limit) {
             this.perToken = limit.unitsPerToken();
@@ -387,6 +483,7 @@ abstract class LimitState {
             wPerToken = o.wPerToken;
             wPerMicro = o.wPerMicro;
             wCapacity = o.wCapacity;
+            returned = o.returned == null ? null : o.returned.copy();
         }
 
         @Override
@@ -464,6 +561,7 @@ abstract class LimitState {
                 wCapacity = capacity;
                 present = true;
             }
+            returned = null; // a slot given up before the pause's end must not be sent in it
             expiresAtMicros = tat + (rem > 0 ? 1 : 0);
         }
 
@@ -486,18 +584,42 @@ abstract class LimitState {
 
         /** On the state as stored, {@code (written, owed)}, as giveback.lua reads it. */
         @Override
-        void giveBack(long cost, long end, long endRem) {
+        void giveBack(long now, long cost, long end, long endRem, long slot) {
             if (!present || wPerToken != perToken || wPerMicro != perMicro || wCapacity != capacity) {
                 return;
             }
-            long[] back = givenBack(written, (tat - written) * perMicro + rem, perMicro, capacity, cost * perToken, end,
-                    endRem);
+            long[] back = endRem < 0 ? null : givenBack(written, (tat - written) * perMicro + rem, perMicro, capacity,
+                    cost * perToken, end, endRem);
             if (back != null) {
                 written = back[0];
                 long d = back[1] / perMicro;
                 tat = written + d;
                 rem = back[1] - d * perMicro;
+                return;
             }
+            returned = returnSlot(returned, now, cost, slot, tat, rem, perToken, perMicro, capacity);
+        }
+
+        @Override
+        boolean canTake(long instant, long cost) {
+            return present && returned != null && wPerToken == perToken && wPerMicro == perMicro && wCapacity == capacity
+                    && returned.sameUnits(perToken, perMicro, capacity) && returned.tokensAt(instant) >= cost
+                    && covers(tat, rem, instant, cost * perToken, perMicro);
+        }
+
+        @Override
+        void take(long instant, long cost) {
+            returned.take(instant, cost);
+        }
+
+        @Override
+        ReturnedSlots returned() {
+            return returned;
+        }
+
+        @Override
+        void keepReturned(ReturnedSlots returned) {
+            this.returned = returned;
         }
 
         @Override
@@ -607,7 +729,7 @@ abstract class LimitState {
 
         /** Off the count of the reservation's window, while it is the stored one. */
         @Override
-        void giveBack(long cost, long end, long endRem) {
+        void giveBack(long now, long cost, long end, long endRem, long slot) {
             if (present && wWindow == window && w == end) {
                 n = Math.max(0, n - cost);
             }
@@ -774,7 +896,7 @@ abstract class LimitState {
 
         /** Off the count of the reservation's window: the stored current one, or the previous one. */
         @Override
-        void giveBack(long cost, long end, long endRem) {
+        void giveBack(long now, long cost, long end, long endRem, long slot) {
             if (present && wWindow == window && w == end) {
                 cur = Math.max(0, cur - cost);
             } else if (present && wWindow == window && w == end + 1) {
@@ -914,7 +1036,7 @@ abstract class LimitState {
 
         /** As a refund, while the newest entry is the reservation's (entries of one instant are alike). */
         @Override
-        void giveBack(long cost, long end, long endRem) {
+        void giveBack(long now, long cost, long end, long endRem, long slot) {
             if (size > 0 && wWindow == window && at(size - 1) == end) {
                 size -= (int) Math.min(size, cost);
             }

@@ -215,7 +215,7 @@ public final class MemoryStore implements ImmediateStore {
     @Override
     public CompletionStage<Booking> book(String caller, List<Limit> limits, Duration maxWait) {
         long wait = maxWait.toNanos() / 1_000;
-        long[] ends = new long[2 * limits.size()];
+        long[] ends = new long[3 * limits.size()];
         Decision decision = underLock(caller, limits, (state, now) -> state.reserve(now, limits, wait, ends));
         return CompletableFuture.completedFuture(new Booking(decision,
                 decision.outcome() == Decision.Outcome.ALLOWED ? ends : Booking.NOWHERE));
@@ -225,7 +225,7 @@ public final class MemoryStore implements ImmediateStore {
     @Override
     public CompletionStage<Void> giveBack(String caller, List<Limit> limits, Booking booking) {
         Caller state = callers.getIfPresent(Keys.tag(caller));
-        if (state != null && booking.ends().length == 2 * limits.size()) {
+        if (state != null && booking.ends().length == 3 * limits.size()) {
             long stamp = state.lock.writeLock();
             try {
                 if (!state.retired) {

@@ -99,8 +99,10 @@ public interface RateLimitStore extends AutoCloseable {
      * {@link Algorithm#SLIDING_LOG} reserves only what it has now, whatever {@code maxWait}: entries
      * stamped ahead would trim ones that still count now, which a refund could not bring back. A
      * reservation whose waiter gives up is returned by {@link #giveBack}, not by a {@link #refund},
-     * which gives units back at the end of the queue, beside the last reserved one. The default
-     * refuses.
+     * which gives units back at the end of the queue, beside the last reserved one. Before it
+     * extends a bucket's schedule, a reservation takes the earliest slot given back inside it (see
+     * {@link #giveBack}) from now to {@code maxWait}, where every other limit admits it too. The
+     * default refuses.
      *
      * @param maxWait from zero to {@code RateLimiter}'s longest wait; zero reserves only what a
      *                decision would allow now
@@ -133,16 +135,20 @@ public interface RateLimitStore extends AutoCloseable {
      * for all limits and in one round trip; each limit on its own:
      *
      * <ul>
-     *   <li>a token bucket or GCRA only while its stored schedule still ends where this
-     *       reservation left it (its theoretical arrival time, to the fixed-point unit: nothing
-     *       reserved or decided into it since, or all of that given back again). The end then
-     *       moves back by exactly the reservation's cost, and the next request of that cost gets
-     *       this very slot: the state is the one before the reservation, to the microsecond. (Where
-     *       another limit made the reservation wait longer than this one needed, the end moves
-     *       back from where the reservation put it, which is later than where it stood before.)
-     *       Once anything is booked after it, nothing changes and the slot passes unused: the
-     *       requests behind it were placed after it, and moving the end back would hand the unit
-     *       to the next caller beside the last one, two calls in one slot;
+     *   <li>a token bucket or GCRA, while its stored schedule still ends where this reservation
+     *       left it (its theoretical arrival time, to the fixed-point unit: nothing reserved or
+     *       decided into it since, or all of that given back again), moves the end back by
+     *       exactly the reservation's cost, and the next request of that cost gets this very
+     *       slot: the state is the one before the reservation, to the microsecond. (Where another
+     *       limit made the reservation wait longer than this one needed, the end moves back from
+     *       where the reservation put it, which is later than where it stood before.) Once
+     *       anything is booked after it, moving the end back would hand the unit to the next
+     *       caller beside the last one, two calls in one slot: the store keeps the slot instead
+     *       (its instant and cost), while it is still ahead and the schedule still holds it (ends
+     *       at least the cost's time after it), at most 32 per caller and limit, the latest
+     *       dropped first, until the schedule ends; the next reservation that fits takes the
+     *       earliest one before it extends the schedule ({@link #reserve}), so the slot is sent
+     *       once, at its own instant. A pause drops them;
      *   <li>a window (fixed or sliding) lowers the count of the window the reservation was booked
      *       into, whatever was booked after it (a window's count does not depend on the order
      *       within it), while the state still counts that window (a sliding window: as its
@@ -171,10 +177,13 @@ public interface RateLimitStore extends AutoCloseable {
      * came; only the store that made it reads {@code ends}.
      *
      * @param decision the decision {@link #reserve} gives
-     * @param ends     in the store's own terms, two numbers per limit in the limits' order (the
-     *                 stores of Sluice: a bucket's theoretical arrival time in microseconds and its
-     *                 remainder in fixed-point units; a window's index and 0; a sliding log's newest
-     *                 entry and 0); {@link #NOWHERE} when the store cannot give it back
+     * @param ends     in the store's own terms, per limit in the limits' order (the stores of
+     *                 Sluice: three numbers per limit, where the reservation left its schedule,
+     *                 a bucket's theoretical arrival time in microseconds and its remainder in
+     *                 fixed-point units, or the slot and -1 for a slot given back that it took; a
+     *                 window's index and 0; a sliding log's newest entry and 0; then the reserved
+     *                 instant in the store's microseconds); {@link #NOWHERE} when the store cannot
+     *                 give it back
      */
     record Booking(Decision decision, long[] ends) {
         /** The {@code ends} of a reservation that cannot be given back. */

@@ -77,6 +77,9 @@ final class LeaseScripts {
             keys.add(key(tag, limit));
             args.addAll(List.of(DecideScript.encode(limit)));
         }
+        for (Limit limit : limits) {
+            keys.add(StorageKey.slotsKey(key(tag, limit)));
+        }
         return pause.<Object>eval(RScript.ReturnType.LONG, keys, args.toArray()).handle((reply, failure) -> {
             if (failure != null) {
                 throw new CompletionException(DecideScript.failure(failure));
@@ -91,16 +94,18 @@ final class LeaseScripts {
      */
     CompletableFuture<Void> giveBack(StorageKey key, RateLimitStore.Booking booking) {
         long[] ends = booking.ends();
-        if (ends.length != 2 * key.limits.size()) {
+        if (ends.length != 3 * key.limits.size()) {
             return CompletableFuture.completedFuture(null);
         }
-        List<Object> args = new ArrayList<>(9 * key.limits.size());
+        List<Object> args = new ArrayList<>(1 + 10 * key.limits.size());
+        args.add(now());
         for (int i = 0; i < key.limits.size(); i++) {
             args.addAll(List.of(DecideScript.encode(key.limits.get(i))));
-            args.add(Long.toString(ends[2 * i]));
-            args.add(Long.toString(ends[2 * i + 1]));
+            args.add(Long.toString(ends[3 * i]));
+            args.add(Long.toString(ends[3 * i + 1]));
+            args.add(Long.toString(ends[3 * i + 2]));
         }
-        return giveBack.<Object>eval(RScript.ReturnType.LONG, key.keys(), args.toArray()).handle((reply, failure) -> {
+        return giveBack.<Object>eval(RScript.ReturnType.LONG, key.keysWithSlots(), args.toArray()).handle((reply, failure) -> {
             if (failure != null) {
                 throw new CompletionException(DecideScript.failure(failure));
             }
@@ -122,7 +127,7 @@ final class LeaseScripts {
         for (Limit limit : limits) {
             args.addAll(List.of(DecideScript.encode(limit)));
         }
-        return reserve.<List<Object>>eval(RScript.ReturnType.LIST, key.keys(), args.toArray()).handle((reply, failure) -> {
+        return reserve.<List<Object>>eval(RScript.ReturnType.LIST, key.keysWithSlots(), args.toArray()).handle((reply, failure) -> {
             if (failure != null) {
                 throw new CompletionException(DecideScript.failure(failure));
             }
@@ -132,7 +137,8 @@ final class LeaseScripts {
 
     /**
      * The reply of decide.lua's reservation form: reserved, wait_us, then per limit fits,
-     * remaining, reset_us, retry_us, next_us; when reserved, then per limit end and end_rem.
+     * remaining, reset_us, retry_us, next_us; when reserved, then per limit end, end_rem and the
+     * reserved instant.
      */
     static RateLimitStore.Booking reservation(List<Object> reply, List<Limit> limits) {
         try {
@@ -150,7 +156,7 @@ final class LeaseScripts {
             if (!reserved) {
                 return new RateLimitStore.Booking(decision, RateLimitStore.Booking.NOWHERE);
             }
-            long[] ends = new long[2 * limits.size()];
+            long[] ends = new long[3 * limits.size()];
             for (int i = 0; i < ends.length; i++) {
                 ends[i] = DecideScript.number(reply, 2 + 5 * limits.size() + i);
             }

@@ -411,7 +411,8 @@ public final class RedisStore implements RateLimitStore {
 
         @Override
         public CompletionStage<Void> reset(StorageKey key) {
-            String[] keys = key.keys().toArray(String[]::new);
+            // the returned slots too: a reset caller's next reservation starts with nothing given back
+            String[] keys = key.keysWithSlots().toArray(String[]::new);
             // a slice held here would outlive the reset: it goes first (given back, then deleted)
             CompletableFuture<Void> retired = hotKeys == null ? CompletableFuture.completedFuture(null) : hotKeys.retire(key.tag);
             return retired.thenCompose(back -> connection.client().getKeys().deleteAsync(keys).toCompletableFuture())

@@ -49,6 +49,26 @@ final class StorageKey {
         return built;
     }
 
+    /**
+     * The Redis key of each limit's state, then of each limit's returned slots (a token bucket's or
+     * GCRA's slots given up inside its schedule; see {@code state.lua}), in the limits' order:
+     * for a reservation, a give-back, a pause and a reset, never for a decision.
+     */
+    List<Object> keysWithSlots() {
+        List<Object> state = keys();
+        Object[] each = new Object[2 * state.size()];
+        for (int i = 0; i < state.size(); i++) {
+            each[i] = state.get(i);
+            each[state.size() + i] = slotsKey((String) state.get(i));
+        }
+        return List.of(each);
+    }
+
+    /** The key of the returned slots of the limit whose state is at {@code stateKey}. */
+    static String slotsKey(String stateKey) {
+        return stateKey + ":slots";
+    }
+
     /** Whether {@code other} is under the same limits (usually the very list the limiter holds). */
     boolean sameLimits(StorageKey other) {
         return limits == other.limits || limits.equals(other.limits);

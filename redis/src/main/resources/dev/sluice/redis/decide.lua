@@ -56,6 +56,10 @@ Stored state (f: the fingerprint of the parameters it was written under)
   sliding-log     list  one time per admitted unit, oldest first; the newest is '<time>@<window>'
   A window's or log's state without f (this script always writes one) is read as written under
   the current parameters.
+  returned slots  a token bucket's or GCRA's key followed by ':slots', one string
+                  '<perToken>,<perMicro>,<capacity>|<at>:<tokens>,...': slots given up inside the
+                  schedule (giveback.lua), read and taken only by the reservation form (see
+                  read_slots in state.lua); expires with the schedule
 
 A changed limit (same key, another fingerprint): what was used carries over, clamped to the new
 limit, until the old state would have expired (its TTL): from then on it reads as absent, and
@@ -603,10 +607,55 @@ local function slot_end(key, a)
   return tonumber(redis.call('HGET', key, 'w')), 0
 end
 
+-- The earliest slot a bucket's waiter gave up (giveback.lua), from now to latest and before
+-- `before`, where every limit admits the reservation: a bucket that returned at least its cost
+-- there under its units while its schedule still holds the slot (taking[i] true), any other
+-- limit fitting with its slot begun; nil if none. Writes nothing. The Java twin is
+-- Caller.returnedSlot.
+local function returned_slot(limits, keys, count, latest, before, taking)
+  local returned, candidates = {}, {}
+  for i = 1, count do
+    local l = limits[i]
+    returned[i] = {}
+    if l.algorithm == 1 or l.algorithm == 2 then
+      for _, slot in ipairs(read_slots(KEYS[count + i], l)) do
+        if slot[1] >= now and slot[1] <= latest and slot[1] < before then
+          returned[i][slot[1]] = slot[2]
+          candidates[#candidates + 1] = slot[1]
+        end
+      end
+    end
+  end
+  if #candidates == 0 then return nil end
+  table.sort(candidates)
+  for _, x in ipairs(candidates) do
+    local all = true
+    for i = 1, count do
+      if not all then break end
+      local l = limits[i]
+      taking[i] = false
+      if returned[i][x] and returned[i][x] >= l.cost then
+        local time, debt, per_token, per_micro, capacity = read_bucket(keys[i])
+        if time and same_units(per_token, per_micro, capacity, l) then
+          local d = idiv(debt, l.per_micro)
+          taking[i] = covers(time + d, debt - d * l.per_micro, x, l.cost * l.per_token, l.per_micro)
+        end
+      end
+      if not taking[i] then
+        local fits, _, _, _, _, _, from = l.run(keys[i], x, l, false)
+        all = fits and from == 0
+      end
+    end
+    if all then return x end
+  end
+  return nil
+end
+
 -- Reserves one request (RateLimiter.acquire) at the earliest instant, at most max_wait ahead,
 -- where every limit fits and its slot has begun: from now, each round moves to the longest retry
 -- of a limit that does not fit, or to the latest `from` of those that do, and commits once a round
--- finds nothing to wait for (at most four rounds). The Java twin is Caller.reserve.
+-- finds nothing to wait for (at most four rounds). Before it extends any schedule, it takes the
+-- earliest returned slot that comes sooner (returned_slot). The Java twin is Caller.reserve.
 local function reserve(count, max_wait)
   local limits, keys = read_group(1, count, 5)
   for i = 1, count do
@@ -617,6 +666,7 @@ local function reserve(count, max_wait)
   local result = {}
   local at = now
   local rounds = 0
+  local refused = nil
   while true do
     local all, step = true, 0
     for i = 1, count do
@@ -633,22 +683,53 @@ local function reserve(count, max_wait)
     rounds = rounds + 1
     if step < 1 then step = 1 end
     if rounds == 4 or step > max_wait - (at - now) then
-      -- refused: nothing written; the wait it would need, and each limit as of now
-      result[1] = 0
-      result[2] = at - now + step
-      answer_each(result, limits, keys, count, now, false)
-      return result
+      refused = at - now + step
+      break
     end
     at = at + step
+  end
+  local taking = {}
+  local slot = nil
+  if max_wait > 0 then
+    local before = at
+    if refused then before = math.huge end
+    slot = returned_slot(limits, keys, count, now + max_wait, before, taking)
+  end
+  if slot then
+    at = slot
+  elseif refused then
+    -- refused: nothing written; the wait it would need, and each limit as of now
+    result[1] = 0
+    result[2] = refused
+    answer_each(result, limits, keys, count, now, false)
+    return result
   end
   ttl_shift = at - now
   result[1] = 1
   result[2] = at - now
-  answer_each(result, limits, keys, count, at, true)
+  local ends = {}
   for i = 1, count do
-    local e, er = slot_end(keys[i], limits[i])
-    result[#result + 1] = e
-    result[#result + 1] = er
+    local l = limits[i]
+    if slot and taking[i] then
+      -- a slot the schedule granted already: its units were spent then, nothing more is
+      local fits, remaining, reset, retry, nxt = l.run(keys[i], at, l, false)
+      for _, v in ipairs({1, remaining, reset, 0, nxt}) do result[#result + 1] = v end
+      local slots = read_slots(KEYS[count + i], l)
+      for _, s in ipairs(slots) do
+        if s[1] == at then s[2] = s[2] - l.cost end
+      end
+      local e = slot_end(keys[i], l)
+      write_slots(KEYS[count + i], l, slots, now, e + 1)
+      ends[#ends + 1] = {at, -1}
+    else
+      answer_each(result, {l}, {keys[i]}, 1, at, true)
+      ends[#ends + 1] = {slot_end(keys[i], l)}
+    end
+  end
+  for i = 1, count do
+    result[#result + 1] = ends[i][1]
+    result[#result + 1] = ends[i][2]
+    result[#result + 1] = at
   end
   return result
 end
@@ -656,11 +737,13 @@ end
 local result = {}
 local groups = tonumber(ARGV[2])
 if groups == -1 then
-  -- a reservation: ARGV[3] the longest wait in microseconds, ARGV[4] the number of limits, then
-  -- seven values per limit as for a group; replies reserved (1 or 0), the wait in microseconds,
-  -- then per limit fits, remaining, reset_us, retry_us, next_us (as of the reserved instant, or
-  -- as of now when refused); when reserved, then per limit end and end_rem, where it left the
-  -- limit's schedule (slot_end), for giveback.lua
+  -- a reservation: ARGV[3] the longest wait in microseconds, ARGV[4] the number of limits n, then
+  -- seven values per limit as for a group; KEYS[1..n] the limits' states, KEYS[n + i] limit i's
+  -- returned slots (its key followed by ':slots', see state.lua); replies reserved (1 or 0), the
+  -- wait in microseconds, then per limit fits, remaining, reset_us, retry_us, next_us (as of the
+  -- reserved instant, or as of now when refused); when reserved, then per limit end, end_rem and
+  -- slot: where it left the limit's schedule (slot_end; a returned slot taken: the slot and -1)
+  -- and the reserved instant, for giveback.lua
   return reserve(tonumber(ARGV[4]), tonumber(ARGV[3]))
 end
 if groups == 1 then

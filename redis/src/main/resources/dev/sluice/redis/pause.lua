@@ -2,7 +2,9 @@
 Sluice: hold a caller's budget under one or more limits spent until a provider's pause ends, for
 every instance sharing this Redis, atomically, in one round trip (RateLimitStore.pause).
 
-KEYS[i]   state of limit i, as decide.lua names it (one hash tag: the caller)
+KEYS[i]   state of limit i, as decide.lua names it (one hash tag: the caller), i from 1 to n
+KEYS[n+i] limit i's returned slots (its key followed by ':slots', see state.lua): a bucket's are
+          deleted
 ARGV[1]   the time in microseconds, or '' to read the Redis server's clock (TIME); production
           always sends ''
 ARGV[2]   the pause in microseconds, at least 1: it ends at now + pause
@@ -127,8 +129,9 @@ local algorithms = {
 local now = clock()
 local till = now + tonumber(ARGV[2])
 
+local n = #KEYS / 2
 local limits = {}
-for i = 1, #KEYS do
+for i = 1, n do
   local base = 3 + 7 * (i - 1)
   local a = read_limit(base)
   a.run = algorithms[a.algorithm]
@@ -138,7 +141,11 @@ for i = 1, #KEYS do
   limits[i] = a
 end
 -- every key is checked before any is written: a bad id pauses nothing
-for i = 1, #KEYS do
+for i = 1, n do
   limits[i].run(KEYS[i], now, limits[i], till)
+  if limits[i].algorithm == 1 or limits[i].algorithm == 2 then
+    -- a slot given up before the pause's end must not be sent in it
+    redis.call('DEL', KEYS[n + i])
+  end
 end
 return 1

@@ -92,6 +92,57 @@ local function drop_newest(key, cost, fp)
   end
 end
 
+-- Returned slots (a token bucket's or GCRA's slots whose waiters gave them up while reservations
+-- were booked behind them; RateLimitStore.giveBack): one string at the bucket's key followed by
+-- ':slots', '<perToken>,<perMicro>,<capacity>|<at>:<tokens>,<at>:<tokens>...', instants in
+-- microseconds ascending, at most most_slots, expiring with the bucket's schedule (every slot kept
+-- lies inside it). The Java twin is ReturnedSlots in dev.sluice.memory.
+local most_slots = 32
+
+-- The slots returned at `key` under limit a's units, as a list of {at, tokens} (empty if none, or
+-- written under other units)
+local function read_slots(key, a)
+  local s = redis.call('GET', key)
+  local slots = {}
+  if not s then return slots end
+  local bar = string.find(s, '|', 1, true)
+  if not bar or string.sub(s, 1, bar - 1) ~= int(a.per_token) .. ',' .. int(a.per_micro) .. ',' .. int(a.capacity) then
+    return slots
+  end
+  for x, u in string.gmatch(string.sub(s, bar + 1), '(%d+):(%d+)') do
+    slots[#slots + 1] = {tonumber(x), tonumber(u)}
+  end
+  return slots
+end
+
+-- Writes `slots` at `key` under limit a's units, without those before now, expiring at `till`,
+-- where the bucket's schedule ends; deletes the key when none is left
+local function write_slots(key, a, slots, now, till)
+  local parts = {}
+  for _, slot in ipairs(slots) do
+    if slot[1] >= now and slot[2] > 0 then
+      parts[#parts + 1] = int(slot[1]) .. ':' .. int(slot[2])
+    end
+  end
+  if #parts == 0 then
+    redis.call('DEL', key)
+    return
+  end
+  local ms = cdiv(till - now, 1000)
+  if ms < 1 then ms = 1 end
+  redis.call('SET', key, int(a.per_token) .. ',' .. int(a.per_micro) .. ',' .. int(a.capacity) .. '|'
+    .. table.concat(parts, ','), 'PX', int(ms))
+end
+
+-- Whether a schedule ending at (e, er) still holds `need` units from instant x on: a call there
+-- keeps the limit's spacing from the schedule's next slot (LimitState.covers)
+local function covers(e, er, x, need, per_micro)
+  local span = e - x
+  if span < 0 then return false end
+  if span >= cdiv(need, per_micro) then return true end
+  return span * per_micro + er >= need
+end
+
 local function clock()
   if ARGV[1] ~= '' then return tonumber(ARGV[1]) end
   local time = redis.call('TIME')
