@@ -47,7 +47,7 @@ public class ConsoleResource {
     /**
      * The application property {@value}: with {@link #AUTHENTICATION}{@code =none}, the hosts
      * (comma-separated names or addresses, no port) whose {@code Host} the console answers besides
-     * the loopback ones; with authentication, when given, the only ones.
+     * the loopback ones; with authentication, checked only when given.
      */
     public static final String ALLOWED_HOSTS = "sluice.console.allowed-hosts";
     /** The role required by default. */
