@@ -93,6 +93,8 @@ class ConsoleBrowserTest {
         limit.setName("api");
         limit.setInitParameter("limit", "2/1h");
         limit.setInitParameter("key", "header:X-API-Key");
+        limit.setInitParameter("tier", "header:X-Plan");
+        limit.setInitParameter("tier-limits", "gold:1/1h");
         context.addFilter(limit, "/api/*", EnumSet.of(DispatcherType.REQUEST));
         context.addFilter(new FilterHolder(new OperatorLogin()), "/sluice/*", EnumSet.of(DispatcherType.REQUEST));
         context.addServlet(new ServletHolder(new HttpServlet() {
@@ -130,9 +132,12 @@ class ConsoleBrowserTest {
         }
     }
 
-    private static HttpResponse<String> api(String key) throws Exception {
-        return CLIENT.send(HttpRequest.newBuilder(URI.create(base + "/api/x")).header("X-API-Key", key).build(),
-                HttpResponse.BodyHandlers.ofString());
+    private static HttpResponse<String> api(String key, String... plan) throws Exception {
+        HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(base + "/api/x")).header("X-API-Key", key);
+        for (String p : plan) {
+            request.header("X-Plan", p);
+        }
+        return CLIENT.send(request.build(), HttpResponse.BodyHandlers.ofString());
     }
 
     @Test
@@ -176,6 +181,22 @@ class ConsoleBrowserTest {
         wait.until(ExpectedConditions.textToBePresentInElementLocated(By.cssSelector("section[data-policy='api'] .limit"),
                 "2/1h"));
         assertThat(api("carol").headers().firstValue("RateLimit-Limit")).contains("2");
+
+        // A tier's policy, api/gold: the page addresses it as two path segments, which containers accept.
+        assertThat(api("dave", "gold").statusCode()).isEqualTo(200);
+        assertThat(api("dave", "gold").statusCode()).isEqualTo(429);
+        WebElement gold = wait.until(ExpectedConditions.presenceOfElementLocated(
+                By.cssSelector("section[data-policy='api/gold']")));
+        gold.findElement(By.cssSelector("form.reset input[name='caller']")).sendKeys("dave");
+        gold.findElement(By.cssSelector("form.reset button")).click();
+        wait.until(ExpectedConditions.textToBePresentInElement(gold.findElement(By.cssSelector(".message")),
+                "Reset key~dave"));
+        assertThat(api("dave", "gold").statusCode()).isEqualTo(200);
+        gold.findElement(By.cssSelector("form.set-override input[name='limit']")).sendKeys("5/1h");
+        gold.findElement(By.cssSelector("form.set-override button[type='submit']")).click();
+        wait.until(ExpectedConditions.textToBePresentInElementLocated(
+                By.cssSelector("section[data-policy='api/gold'] .limit"), "5/1h"));
+        assertThat(api("erin", "gold").headers().firstValue("RateLimit-Limit")).contains("5");
 
         List<LogEntry> errors = driver.manage().logs().get(LogType.BROWSER).getAll().stream()
                 .filter(entry -> entry.getLevel().intValue() >= Level.SEVERE.intValue()).toList();

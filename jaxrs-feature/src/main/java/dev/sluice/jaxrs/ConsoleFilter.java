@@ -3,6 +3,7 @@ package dev.sluice.jaxrs;
 import dev.sluice.web.PolicyRegistry;
 import dev.sluice.web.RequestAttributes;
 import dev.sluice.web.internal.Console;
+import dev.sluice.web.internal.ConsoleAccess;
 import jakarta.ws.rs.container.ContainerRequestContext;
 import jakarta.ws.rs.container.ContainerRequestFilter;
 import jakarta.ws.rs.core.Response;
@@ -31,11 +32,13 @@ final class ConsoleFilter implements ContainerRequestFilter {
     private final PolicyRegistry registry;
     /** The role required, or {@code null}: {@code authentication=none}. */
     private final String role;
+    private final ConsoleAccess access;
     private final AtomicBoolean warnedFiltered;
 
-    ConsoleFilter(PolicyRegistry registry, String role, AtomicBoolean warnedFiltered) {
+    ConsoleFilter(PolicyRegistry registry, String role, ConsoleAccess access, AtomicBoolean warnedFiltered) {
         this.registry = registry;
         this.role = role;
+        this.access = access;
         this.warnedFiltered = warnedFiltered;
     }
 
@@ -43,8 +46,13 @@ final class ConsoleFilter implements ContainerRequestFilter {
     public void filter(ContainerRequestContext request) throws IOException {
         Console.Answer answer = answer(request);
         if (answer == null) {
+            // Absolute, from the application's base and the console's matched path: never from the request
+            // target, which the client wrote (//evil.example/..;/sluice would lead to another site).
+            UriInfo uri = request.getUriInfo();
+            List<String> matched = uri.getMatchedURIs(true);
+            String mapped = matched.isEmpty() ? "" : strip(matched.get(matched.size() - 1));
             Response.ResponseBuilder redirect = Response.status(302)
-                    .location(URI.create(request.getUriInfo().getRequestUri().getRawPath() + "/"));
+                    .location(uri.getBaseUri().resolve("./" + mapped + "/"));
             Console.HEADERS.forEach(redirect::header);
             request.abortWith(redirect.build());
             return;
@@ -62,6 +70,15 @@ final class ConsoleFilter implements ContainerRequestFilter {
             return Console.error(500, "the console is behind a rate limit; map the filters so that they do not cover "
                     + "its path");
         }
+        Object peer = request.getProperty(LimitFilter.REMOTE_ADDR);
+        String refused = access.refusal(method, peer instanceof String address ? address : null,
+                request.getUriInfo().getRequestUri().getScheme(), name -> {
+                    List<String> values = request.getHeaders().get(name);
+                    return values == null ? List.of() : values;
+                });
+        if (refused != null) {
+            return Console.error(403, refused);
+        }
         SecurityContext security = request.getSecurityContext();
         String principal = security == null || security.getUserPrincipal() == null ? null
                 : security.getUserPrincipal().getName();
@@ -75,12 +92,6 @@ final class ConsoleFilter implements ContainerRequestFilter {
         }
         UriInfo uri = request.getUriInfo();
         URI requested = uri.getRequestUri();
-        if (Console.mutation(method)) {
-            String self = requested.getScheme() + "://" + requested.getRawAuthority();
-            if (Console.crossSite(request.getHeaderString("Sec-Fetch-Site"), request.getHeaderString("Origin"), self)) {
-                return Console.error(403, "cross-site request refused");
-            }
-        }
         String path = below(uri);
         if (path.isEmpty()) {
             return null; // the page's relative links need the trailing slash

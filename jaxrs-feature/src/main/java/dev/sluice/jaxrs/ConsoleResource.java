@@ -27,9 +27,14 @@ import jakarta.ws.rs.core.Response;
  * every request needs a {@code SecurityContext} user in the role of application property
  * {@value #ROLE} (default {@value #DEFAULT_ROLE}), else {@code 401} (no user) or {@code 403};
  * only {@value #AUTHENTICATION}{@code =none} lifts this, for a console protected otherwise
- * (logged as a warning at start-up). A request that changes something ({@code POST}, {@code PUT},
- * {@code DELETE}) from another site ({@code Sec-Fetch-Site} or {@code Origin}) is refused
- * {@code 403}; a request a Sluice rate limit decided is refused {@code 500}: the console must stay
+ * (logged as a warning at start-up); then only a {@code Host} that is a loopback name or address,
+ * or one of {@value #ALLOWED_HOSTS}, is served ({@code 403} otherwise: no page on the internal
+ * network may reach it under a name rebound to its address). A request that changes something
+ * ({@code POST}, {@code PUT}, {@code DELETE}) from another site ({@code Sec-Fetch-Site}, or an
+ * {@code Origin} that is not the console's) is refused {@code 403}; behind a proxy, the console's
+ * origin and {@code Host} are what a peer in {@code sluice.trusted-proxies} says in its
+ * {@code sluice.forwarded-header} (on a servlet container, where the peer is known). A request a
+ * Sluice rate limit decided is refused {@code 500}: the console must stay
  * reachable during the flood it helps to stop. Without the feature in the application, every
  * request is answered {@code 500}.
  */
@@ -39,6 +44,12 @@ public class ConsoleResource {
     public static final String ROLE = "sluice.console.role";
     /** The application property {@value}: {@code required} (the default) or {@code none}. */
     public static final String AUTHENTICATION = "sluice.console.authentication";
+    /**
+     * The application property {@value}: with {@link #AUTHENTICATION}{@code =none}, the hosts
+     * (comma-separated names or addresses, no port) whose {@code Host} the console answers besides
+     * the loopback ones; with authentication, checked only when given.
+     */
+    public static final String ALLOWED_HOSTS = "sluice.console.allowed-hosts";
     /** The role required by default. */
     public static final String DEFAULT_ROLE = "sluice-admin";
 

@@ -12,6 +12,7 @@ import dev.sluice.web.internal.ParameterException;
 import dev.sluice.web.internal.Rejection;
 import dev.sluice.web.internal.StoreRegistry;
 import dev.sluice.web.internal.WebSettings;
+import dev.sluice.web.internal.ConsoleAccess;
 import jakarta.annotation.PreDestroy;
 import jakarta.ws.rs.Priorities;
 import jakarta.ws.rs.container.ContainerRequestFilter;
@@ -159,6 +160,8 @@ public final class RateLimitFeature implements DynamicFeature {
     /** The console's role, {@code null} for authentication=none; read on the console's first method; guarded by this. */
     private String consoleRole;
     private boolean consoleRead; // guarded by this
+    /** The console's Host and origin checks; read with its role; guarded by this. */
+    private ConsoleAccess consoleAccess;
     private final AtomicBoolean consoleWarnedFiltered = new AtomicBoolean();
 
     /** The application-wide settings, from the {@code sluice.*} properties, and the store they name. */
@@ -211,8 +214,12 @@ public final class RateLimitFeature implements DynamicFeature {
         try {
             Class<?> resourceClass = resourceInfo.getResourceClass();
             if (resourceClass != null && ConsoleResource.class.isAssignableFrom(resourceClass)) {
-                context.register(new ConsoleFilter(policies, consoleRole(context.getConfiguration()),
-                        consoleWarnedFiltered), Priorities.AUTHORIZATION);
+                String role = consoleRole(context.getConfiguration());
+                context.register(new ConsoleFilter(policies, role, consoleAccess, consoleWarnedFiltered),
+                        Priorities.AUTHORIZATION);
+                if (SERVLET_API) {
+                    ServletAddressRegistration.register(context, Priorities.AUTHORIZATION - 1);
+                }
                 return;
             }
             Routes.Plan plan = Routes.read(resourceClass, resourceInfo.getResourceMethod());
@@ -274,6 +281,20 @@ public final class RateLimitFeature implements DynamicFeature {
             }
             consoleRole = normal.equals("none") ? null
                     : role == null || role.toString().isBlank() ? ConsoleResource.DEFAULT_ROLE : role.toString().trim();
+            Function<String, String> lookup = name -> {
+                Object value = configuration.getProperty(name.equals(ConsoleAccess.ALLOWED_HOSTS)
+                        ? ConsoleResource.ALLOWED_HOSTS : PREFIX + name);
+                return value == null ? null : value.toString();
+            };
+            try {
+                consoleAccess = ConsoleAccess.parse(lookup, consoleRole != null, ConsoleResource.ALLOWED_HOSTS);
+            } catch (ParameterException e) {
+                throw new IllegalArgumentException("JAX-RS property '" + PREFIX + e.parameter().configName() + "': "
+                        + e.getMessage(), e);
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("JAX-RS property '" + ConsoleResource.ALLOWED_HOSTS + "': "
+                        + e.getMessage(), e);
+            }
             consoleRead = true;
             if (consoleRole == null) {
                 LOG.warn("Sluice console: {}=none, so anyone who reaches it can reset callers and change limits; "
@@ -288,7 +309,8 @@ public final class RateLimitFeature implements DynamicFeature {
     private synchronized Settings settings(Configuration configuration) {
         if (settings == null) {
             for (String name : configuration.getPropertyNames()) {
-                if (name.equals(ConsoleResource.ROLE) || name.equals(ConsoleResource.AUTHENTICATION)) {
+                if (name.equals(ConsoleResource.ROLE) || name.equals(ConsoleResource.AUTHENTICATION)
+                        || name.equals(ConsoleResource.ALLOWED_HOSTS)) {
                     continue; // the console's own
                 }
                 if (name.startsWith(PREFIX) && isRouteParameter(name.substring(PREFIX.length()))) {

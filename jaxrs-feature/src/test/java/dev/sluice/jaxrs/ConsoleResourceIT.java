@@ -6,11 +6,14 @@ import jakarta.ws.rs.Priorities;
 import jakarta.ws.rs.container.ContainerRequestContext;
 import jakarta.ws.rs.container.ContainerRequestFilter;
 import jakarta.ws.rs.core.SecurityContext;
+import dev.sluice.testing.ForwardingProxy;
+import dev.sluice.testing.RawHttp;
 import org.glassfish.jersey.server.ResourceConfig;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.net.InetAddress;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -165,6 +168,55 @@ class ConsoleResourceIT {
                 .property(ConsoleResource.AUTHENTICATION, "off")).close())
                 .satisfies(thrown -> assertThat(messages(thrown)).contains(
                         "JAX-RS property 'sluice.console.authentication' must be required or none, got 'off'"));
+    }
+
+    @Test
+    void withoutAuthenticationOnlyALoopbackHostOrAnAllowedOneIsServedAndTheRedirectStaysOnTheSite() throws Exception {
+        try (JerseyApp app = JerseyApp.start(new ResourceConfig(Resources.MethodLimited.class, Ops.class)
+                .register(RateLimitFeature.class).property(ConsoleResource.AUTHENTICATION, "none")
+                .property("sluice.console.allowed-hosts", "console.internal"))) {
+            int port = app.uri("/").getPort();
+            for (String host : List.of("127.0.0.1:" + port, "localhost", "console.internal:" + port)) {
+                assertThat(RawHttp.send(port, "GET", "/sluice/policies", host, null).status()).as(host).isEqualTo(200);
+            }
+            for (String host : List.of("evil.example", "evil.example:" + port)) {
+                RawHttp.Response refused = RawHttp.send(port, "PUT", "/sluice/policies/two-hourly/override", host,
+                        "limit=9/1h");
+                assertThat(refused.status()).as(host).isEqualTo(403);
+                assertThat(refused.body()).contains("'sluice.console.allowed-hosts'");
+            }
+            RawHttp.Response redirect = RawHttp.send(port, "GET", "/sluice", "127.0.0.1:" + port, null);
+            assertThat(redirect.status()).isEqualTo(302);
+            assertThat(app.uri("/sluice").resolve(redirect.header("Location"))).isEqualTo(app.uri("/sluice/"));
+        }
+        assertThatThrownBy(() -> JerseyApp.start(new ResourceConfig(Ops.class).register(RateLimitFeature.class)
+                .property(ConsoleResource.AUTHENTICATION, "none")
+                .property("sluice.console.allowed-hosts", "console.internal:8080")).close())
+                .satisfies(thrown -> assertThat(messages(thrown)).contains("'sluice.console.allowed-hosts'",
+                        "'console.internal:8080'"));
+    }
+
+    @Test
+    void behindATrustedProxyThatEndsTlsThePagesOwnChangesAreSameOrigin() throws Exception {
+        try (JerseyApp app = JerseyApp.start(new ResourceConfig(Resources.MethodLimited.class, Ops.class, TestLogin.class)
+                .register(RateLimitFeature.class).property("sluice.trusted-proxies", "127.0.0.2"));
+             ForwardingProxy proxy = ForwardingProxy.start(app.uri("/").getPort(), InetAddress.getByName("127.0.0.2"),
+                     List.of("X-Forwarded-For: {client}", "X-Forwarded-Proto: https"))) {
+            String front = "127.0.0.1:" + proxy.port();
+            String[] admin = {"X-Test-User: alice", "X-Test-Roles: sluice-admin"};
+            RawHttp.Response set = RawHttp.send(proxy.port(), "PUT", "/sluice/policies/two-hourly/override", front,
+                    "limit=9/1h", admin[0], admin[1], "Origin: https://" + front);
+            assertThat(set.status()).as(set.body()).isEqualTo(200);
+            assertThat(RawHttp.send(proxy.port(), "DELETE", "/sluice/policies/two-hourly/override", front, null,
+                    admin[0], admin[1], "Origin: http://" + front).status()).isEqualTo(403);
+            int port = app.uri("/").getPort();
+            String direct = "127.0.0.1:" + port;
+            assertThat(RawHttp.send(port, "DELETE", "/sluice/policies/two-hourly/override", direct, null,
+                    admin[0], admin[1], "Origin: https://" + direct, "X-Forwarded-Proto: https").status())
+                    .as("a forwarding header from a peer that is no trusted proxy").isEqualTo(403);
+            assertThat(RawHttp.send(port, "DELETE", "/sluice/policies/two-hourly/override", direct, null,
+                    admin[0], admin[1], "Origin: http://" + direct).status()).isEqualTo(200);
+        }
     }
 
     private static String messages(Throwable thrown) {

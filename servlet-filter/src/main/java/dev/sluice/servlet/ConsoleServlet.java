@@ -2,6 +2,7 @@ package dev.sluice.servlet;
 
 import dev.sluice.web.RequestAttributes;
 import dev.sluice.web.internal.Console;
+import dev.sluice.web.internal.ConsoleAccess;
 import jakarta.servlet.ServletConfig;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServlet;
@@ -12,6 +13,7 @@ import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.util.Collections;
 import java.util.Locale;
 import java.util.concurrent.atomic.AtomicBoolean;
 
@@ -37,11 +39,19 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * {@code sluice-admin}): without a user the container is asked to authenticate
  * ({@code HttpServletRequest.authenticate}, e.g. a BASIC challenge), and a user without the role
  * is refused {@code 403}. Only init-param {@code authentication=none} lifts this, for a console
- * the application protects otherwise; it is logged at start-up. A request that changes something
- * ({@code POST}, {@code PUT}, {@code DELETE}) from another site ({@code Sec-Fetch-Site} or
- * {@code Origin}) is refused {@code 403}. A request that a Sluice rate-limit filter decided is
- * refused {@code 500}: the console must stay reachable during the flood it helps to stop, so no
- * filter may cover its path.
+ * the application protects otherwise; it is logged at start-up, and then only a request whose
+ * {@code Host} is a loopback name or address, or one of init-param {@code allowed-hosts}
+ * (comma-separated host names or addresses), is served; others are refused {@code 403}, so that
+ * no page on the internal network can reach the console under a name rebound to its address. A
+ * request that changes something ({@code POST}, {@code PUT}, {@code DELETE}) from another site
+ * ({@code Sec-Fetch-Site}, or an {@code Origin} that is not the console's) is refused {@code 403}.
+ * Behind a proxy, the console's own origin and {@code Host} are what a peer in
+ * {@code trusted-proxies} says in its {@code forwarded-header} (with {@code X-Forwarded-For}:
+ * {@code X-Forwarded-Proto} and {@code X-Forwarded-Host}; with {@code Forwarded}: its
+ * {@code proto=} and {@code host=}): init-params of the servlet, or the filters' context-params
+ * {@code sluice.trusted-proxies} and {@code sluice.forwarded-header}. A bad value fails
+ * {@code init}. A request that a Sluice rate-limit filter decided is refused {@code 500}: the
+ * console must stay reachable during the flood it helps to stop, so no filter may cover its path.
  */
 public final class ConsoleServlet extends HttpServlet {
 
@@ -53,6 +63,7 @@ public final class ConsoleServlet extends HttpServlet {
 
     private String role;
     private boolean open;
+    private ConsoleAccess access;
     private final AtomicBoolean warnedFiltered = new AtomicBoolean();
 
     @Override
@@ -69,6 +80,24 @@ public final class ConsoleServlet extends HttpServlet {
                         + authentication + "'");
             }
             open = normal.equals("none");
+        }
+        try {
+            access = ConsoleAccess.parse(name -> {
+                String value = config.getInitParameter(name);
+                // The filters' application-wide defaults: one list of trusted proxies for the application.
+                return value != null || name.equals(ConsoleAccess.ALLOWED_HOSTS) || config.getServletContext() == null
+                        ? value : config.getServletContext().getInitParameter("sluice." + name);
+            }, !open, ConsoleAccess.ALLOWED_HOSTS);
+        } catch (IllegalArgumentException e) {
+            throw new ServletException(where + ": " + e.getMessage(), e);
+        }
+        for (String name : Collections.list(config.getInitParameterNames())) {
+            if (!name.equals("role") && !name.equals("authentication") && !name.equals(ConsoleAccess.ALLOWED_HOSTS)
+                    && !name.equals("trusted-proxies") && !name.equals("forwarded-header")) {
+                throw new ServletException(where + ": init-param '" + name + "' is not one of the console's (role, "
+                        + "authentication, allowed-hosts, trusted-proxies, forwarded-header), got '"
+                        + config.getInitParameter(name) + "'");
+            }
         }
         if (open) {
             LOG.warn("Sluice console {}: authentication=none, so anyone who reaches it can reset callers and change "
@@ -91,6 +120,12 @@ public final class ConsoleServlet extends HttpServlet {
                     + "do not cover its path"));
             return;
         }
+        String refused = access.refusal(method, request.getRemoteAddr(), request.getScheme(),
+                name -> Collections.list(request.getHeaders(name)));
+        if (refused != null) {
+            write(response, Console.error(403, refused));
+            return;
+        }
         if (!open) {
             if (request.getUserPrincipal() == null) {
                 boolean authenticated;
@@ -111,17 +146,14 @@ public final class ConsoleServlet extends HttpServlet {
                 return;
             }
         }
-        if (Console.mutation(method)) {
-            String self = request.getScheme() + "://" + request.getHeader("Host");
-            if (Console.crossSite(request.getHeader("Sec-Fetch-Site"), request.getHeader("Origin"), self)) {
-                write(response, Console.error(403, "cross-site request refused"));
-                return;
-            }
-        }
         String path = request.getPathInfo();
         if (path == null) {
-            // The page's relative links need the trailing slash.
-            response.sendRedirect(request.getRequestURI() + "/");
+            // The page's relative links need the trailing slash. Relative, and set as a header: a container's
+            // sendRedirect may make it absolute from the request target, which the client wrote.
+            response.setStatus(HttpServletResponse.SC_FOUND);
+            response.setHeader("Location", Console.pageLocation(request.getServletPath().isEmpty()
+                    ? request.getContextPath() : request.getServletPath()));
+            response.setContentLength(0);
             return;
         }
         String body = Console.mutation(method)

@@ -1,5 +1,10 @@
 package dev.sluice.servlet;
 
+import dev.sluice.Limit;
+import dev.sluice.RateLimiter;
+import dev.sluice.memory.MemoryStore;
+import dev.sluice.testing.ForwardingProxy;
+import dev.sluice.testing.RawHttp;
 import dev.sluice.testing.TestRedis;
 import dev.sluice.web.PolicyRegistry;
 import jakarta.servlet.Filter;
@@ -12,6 +17,7 @@ import jakarta.servlet.http.HttpServletRequestWrapper;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
+import java.net.InetAddress;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -26,6 +32,7 @@ import static dev.sluice.testing.HttpCalls.sendForm;
 import static dev.sluice.servlet.Http.get;
 import static dev.sluice.servlet.Http.header;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowable;
 
 /** The console over real HTTP: its access rules, its JSON API, and overrides and resets across instances on one Redis. */
 class ConsoleTest {
@@ -221,6 +228,182 @@ class ConsoleTest {
             System.out.printf("reset caller let in on all three instances after %d ms%n", slowest / 1_000_000);
             assertThat(Duration.ofNanos(slowest)).isLessThan(Duration.ofMillis(1000 + 2000));
         }
+    }
+
+    @Test
+    void aTiersPolicyIsResetAndOverriddenAtItsTwoSegmentPath() throws Exception {
+        TestApp app = new TestApp()
+                .filter("api", "/api/*", "policy", "api", "limit", "2/1h", "key", "header:X-API-Key", "tier",
+                        "header:X-Plan", "tier-limits", "gold:1/1h", "store", "memory")
+                .instance("login", new TestLogin(), "/sluice/*")
+                .servlet("/sluice/*", new ConsoleServlet());
+        try (var running = container().start(app)) {
+            assertThat(get(running.uri("/sluice/policies"), ADMIN).body()).contains("\"name\":\"api/gold\"");
+
+            // A tier's policy, api/gold, is addressed as two path segments (an encoded slash is refused by containers).
+            URI gold = running.uri("/api/x");
+            assertThat(get(gold, "X-API-Key", "g1", "X-Plan", "gold").statusCode()).isEqualTo(200);
+            assertThat(get(gold, "X-API-Key", "g1", "X-Plan", "gold").statusCode()).isEqualTo(429);
+            HttpResponse<String> tierReset = sendForm("POST", running.uri("/sluice/policies/api/gold/reset"), "caller=g1",
+                    ADMIN);
+            assertThat(tierReset.statusCode()).as(tierReset.body()).isEqualTo(200);
+            assertThat(tierReset.body()).contains("key~g1");
+            assertThat(get(gold, "X-API-Key", "g1", "X-Plan", "gold").statusCode()).isEqualTo(200);
+            HttpResponse<String> tierOverride = sendForm("PUT", running.uri("/sluice/policies/api/gold/override"),
+                    "limit=7/1h", ADMIN);
+            assertThat(tierOverride.statusCode()).as(tierOverride.body()).isEqualTo(200);
+            assertThat(tierOverride.body()).contains("\"name\":\"api/gold\"", "\"limit\":\"7/1h\"");
+            assertThat(header(get(gold, "X-API-Key", "g2", "X-Plan", "gold"), "RateLimit-Limit")).isEqualTo("7");
+            assertThat(header(get(gold, "X-API-Key", "p1"), "RateLimit-Limit")).as("the policy itself").isEqualTo("2");
+            assertThat(sendForm("DELETE", running.uri("/sluice/policies/api/gold/override"), null, ADMIN).statusCode())
+                    .isEqualTo(200);
+            assertThat(header(get(gold, "X-API-Key", "g3", "X-Plan", "gold"), "RateLimit-Limit")).isEqualTo("1");
+        }
+    }
+
+    @Test
+    void aCallerOfTheApplicationsKeyResolverAndACompositeKeyWithAPlusInAPartAreReset() throws Exception {
+        RateLimiter limiter = RateLimiter.builder().limit(Limit.of("accounts", "1/1h")).store(MemoryStore.create()).build();
+        RateLimitFilter accounts = new RateLimitFilter(limiter).withKeyResolver(request -> request.header("X-Account"));
+        TestApp app = new TestApp()
+                .filter("pairs", "/pairs/*", "policy", "pairs", "limit", "1/1h", "key", "header:X-API-Key+ip",
+                        "store", "memory")
+                .programmatic("accounts", accounts, "/accounts/*")
+                .instance("login", new TestLogin(), "/sluice/*")
+                .servlet("/sluice/*", new ConsoleServlet());
+        try (var running = container().start(app)) {
+            // A caller the application's KeyResolver named: as the client sends it, and as the console lists it.
+            URI account = running.uri("/accounts/x");
+            for (String caller : List.of("acct-42", "app~acct-42")) {
+                assertThat(get(account, "X-Account", "acct-42").statusCode()).isEqualTo(200);
+                assertThat(get(account, "X-Account", "acct-42").statusCode()).isEqualTo(429);
+                HttpResponse<String> reset = sendForm("POST", running.uri("/sluice/policies/accounts/reset"),
+                        "caller=" + caller, ADMIN);
+                assertThat(reset.statusCode()).as(caller + ": " + reset.body()).isEqualTo(200);
+                assertThat(reset.body()).contains("\"app~acct-42\"");
+                assertThat(get(account, "X-Account", "acct-42").statusCode()).as(caller).isEqualTo(200);
+                assertThat(sendForm("POST", running.uri("/sluice/policies/accounts/reset"), "caller=" + caller, ADMIN)
+                        .statusCode()).isEqualTo(200);
+            }
+
+            // A composite key whose header part holds a + (base64): the parts still split where they can.
+            URI pairs = running.uri("/pairs/x");
+            assertThat(get(pairs, "X-API-Key", "ab+cd==").statusCode()).isEqualTo(200);
+            assertThat(get(pairs, "X-API-Key", "ab+cd==").statusCode()).isEqualTo(429);
+            HttpResponse<String> pair = sendForm("POST", running.uri("/sluice/policies/pairs/reset"),
+                    "caller=" + java.net.URLEncoder.encode("ab+cd==+127.0.0.1", java.nio.charset.StandardCharsets.UTF_8),
+                    ADMIN);
+            assertThat(pair.statusCode()).as(pair.body()).isEqualTo(200);
+            assertThat(pair.body()).contains("key~ab+cd==");
+            assertThat(get(pairs, "X-API-Key", "ab+cd==").statusCode()).isEqualTo(200);
+        }
+    }
+
+    @Test
+    void theRedirectToThePageIsRelativeToWhereTheRequestWasAndNeverLeavesTheSite() throws Exception {
+        TestApp app = new TestApp().servlet("/sluice/*", new ConsoleServlet(), "authentication", "none");
+        try (var running = container().start(app)) {
+            int port = running.uri("/").getPort();
+            RawHttp.Response redirect = RawHttp.send(port, "GET", "/sluice", "127.0.0.1:" + port, null);
+            assertThat(redirect.status()).isEqualTo(302);
+            URI page = running.uri("/sluice").resolve(redirect.header("Location"));
+            assertThat(page).isEqualTo(running.uri("/sluice/"));
+            RawHttp.Response hostile = RawHttp.send(port, "GET", "//evil.example/..;/sluice", "127.0.0.1:" + port, null);
+            String location = hostile.header("Location");
+            if (location != null) {
+                assertThat(URI.create("http://127.0.0.1:" + port + "//evil.example/..;/sluice").resolve(location)
+                        .getHost()).isEqualTo("127.0.0.1");
+            }
+        }
+    }
+
+    @Test
+    void withoutAuthenticationOnlyALoopbackHostOrAnAllowedOneIsServed() throws Exception {
+        TestApp app = new TestApp().filter("api", "/api/*", "limit", "2/1h")
+                .servlet("/sluice/*", new ConsoleServlet(), "authentication", "none");
+        try (var running = container().start(app)) {
+            int port = running.uri("/").getPort();
+            for (String host : List.of("127.0.0.1:" + port, "localhost:" + port, "LOCALHOST", "[::1]:" + port, "127.1.2.3")) {
+                assertThat(RawHttp.send(port, "GET", "/sluice/policies", host, null).status()).as(host).isEqualTo(200);
+            }
+            // A page on the internal network whose name was rebound to the console's address.
+            for (String host : List.of("evil.example", "evil.example:" + port, "10.0.0.7", "127.0.0.1.evil.example")) {
+                RawHttp.Response refused = RawHttp.send(port, "GET", "/sluice/policies", host, null);
+                assertThat(refused.status()).as(host).isEqualTo(403);
+                assertThat(refused.body()).contains("allowed-hosts");
+                assertThat(RawHttp.send(port, "PUT", "/sluice/policies/api/override", host, "limit=9/1h").status())
+                        .as(host).isEqualTo(403);
+            }
+            assertThat(get(running.uri("/sluice/policies")).body()).contains("\"override\":null");
+        }
+        TestApp allowed = new TestApp().filter("api", "/api/*", "limit", "2/1h")
+                .servlet("/sluice/*", new ConsoleServlet(), "authentication", "none", "allowed-hosts",
+                        "console.internal, Ops.Example.");
+        try (var running = container().start(allowed)) {
+            int port = running.uri("/").getPort();
+            for (String host : List.of("console.internal", "console.internal:8080", "ops.example", "127.0.0.1:" + port)) {
+                assertThat(RawHttp.send(port, "GET", "/sluice/policies", host, null).status()).as(host).isEqualTo(200);
+            }
+            assertThat(RawHttp.send(port, "GET", "/sluice/policies", "evil.example", null).status()).isEqualTo(403);
+        }
+        Throwable bad = catchThrowable(() -> container().start(new TestApp()
+                .servlet("/sluice/*", new ConsoleServlet(), "authentication", "none", "allowed-hosts",
+                        "https://console.internal/")).close());
+        assertThat(bad).isNotNull();
+        assertThat(causes(bad)).contains("'allowed-hosts'", "'https://console.internal/'");
+    }
+
+    @Test
+    void behindATrustedProxyThatEndsTlsThePagesOwnChangesAreSameOrigin() throws Exception {
+        InetAddress proxyAddress = InetAddress.getByName("127.0.0.2");
+        TestApp app = app("memory", "2/1h").contextParam("sluice.trusted-proxies", "127.0.0.2/32");
+        try (var running = container().start(app);
+             var proxy = ForwardingProxy.start(running.uri("/").getPort(), proxyAddress,
+                     List.of("X-Forwarded-For: {client}", "X-Forwarded-Proto: https"))) {
+            int port = running.uri("/").getPort();
+            String front = "127.0.0.1:" + proxy.port();
+            String[] admin = {"X-Test-User: alice", "X-Test-Roles: sluice-admin"};
+            RawHttp.Response set = RawHttp.send(proxy.port(), "PUT", "/sluice/policies/api/override", front, "limit=9/1h",
+                    with(admin, "Origin: https://" + front));
+            assertThat(set.status()).as(set.body()).isEqualTo(200);
+            assertThat(RawHttp.send(proxy.port(), "DELETE", "/sluice/policies/api/override", front, null,
+                    with(admin, "Origin: http://" + front)).status()).as("http is not the page's scheme").isEqualTo(403);
+            assertThat(RawHttp.send(proxy.port(), "DELETE", "/sluice/policies/api/override", front, null,
+                    with(admin, "Origin: https://evil.example")).status()).isEqualTo(403);
+            // Straight to the container, from an address that is no trusted proxy: its X-Forwarded-Proto is not believed.
+            String direct = "127.0.0.1:" + port;
+            assertThat(RawHttp.send(port, "DELETE", "/sluice/policies/api/override", direct, null,
+                    with(admin, "Origin: https://" + direct, "X-Forwarded-Proto: https")).status()).isEqualTo(403);
+            assertThat(RawHttp.send(port, "DELETE", "/sluice/policies/api/override", direct, null,
+                    with(admin, "Origin: http://" + direct, "X-Forwarded-Proto: https")).status()).isEqualTo(200);
+        }
+        TestApp forwarded = new TestApp().filter("api", "/api/*", "limit", "2/1h")
+                .servlet("/sluice/*", new ConsoleServlet(), "authentication", "none", "trusted-proxies", "127.0.0.2",
+                        "forwarded-header", "forwarded", "allowed-hosts", "console.example");
+        try (var running = container().start(forwarded);
+             var proxy = ForwardingProxy.start(running.uri("/").getPort(), proxyAddress,
+                     List.of("Forwarded: for={client};proto=https;host=\"console.example\""))) {
+            String front = "127.0.0.1:" + proxy.port();
+            RawHttp.Response set = RawHttp.send(proxy.port(), "PUT", "/sluice/policies/api/override", front, "limit=9/1h",
+                    "Origin: https://console.example");
+            assertThat(set.status()).as(set.body()).isEqualTo(200);
+            assertThat(RawHttp.send(proxy.port(), "DELETE", "/sluice/policies/api/override", front, null,
+                    "Origin: https://" + front).status()).isEqualTo(403);
+            assertThat(RawHttp.send(proxy.port(), "DELETE", "/sluice/policies/api/override", front, null,
+                    "Origin: https://console.example:443").status()).isEqualTo(200);
+        }
+    }
+
+    /** The messages of {@code e} and its causes, one per line. */
+    private static String causes(Throwable e) {
+        StringBuilder out = new StringBuilder();
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            out.append(t).append('\n');
+            for (Throwable suppressed : t.getSuppressed()) {
+                out.append(suppressed).append('\n');
+            }
+        }
+        return out.toString();
     }
 
     /** Polls {@code node} with fresh callers until it reports {@code limit}; returns the nanoseconds since {@code since}. */

@@ -58,6 +58,7 @@ final class Ee11 {
         for (TestApp.ServletDecl more : app.servlets) {
             ServletHolder holder = new ServletHolder(more.instance());
             more.params().forEach(holder::setInitParameter);
+            holder.setInitOrder(1); // as <load-on-startup>: a bad init-param fails the start-up
             context.addServlet(holder, more.pattern());
         }
         ErrorPageErrorHandler errors = new ErrorPageErrorHandler();

@@ -139,7 +139,7 @@ public final class ApplicationPolicies implements PolicyRegistry {
         }
         Set<String> done = new LinkedHashSet<>();
         for (Route route : of) {
-            List<String> identities = route.guard.resolver().identitiesOf(caller);
+            List<String> identities = route.guard.identitiesOf(caller);
             for (RateLimiter limiter : route.guard.currentChoice().limiters()) {
                 for (Limit limit : limiter.limits()) {
                     if (!limit.policy().equals(policy)) {

@@ -153,7 +153,8 @@ final class CallerResolver {
      * The identities a caller given as a client sends it has under these key sources, in their
      * order, none twice: an address ({@code 2001:db8::7} becomes its {@code ipv6-prefix} network),
      * a header, parameter, attribute or principal value, the parts of a composite joined by
-     * {@code +} ({@code 192.0.2.1+alice}), anything for {@code global}. Built by the very code
+     * {@code +} ({@code 192.0.2.1+alice}; a part holding {@code +} itself gives every way the
+     * value splits), anything for {@code global}. Built by the very code
      * that names a request's caller, from a request that carries the value where each source
      * looks: a value that no source could have read (not an address for {@code ip}, too few parts
      * for a composite) gives none.
@@ -163,19 +164,55 @@ final class CallerResolver {
         String value = sent.trim();
         for (KeySource source : sources) {
             List<KeySource> parts = source.kind() == KeySource.Kind.COMPOSITE ? source.parts() : List.of(source);
-            String[] values = source.kind() == KeySource.Kind.COMPOSITE ? value.split("\\+", -1) : new String[] {value};
-            if (values.length != parts.size()) {
-                continue;
-            }
-            SentCaller request = new SentCaller(parts, values);
-            if (request.readable()) {
-                String identity = identity(source, request, source.readsClient() ? clientBytes(request) : UNRESOLVED);
-                if (identity != null) {
-                    out.add(identity);
+            List<String[]> splits = source.kind() == KeySource.Kind.COMPOSITE ? splits(value, parts.size())
+                    : List.<String[]>of(new String[] {value});
+            for (String[] values : splits) {
+                SentCaller request = new SentCaller(parts, values);
+                if (request.readable()) {
+                    String identity = identity(source, request, source.readsClient() ? clientBytes(request) : UNRESOLVED);
+                    if (identity != null) {
+                        out.add(identity);
+                    }
                 }
             }
         }
         return List.copyOf(out);
+    }
+
+    /** The most ways of splitting a composite caller that are tried; more gives none. */
+    private static final int MAX_SPLITS = 256;
+
+    /**
+     * The ways {@code value} splits into {@code n} parts at its {@code +}: one when it has
+     * {@code n - 1}; when a part holds {@code +} itself (a base64 API key, {@code ab+cd==}), every
+     * way, for a reset resets each identity the caller may be (at most {@link #MAX_SPLITS}, else none).
+     */
+    private static List<String[]> splits(String value, int n) {
+        String[] pieces = value.split("\\+", -1);
+        if (pieces.length < n) {
+            return List.of();
+        }
+        List<String[]> out = new java.util.ArrayList<>();
+        split(pieces, 0, n, new String[n], out);
+        return out.size() > MAX_SPLITS ? List.of() : out;
+    }
+
+    /** Adds to {@code out} every way of joining {@code pieces[from..]} into parts {@code n - left..n - 1} of {@code parts}. */
+    private static void split(String[] pieces, int from, int left, String[] parts, List<String[]> out) {
+        if (out.size() > MAX_SPLITS) {
+            return;
+        }
+        int part = parts.length - left;
+        if (left == 1) {
+            parts[part] = String.join("+", java.util.Arrays.asList(pieces).subList(from, pieces.length));
+            out.add(parts.clone());
+            return;
+        }
+        // Part `part` takes pieces[from..end); every later part needs at least one piece.
+        for (int end = from + 1; end <= pieces.length - (left - 1); end++) {
+            parts[part] = String.join("+", java.util.Arrays.asList(pieces).subList(from, end));
+            split(pieces, end, left - 1, parts, out);
+        }
     }
 
     /**

@@ -27,7 +27,8 @@ import java.util.Optional;
  *       (no inline script or style, no external asset: a {@code default-src 'self'} policy passes);
  *   <li>{@code GET /policies} every policy as JSON ({@code ?raw=true}: the refused callers'
  *       identities too, not only their partition keys);
- *   <li>{@code POST /policies/NAME/reset} with {@code caller}: resets that caller;
+ *   <li>{@code POST /policies/NAME/reset} with {@code caller}: resets that caller (a tier's policy,
+ *       {@code <policy>/<tier>}, is two segments: {@code /policies/api/gold/reset});
  *   <li>{@code PUT /policies/NAME/override} with {@code limit} and optional {@code burst}; {@code DELETE}
  *       the same path clears it.
  * </ul>
@@ -56,21 +57,6 @@ public final class Console {
 
     /** What to answer: status, content type and body. */
     public record Answer(int status, String contentType, byte[] body) {
-    }
-
-    /**
-     * Whether a request that changes something comes from another site: its {@code Sec-Fetch-Site}
-     * is neither {@code same-origin} nor {@code none}, or its {@code Origin} is not the console's
-     * own. A request with neither header (a script, {@code curl}) is not cross-site: browsers send
-     * {@code Origin} with every {@code POST}, {@code PUT} and {@code DELETE}.
-     *
-     * @param self the console's origin, {@code scheme://host[:port]} as the request addressed it
-     */
-    public static boolean crossSite(String secFetchSite, String origin, String self) {
-        if (secFetchSite != null && !secFetchSite.equals("same-origin") && !secFetchSite.equals("none")) {
-            return true;
-        }
-        return origin != null && !origin.equalsIgnoreCase(self);
     }
 
     /** Whether {@code method} changes something. */
@@ -104,17 +90,20 @@ public final class Console {
                     ? json(200, policies(registry.policies(), "true".equals(params.get("raw"))))
                     : error(405, "use GET");
         }
-        String[] parts = where.split("/", -1); // "", "policies", NAME, action
-        if (parts.length != 4 || !parts[1].equals("policies")) {
+        String[] parts = where.split("/", -1); // "", "policies", NAME, action; a tier's NAME is two segments
+        if (parts.length < 4 || parts.length > 5 || !parts[1].equals("policies")) {
             return error(404, "no such resource");
         }
-        String policy = URLDecoder.decode(parts[2], StandardCharsets.UTF_8);
+        // A tier's policy, <policy>/<tier>, is addressed as two segments: containers refuse an encoded slash.
+        String policy = URLDecoder.decode(parts[2], StandardCharsets.UTF_8)
+                + (parts.length == 5 ? Tier.SEPARATOR + URLDecoder.decode(parts[3], StandardCharsets.UTF_8) : "");
+        String action = parts[parts.length - 1];
         Optional<PolicyView> known = registry.policy(policy);
         if (known.isEmpty()) {
             return error(404, "no policy '" + policy + "' in this application");
         }
         try {
-            if (parts[3].equals("reset") && method.equals("POST")) {
+            if (action.equals("reset") && method.equals("POST")) {
                 String caller = params.get("caller");
                 if (caller == null || caller.isBlank()) {
                     return error(400, "'caller' is required: an address, a key, or a composite key's parts joined by +");
@@ -122,7 +111,7 @@ public final class Console {
                 List<String> reset = registry.reset(policy, caller);
                 return json(200, "{\"reset\":" + strings(reset) + "}");
             }
-            if (parts[3].equals("override") && method.equals("PUT")) {
+            if (action.equals("override") && method.equals("PUT")) {
                 String limit = params.get("limit");
                 if (limit == null || limit.isBlank()) {
                     return error(400, "'limit' is required, e.g. 100/1m");
@@ -130,7 +119,7 @@ public final class Console {
                 registry.override(policy, limit, params.get("burst"), principal);
                 return json(200, view(registry.policy(policy).orElseThrow(), false));
             }
-            if (parts[3].equals("override") && method.equals("DELETE")) {
+            if (action.equals("override") && method.equals("DELETE")) {
                 registry.clearOverride(policy, principal);
                 return json(200, view(registry.policy(policy).orElseThrow(), false));
             }
@@ -139,8 +128,32 @@ public final class Console {
         } catch (IllegalStateException e) {
             return error(503, e.getMessage());
         }
-        return parts[3].equals("reset") || parts[3].equals("override") ? error(405, "method not allowed")
+        return action.equals("reset") || action.equals("override") ? error(405, "method not allowed")
                 : error(404, "no such resource");
+    }
+
+    /**
+     * Where to send a request for the console's own path without its trailing slash (the page's
+     * relative links need it): {@code ./NAME/}, relative to the request, {@code NAME} being the
+     * last segment of the path the console is mapped at. Never built from the request target,
+     * which the client chose: {@code //evil.example/..;/sluice} would become a redirect to
+     * another site.
+     *
+     * @param mapped the decoded path the console is mapped at, such as {@code /ops/sluice}
+     */
+    public static String pageLocation(String mapped) {
+        String segment = mapped == null ? "" : mapped.substring(mapped.lastIndexOf('/') + 1);
+        StringBuilder out = new StringBuilder("./");
+        for (byte b : segment.getBytes(StandardCharsets.UTF_8)) {
+            int c = b & 0xFF;
+            if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || "-._~!$&'()*+,=:@".indexOf(c) >= 0) {
+                out.append((char) c);
+            } else {
+                out.append('%').append(Character.toUpperCase(Character.forDigit(c >> 4, 16)))
+                        .append(Character.toUpperCase(Character.forDigit(c & 0xF, 16)));
+            }
+        }
+        return out.append(segment.isEmpty() ? "" : "/").toString();
     }
 
     /** An error as JSON, {@code {"error": "..."}}. */

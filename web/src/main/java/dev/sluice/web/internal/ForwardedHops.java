@@ -32,6 +32,15 @@ final class ForwardedHops {
      * that names nobody. Commas and semicolons inside quoted strings do not split.
      */
     static List<String> forwarded(List<String> values) {
+        return forwarded(values, "for");
+    }
+
+    /**
+     * The {@code name=} parameter ({@code for}, {@code proto}, {@code host}) of every element of
+     * every {@code Forwarded} value, in order, unquoted; {@code ""} where an element has none or
+     * is malformed, as {@link #forwarded(List)} reads {@code for=}.
+     */
+    static List<String> forwarded(List<String> values, String name) {
         List<String> hops = new ArrayList<>();
         for (String value : values) {
             int i = 0;
@@ -87,8 +96,8 @@ final class ForwardedHops {
                     end = eq;
                     malformed |= !value.substring(nameStart, eq).isBlank(); // a name without a value
                 }
-                if (pairValue != null && value.substring(nameStart, eq).trim().equalsIgnoreCase("for")) {
-                    malformed |= node != null; // two for= in one element
+                if (pairValue != null && value.substring(nameStart, eq).trim().equalsIgnoreCase(name)) {
+                    malformed |= node != null; // two of the name in one element
                     node = pairValue;
                 }
                 if (end >= n || value.charAt(end) == ',') {

@@ -377,6 +377,26 @@ public final class Guard {
         return choice;
     }
 
+    /**
+     * The identities a caller given as a client sends it may have on this route: with a
+     * {@link KeyResolver}, its {@code app~} identity (the value itself when it is one already, as
+     * the console lists it), then those of the key sources ({@link CallerResolver#identitiesOf}).
+     */
+    List<String> identitiesOf(String sent) {
+        List<String> sources = resolver.identitiesOf(sent);
+        String value = sent.trim();
+        if (keyResolver == null || value.isEmpty()) {
+            return sources;
+        }
+        java.util.LinkedHashSet<String> out = new java.util.LinkedHashSet<>();
+        if (value.startsWith("app~") && value.length() > 4) {
+            out.add(value);
+        }
+        out.add("app~" + value);
+        out.addAll(sources);
+        return List.copyOf(out);
+    }
+
     /** How the route finds its callers; a {@link KeyResolver}'s are its own and not here. */
     CallerResolver resolver() {
         return resolver;

@@ -120,6 +120,35 @@ class PolicyRegistryTest {
     }
 
     @Test
+    void aCompositeCallerWhosePartsHoldAPlusIsResetUnderEveryWayItSplits() {
+        MemoryStore store = MemoryStore.create();
+        Guard keyAndIp = guard(store, "pair", "1/1h", "header:X-API-Key+ip", WebSettings.DEFAULTS);
+        Guard twoKeys = guard(store, "keys", "1/1h", "header:A+header:B", WebSettings.DEFAULTS);
+        ApplicationPolicies registry = new ApplicationPolicies();
+        for (Guard guard : List.of(keyAndIp, twoKeys)) {
+            registry.register(guard, store, "memory");
+            cleanUp.add(() -> registry.unregister(guard));
+        }
+        RequestView base64 = from("192.0.2.1", "X-API-Key", "ab+cd==");
+        assertThat(keyAndIp.check(base64).status()).isEqualTo(HttpAnswer.PROCEED);
+        assertThat(keyAndIp.check(base64).status()).isEqualTo(429);
+        // Only one split has an address where ip is.
+        assertThat(registry.reset("pair", "ab+cd==+192.0.2.1")).containsExactly("all~11:key~ab+cd==|12:ip~192.0.2.1|");
+        assertThat(keyAndIp.check(base64).status()).isEqualTo(HttpAnswer.PROCEED);
+
+        RequestView pair = from("192.0.2.1", "A", "x+y", "B", "z");
+        assertThat(twoKeys.check(pair).status()).isEqualTo(HttpAnswer.PROCEED);
+        assertThat(twoKeys.check(pair).status()).isEqualTo(429);
+        // Ambiguous: both ways are the caller's possible identities, and both are reset.
+        assertThat(registry.reset("keys", "x+y+z")).containsExactly("all~5:key~x|7:key~y+z|", "all~7:key~x+y|5:key~z|");
+        assertThat(twoKeys.check(pair).status()).isEqualTo(HttpAnswer.PROCEED);
+
+        // Too many ways to split (over 256) is none: the caller fits no key source.
+        assertThatThrownBy(() -> registry.reset("keys", "a" + "+a".repeat(300)))
+                .hasMessageContaining("fits none of the key sources of policy 'keys'");
+    }
+
+    @Test
     void aBadOverrideIsRefusedWithTheParametersMessageAndChangesNothing() {
         MemoryStore store = MemoryStore.create();
         Guard guard = guard(store, "api", "2/1m", "ip", WebSettings.DEFAULTS);

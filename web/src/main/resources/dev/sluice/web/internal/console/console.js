@@ -61,7 +61,8 @@
     if (node) { return node; }
     node = document.getElementById('policy').content.firstElementChild.cloneNode(true);
     node.dataset.policy = policy.name;
-    const path = 'policies/' + encodeURIComponent(policy.name);
+    // A tier's policy (api/gold) is two path segments: containers refuse an encoded slash (%2F).
+    const path = 'policies/' + policy.name.split('/').map(encodeURIComponent).join('/');
     const message = node.querySelector('.message');
     const report = (ok, what) => { message.className = ok ? 'message' : 'message error'; text(message, what); };
     node.querySelector('form.reset').addEventListener('submit', async (event) => {
