@@ -192,11 +192,14 @@ class OutboundIT {
     private final class Recorded implements RateLimitStore {
         private final RateLimitStore store;
         private final int instance;
+        /** The interval between slots of the one limit it decides, µs. */
+        private final double intervalMicros;
         private final java.util.Map<Booking, Grant> grantsBy = java.util.Collections.synchronizedMap(new java.util.IdentityHashMap<>());
 
-        Recorded(RateLimitStore store, int instance) {
+        Recorded(RateLimitStore store, int instance, double intervalMicros) {
             this.store = store;
             this.instance = instance;
+            this.intervalMicros = intervalMicros;
         }
 
         @Override
@@ -205,7 +208,7 @@ class OutboundIT {
             return store.book(caller, limits, maxWait).thenApply(booking -> {
                 if (caller.equals("provider") && booking.decision().outcome() == Decision.Outcome.ALLOWED) {
                     // a bucket of burst 1 is empty after a grant: its schedule ends one interval after the slot
-                    double slot = booking.ends()[0] - INTERVAL_MICROS;
+                    double slot = booking.ends()[0] - intervalMicros;
                     Grant grant = new Grant(instance, asked, maxWait, booking.decision().retryAfter(), slot);
                     grantsBy.put(booking, grant);
                     grants.add(grant);
@@ -219,6 +222,7 @@ class OutboundIT {
             Grant grant = grantsBy.remove(booking);
             if (grant != null) {
                 grants.remove(grant);
+                givenBack.add(grant);
             }
             return store.giveBack(caller, limits, booking);
         }
@@ -260,6 +264,8 @@ class OutboundIT {
     private final List<Client> jaxrs = new ArrayList<>();
     /** What the {@link Recorded} stores granted, all instances together. */
     private final ConcurrentLinkedQueue<Grant> grants = new ConcurrentLinkedQueue<>();
+    /** What the {@link Recorded} stores were given back. */
+    private final ConcurrentLinkedQueue<Grant> givenBack = new ConcurrentLinkedQueue<>();
     private final ConcurrentLinkedQueue<Paused> pauses = new ConcurrentLinkedQueue<>();
     /** Each recorded instance's decisions made without the store (failing open): calls sent without a grant. */
     private final List<AtomicInteger> instanceErrors = new ArrayList<>();
@@ -284,10 +290,6 @@ class OutboundIT {
         return Long.parseLong(String.valueOf(time.get(0))) * 1_000_000 + Long.parseLong(String.valueOf(time.get(1)));
     }
 
-    private RateLimiter instance(FailureMode mode, Duration timeout) {
-        return instance(SHARED, mode, timeout);
-    }
-
     private RateLimiter instance(Limit limit, FailureMode mode, Duration timeout) {
         RedissonClient client = redis.newClient();
         clients.add(client);
@@ -304,7 +306,7 @@ class OutboundIT {
         RedissonClient client = redis.newClient();
         clients.add(client);
         AtomicInteger errors = new AtomicInteger();
-        RateLimiter limiter = RateLimiter.builder().limit(SHARED).store(new Recorded(RedisStore.of(client), n))
+        RateLimiter limiter = RateLimiter.builder().limit(SHARED).store(new Recorded(RedisStore.of(client), n, INTERVAL_MICROS))
                 .failureMode(FailureMode.OPEN).localShare(1.0 / 3).timeout(Duration.ofSeconds(2))
                 .listener(new DecisionListener() {
                     @Override
@@ -561,10 +563,10 @@ class OutboundIT {
 
     @Test
     void aCallThatGetsNoPermitWithinItsWaitOrIsCancelledIsNotSent() throws Exception {
-        // one permit per 2 s: a slow first call (a client's start) still leaves the next one far off
-        RateLimiter limiter = instance(Limit.of("provider", 1, Duration.ofSeconds(2)), FailureMode.CLOSED,
-                Duration.ofSeconds(2));
-        Permits impatient = Permits.of(limiter, Duration.ofMillis(20));
+        // one permit a minute: however slow the first call (a client's start on a loaded machine;
+        // over 2 s at load 20), the next one is far off
+        Permits impatient = Permits.of(instance(Limit.of("impatient", 1, Duration.ofMinutes(1)), FailureMode.CLOSED,
+                Duration.ofSeconds(2)), Duration.ofMillis(20));
         Client client = jaxrsClient(impatient);
         HttpClient http = RateLimitedHttpClient.wrap(HttpClient.newHttpClient(), impatient, "provider");
         assertThat(status(client.target(provider.uri(0)).request().get())).isEqualTo(200);
@@ -576,6 +578,14 @@ class OutboundIT {
                 .isInstanceOf(PermitUnavailableException.class);
         assertThatThrownBy(() -> http.sendAsync(HttpRequest.newBuilder(provider.uri(2)).build(),
                 HttpResponse.BodyHandlers.discarding()).join()).hasCauseInstanceOf(PermitUnavailableException.class);
+        // one permit per 2 s, on a store that records its grants, the first taken now without a call
+        RedissonClient redisson = redis.newClient();
+        clients.add(redisson);
+        RateLimiter limiter = RateLimiter.builder().limit(Limit.of("provider", 1, Duration.ofSeconds(2)))
+                .store(new Recorded(RedisStore.of(redisson), 0, 2_000_000)).failureMode(FailureMode.CLOSED)
+                .timeout(Duration.ofSeconds(2)).build();
+        assertThat(ready(Permits.of(limiter, Duration.ofSeconds(5))).limiter().acquire("provider", Duration.ZERO).allowed())
+                .as("the first permit").isTrue();
         // a call cancelled while it waits for its slot is never sent
         HttpClient patient = RateLimitedHttpClient.wrap(HttpClient.newHttpClient(), Permits.of(limiter, Duration.ofSeconds(5)),
                 "provider");
@@ -609,10 +619,16 @@ class OutboundIT {
                 .statusCode()).isEqualTo(200);
         List<long[]> sent = List.copyOf(provider.accepted);
         assertThat(sent).as("the interrupted call was not sent").hasSize(3).noneMatch(call -> call[1] == 4);
-        // 2 s apart at the slots; a late arrival of the call before only shortens the gap, and
-        // the slot after the given-up one would make it 4 s
-        assertThat(Duration.ofNanos(sent.get(2)[0] - sent.get(1)[0])).as("the next call took the given-up slot")
-                .isLessThan(Duration.ofMillis(3500));
+        // judged on the store's grants, not on arrivals (a late wake-up of the next call would
+        // make it book the slot after): the reservation after the given-back one has its slot
+        Grant interrupted = givenBack.stream().max(java.util.Comparator.comparingLong(Grant::askedNanos))
+                .orElseThrow(() -> new AssertionError("the interrupted waiter's reservation was not given back"));
+        double given = interrupted.slotMicros();
+        List<Grant> granted = sorted(grants);
+        Grant next = granted.stream().filter(grant -> grant.askedNanos() - interrupted.askedNanos() > 0)
+                .findFirst().orElseThrow();
+        assertThat(next.slotMicros()).as("the slot of the next reservation after the given-back one at %.0f µs; grants %s",
+                given, granted).isCloseTo(given, org.assertj.core.data.Offset.offset(1.0));
     }
 
     @Test
