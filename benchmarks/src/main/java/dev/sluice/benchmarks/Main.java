@@ -52,7 +52,8 @@ import java.util.regex.Pattern;
  *
  * <p>The {@code outbound} part ({@link OutboundBenchmark}, in the default set) waits for permits
  * under contention, Sluice beside Bucket4j's blocking API and Redisson's {@code RRateLimiter};
- * {@code --outbound-contenders=sluice-gcra,bucket4j,...} picks its contenders.
+ * {@code --outbound-contenders=sluice-gcra,bucket4j,...} picks its contenders. It ends with the
+ * share of a strict provider's quota three instances get accepted ({@link ProviderQuota}).
  */
 public final class Main {
 
@@ -206,6 +207,14 @@ public final class Main {
             }
             report.outbound(OutboundBenchmark.measure(redis, outboundContenders, quick ? new int[] {1} : new int[] {1, 8},
                     new int[] {16, 64}, Duration.ofSeconds(quick ? 2 : 3), Duration.ofSeconds(quick ? 3 : 5), report::warn));
+            // A strict provider's quota, shared by three instances: the throughput the tests leave to this run.
+            try {
+                ProviderQuota.Row quota = ProviderQuota.measure(redis, Duration.ofSeconds(1), Duration.ofSeconds(quick ? 5 : 20));
+                System.out.println(ProviderQuota.line(quota));
+                report.providerQuota(quota);
+            } catch (RuntimeException e) {
+                report.warn("outbound provider quota failed: " + e);
+            }
         }
         report.results(results);
         if (only.contains("http")) {

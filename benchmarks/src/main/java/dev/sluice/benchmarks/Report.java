@@ -40,6 +40,8 @@ final class Report {
     private List<SanityCheck.Row> sanity = List.of();
     private final Map<String, String[]> warmups = new HashMap<>();
     private List<OutboundBenchmark.Row> outbound = List.of();
+    /** {@code null} unless the outbound part measured it. */
+    private ProviderQuota.Row providerQuota;
 
     Report(String started, BenchRedis redis, String redisVersion, boolean quick, String args) {
         this.started = started;
@@ -77,6 +79,10 @@ final class Report {
 
     void outbound(List<OutboundBenchmark.Row> rows) {
         this.outbound = rows;
+    }
+
+    void providerQuota(ProviderQuota.Row row) {
+        this.providerQuota = row;
     }
 
     void sanity(List<SanityCheck.Row> rows) {
@@ -253,6 +259,9 @@ final class Report {
         }
         if (!outbound.isEmpty()) {
             md.append("### Outbound: waiting for a permit under contention\n\n").append(OutboundBenchmark.table(outbound));
+        }
+        if (providerQuota != null) {
+            md.append("### Outbound: a strict provider's quota\n\n").append(ProviderQuota.table(providerQuota));
         }
         if (httpTable != null) {
             md.append("### HTTP: a servlet with and without the filter\n\n").append(httpTable).append('\n');
@@ -566,6 +575,8 @@ final class Report {
                         + " ÷ no filter", route.median() / HttpBenchmark.withoutFilter(http, route).median(), target));
             }
         }
+        rows.add(atLeast("outbound: accepted ÷ a strict provider's quota (three instances at 9.25/s, provider 10/s)",
+                providerQuota == null ? null : providerQuota.share(), ProviderQuota.TARGET));
         md.append("### The issue's targets, this run\n\n");
         if (!sanity.isEmpty()) {
             md.append("The sync rows \"÷ floor\" divide by the faster of this run's floor trial and the median of the sanity "

@@ -70,16 +70,25 @@ final class HeapPaths {
         WEAKLY
     }
 
-    /** How one instance is held, and its path from a root, one step per reference. */
-    record Held(How how, String path) {
+    /**
+     * How one instance is held, and its path from a root, one step per reference.
+     *
+     * @param name the instance's name (see {@link #to}), to tell instances of one class apart;
+     *             {@code null} if it has none
+     */
+    record Held(How how, String name, String path) {
         @Override
         public String toString() {
-            return (how == How.STRONGLY ? "" : how.name().toLowerCase(Locale.ROOT) + ": ") + path;
+            return (name == null ? "" : "'" + name + "' ") + (how == How.STRONGLY ? "" : how.name().toLowerCase(Locale.ROOT) + ": ")
+                    + path;
         }
     }
 
-    /** How each instance of {@code className} in the dump is held. */
-    static List<Held> to(Path hprof, String className) throws IOException {
+    /**
+     * How each instance of {@code className} in the dump is held, each named by its String field
+     * {@code nameField} (the nearest declared, in its class or a superclass).
+     */
+    static List<Held> to(Path hprof, String className, String nameField) throws IOException {
         MappedByteBuffer map;
         try (FileChannel channel = FileChannel.open(hprof)) {
             map = channel.map(FileChannel.MapMode.READ_ONLY, 0, channel.size());
@@ -102,7 +111,8 @@ final class HeapPaths {
                     break;
                 }
             }
-            held.add(new Held(how, how == How.WEAKLY ? heap.describe(target) : heap.path(parents.get(how), target)));
+            held.add(new Held(how, heap.stringField(target, nameField),
+                    how == How.WEAKLY ? heap.describe(target) : heap.path(parents.get(how), target)));
         }
         return held;
     }
@@ -345,16 +355,24 @@ final class HeapPaths {
     }
 
     private String threadName(int thread) {
-        if (thread < 0) {
-            return "?";
-        }
-        long[] name = {0};
-        forEachField(thread, (field, type, at) -> {
-            if (field.equals("name") && type == OBJECT) {
-                name[0] = id(at);
+        String name = thread < 0 ? null : stringField(thread, "name");
+        return name == null ? "?" : name;
+    }
+
+    /**
+     * The value of {@code instance}'s String field {@code name} (the first found, from its own class
+     * up), Latin-1 only; {@code null} if it has none or it is not set.
+     */
+    private String stringField(int instance, String name) {
+        long[] ref = {0};
+        boolean[] found = {false};
+        forEachField(instance, (each, type, at) -> {
+            if (!found[0] && each.equals(name) && type == OBJECT) {
+                ref[0] = id(at);
+                found[0] = true;
             }
         });
-        int string = index(name[0]);
+        int string = index(ref[0]);
         long[] value = {0};
         if (string >= 0) {
             forEachField(string, (field, type, at) -> {
@@ -365,12 +383,12 @@ final class HeapPaths {
         }
         int bytes = index(value[0]);
         if (bytes < 0) {
-            return "?";
+            return null;
         }
         int p = positions[bytes];
         byte[] text = new byte[dump.getInt(p + 1 + idSize + 4)];
         dump.get(p + 1 + idSize + 9, text);
-        return new String(text, StandardCharsets.ISO_8859_1); // compact Latin-1 strings, as thread names are
+        return new String(text, StandardCharsets.ISO_8859_1); // compact Latin-1 strings, as these names are
     }
 
     private interface FieldVisitor {

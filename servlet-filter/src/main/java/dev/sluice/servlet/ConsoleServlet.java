@@ -116,14 +116,14 @@ public final class ConsoleServlet extends HttpServlet {
                 LOG.error("Sluice console '{}' is covered by a rate-limit filter; map the filters so that they do not "
                         + "cover its path", getServletName());
             }
-            write(response, Console.error(500, "the console is behind a rate-limit filter; map the filters so that they "
+            write(request, response, Console.error(500, "the console is behind a rate-limit filter; map the filters so that they "
                     + "do not cover its path"));
             return;
         }
         String refused = access.refusal(method, request.getRemoteAddr(), request.getScheme(),
                 name -> Collections.list(request.getHeaders(name)));
         if (refused != null) {
-            write(response, Console.error(403, refused));
+            write(request, response, Console.error(403, refused));
             return;
         }
         if (!open) {
@@ -136,13 +136,13 @@ public final class ConsoleServlet extends HttpServlet {
                 }
                 if (!authenticated || request.getUserPrincipal() == null) {
                     if (!response.isCommitted() && response.getStatus() != 401) {
-                        write(response, Console.error(401, "authentication required"));
+                        write(request, response, Console.error(401, "authentication required"));
                     }
                     return;
                 }
             }
             if (!request.isUserInRole(role)) {
-                write(response, Console.error(403, "role '" + role + "' required"));
+                write(request, response, Console.error(403, "role '" + role + "' required"));
                 return;
             }
         }
@@ -159,11 +159,22 @@ public final class ConsoleServlet extends HttpServlet {
         String body = Console.mutation(method)
                 ? new String(request.getInputStream().readNBytes(16_384), StandardCharsets.UTF_8) : null;
         String principal = request.getUserPrincipal() == null ? null : request.getUserPrincipal().getName();
-        write(response, Console.handle(Registries.of(getServletContext()), method, path, request.getQueryString(), body,
+        write(request, response, Console.handle(Registries.of(getServletContext()), method, path, request.getQueryString(), body,
                 principal));
     }
 
-    private static void write(HttpServletResponse response, Console.Answer answer) throws IOException {
+    /**
+     * Writes {@code answer}, with {@code Connection: close} when the request's body was left
+     * unread (a refusal answers before reading it; a change reads at most 16 KiB): the container
+     * then drops the connection after the answer, and a client told nothing would send its next
+     * request on it and fail (the JDK client's, when the body came after a refusal on a busy machine).
+     */
+    private static void write(HttpServletRequest request, HttpServletResponse response, Console.Answer answer)
+            throws IOException {
+        boolean body = request.getContentLengthLong() > 0 || request.getHeader("Transfer-Encoding") != null;
+        if (body && !request.getInputStream().isFinished()) {
+            response.setHeader("Connection", "close");
+        }
         response.setStatus(answer.status());
         response.setContentType(answer.contentType());
         response.setContentLength(answer.body().length);
