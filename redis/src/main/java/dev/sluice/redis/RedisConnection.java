@@ -11,8 +11,13 @@ import org.slf4j.LoggerFactory;
 
 import java.io.File;
 import java.io.IOException;
+import java.net.ConnectException;
+import java.net.NoRouteToHostException;
 import java.net.URI;
+import java.net.UnknownHostException;
 import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.Arrays;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledFuture;
@@ -30,10 +35,12 @@ import java.util.regex.Pattern;
  * <p>Getting ready happens on a thread of its own, in two steps: {@code getReady} (one connection
  * per master, the scripts loaded) makes the store ready; {@code fillIn} (the rest of the pool, the
  * round trips) follows behind it, while the store already decides. Our client's store is
- * <em>connecting</em> until the first step succeeds; <em>unreachable</em> once an attempt has
- * failed, until one succeeds (tried every {@value #RETRY_MILLIS} ms); then <em>ready</em> for
- * good. A request of a connecting store waits for it ({@link #whenReady}); one of an unreachable
- * store fails at once.
+ * <em>connecting</em> until the first step succeeds; <em>unreachable</em> once Redis has refused
+ * the connection (nothing listens, no route, no such host) or two attempts in a row have failed,
+ * until one succeeds (tried every {@value #RETRY_MILLIS} ms); then <em>ready</em> for good. A
+ * single attempt that timed out does not make it unreachable: on a busy machine a cold client
+ * can miss its own timeouts against a healthy Redis. A request of a connecting store waits for
+ * it ({@link #whenReady}); one of an unreachable store fails at once.
  */
 final class RedisConnection {
 
@@ -55,8 +62,10 @@ final class RedisConnection {
     private final CompletableFuture<Void> loaded = new CompletableFuture<>();
     /** Completed once {@code fillIn} has run, however it went. */
     private final CompletableFuture<Void> filled = new CompletableFuture<>();
-    /** Completed when an attempt to get ready first fails: the requests waiting then fail too. */
-    private final CompletableFuture<Void> firstFailure = new CompletableFuture<>();
+    /** Completed once Redis is found unreachable (see above): the requests waiting then fail too. */
+    private final CompletableFuture<Void> foundUnreachable = new CompletableFuture<>();
+    /** Attempts that failed in a row; the connecting thread's alone. */
+    private int failedAttempts;
     private volatile boolean ready;
     private volatile boolean unreachable;
     private volatile boolean closed;
@@ -214,7 +223,7 @@ final class RedisConnection {
 
     /**
      * {@code null} if ready. Else a stage completed when the store is ready, or exceptionally at
-     * once if it is unreachable, when the attempt under way fails, or after the larger of
+     * once if it is unreachable, when it is found so, or after the larger of
      * {@code atLeast} and the start-up wait; the store keeps trying in the background either way.
      * The failure names no address: a store value can hold a password.
      */
@@ -230,7 +239,7 @@ final class RedisConnection {
         long bound = Math.max(atLeast.toNanos(), startupWaitNanos);
         CompletableFuture<Void> waiter = new CompletableFuture<>();
         loaded.thenRun(() -> waiter.complete(null));
-        firstFailure.thenRun(() -> waiter.completeExceptionally(new RedisConnectionException(
+        foundUnreachable.thenRun(() -> waiter.completeExceptionally(new RedisConnectionException(
                 "not connected to Redis yet: it could not be reached")));
         ScheduledFuture<?> timer = Timeouts.after(() -> waiter.completeExceptionally(new RedisConnectionException(
                 "not connected to Redis yet: no answer within " + TimeUnit.NANOSECONDS.toMillis(bound) + " ms")), bound);
@@ -273,13 +282,16 @@ final class RedisConnection {
         try {
             getReady.run();
         } catch (RuntimeException e) {
-            if (owned) {
-                LOG.debug("Redis is not reachable yet; retrying in {} ms: {}", RETRY_MILLIS, e.toString());
-                unreachable = true;
-                firstFailure.complete(null);
-            } else {
+            failedAttempts++;
+            if (!owned) {
                 LOG.debug("Redis is not reachable yet; its first decisions may be slow: {}", e.toString());
-                firstFailure.complete(null);
+                foundUnreachable.complete(null);
+            } else {
+                LOG.debug("Redis is not reachable yet; retrying in {} ms: {}", RETRY_MILLIS, e.toString());
+                if (refused(e) || failedAttempts >= 2) {
+                    unreachable = true;
+                    foundUnreachable.complete(null);
+                }
             }
             return false;
         }
@@ -287,6 +299,24 @@ final class RedisConnection {
         unreachable = false;
         loaded.complete(null);
         return true;
+    }
+
+    /** Whether the failure says Redis cannot be reached at all: refused, no route, no such host. */
+    private static boolean refused(Throwable failure) {
+        // Redisson wraps the socket's exception a few levels deep, or as a suppressed one per node
+        ArrayDeque<Throwable> seen = new ArrayDeque<>();
+        seen.add(failure);
+        for (int looked = 0; !seen.isEmpty() && looked < 32; looked++) {
+            Throwable t = seen.poll();
+            if (t instanceof ConnectException || t instanceof NoRouteToHostException || t instanceof UnknownHostException) {
+                return true;
+            }
+            if (t.getCause() != null && t.getCause() != t) {
+                seen.add(t.getCause());
+            }
+            seen.addAll(Arrays.asList(t.getSuppressed()));
+        }
+        return false;
     }
 
     private void fillIn() {
@@ -305,7 +335,7 @@ final class RedisConnection {
      * attempt failed. Requests do not wait for the filling in: only building does.
      */
     private void awaitReady(long deadline) {
-        CompletableFuture<?> settled = owned ? filled : CompletableFuture.anyOf(filled, firstFailure);
+        CompletableFuture<?> settled = owned ? filled : CompletableFuture.anyOf(filled, foundUnreachable);
         try {
             settled.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
         } catch (TimeoutException | ExecutionException e) {

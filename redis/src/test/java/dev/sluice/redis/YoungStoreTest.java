@@ -206,6 +206,38 @@ class YoungStoreTest {
     }
 
     /**
+     * A healthy Redis whose store's first attempt to connect fails without being refused (here its
+     * first connections are dropped; on a busy machine, a cold client missing its own timeouts):
+     * that is no proof that Redis cannot be reached, so the decisions made meanwhile wait for the
+     * next attempt instead of failing. Only a refusal, or two failed attempts in a row, make the
+     * store unreachable.
+     */
+    @Test
+    void aFailedFirstAttemptOnAHealthyRedisFailsNoDecision() throws Exception {
+        try (StallingProxy proxy = new StallingProxy(redis.port())) {
+            proxy.dropConnections(1_000); // every connection of the first attempt
+            RedisStore store = RedisStore.builder().connect(proxy.url()).startupWait(Duration.ZERO).build();
+            try {
+                RateLimiter limiter = RateLimiter.builder().limit(Limit.of("second-try", "5/1h")).store(store)
+                        .timeout(Duration.ofSeconds(20)).build();
+                CompletableFuture<Decision> asked = limiter.decideAsync("second-" + UUID.randomUUID()).toCompletableFuture();
+                // the first attempt fails on a dropped connection (the next comes 500 ms later); the
+                // decision is still waiting for the store when they stop being dropped
+                for (int polls = 0; polls < 2_000 && proxy.dropped() == 0; polls++) {
+                    Thread.sleep(5);
+                }
+                assertThat(proxy.dropped()).as("connections of the first attempt dropped").isPositive();
+                Thread.sleep(200);
+                proxy.dropConnections(0);
+                assertThat(asked.get(30, TimeUnit.SECONDS).outcome()).isEqualTo(Decision.Outcome.ALLOWED);
+                assertThat(limiter.decide("second-" + UUID.randomUUID()).outcome()).isEqualTo(Decision.Outcome.ALLOWED);
+            } finally {
+                store.close();
+            }
+        }
+    }
+
+    /**
      * A Redis that accepts connections and never answers cannot be told from a slow one at first:
      * decisions wait for it, at most the bound (the larger of the limiter's timeout and the store's
      * start-up wait, here 1 s, and the client's 1 s command timeout ends the store's attempt as
