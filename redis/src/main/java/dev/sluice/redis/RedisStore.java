@@ -47,9 +47,10 @@ import java.util.function.Supplier;
  * <p>A request that comes before a store made by {@link #connect} is ready waits for it, at most
  * the larger of the limiter's timeout and the start-up wait (blocking no thread when it was asked
  * asynchronously), and then has its timeout as usual: a healthy Redis is never failed because the
- * store is young. It follows the failure mode only when Redis cannot be reached: at once after an
- * attempt to connect has failed (the store tries again every 500 ms until Redis answers), or when
- * its wait is over. Thread-safe.
+ * store is young. It follows the failure mode only when Redis cannot be reached: at once once the
+ * store has found it unreachable (Redis refused the connection, or two attempts in a row failed;
+ * one attempt that timed out is no proof on a busy machine), or when its wait is over. The store
+ * keeps trying every 500 ms until Redis answers. Thread-safe.
  *
  * <p>Made of a {@link RedisConnection} (the client), a {@link DecideScript} (the script's
  * protocol), a {@link Coalescer} (the decisions waiting while a call is in flight, of one caller
@@ -354,9 +355,9 @@ public final class RedisStore implements RateLimitStore {
     /**
      * {@code null} once the store is ready. Before, a stage completed the moment it is; or
      * exceptionally, and the limiter's failure mode applies: at once while Redis is unreachable
-     * (an attempt to connect failed; the store keeps trying every 500 ms), when the attempt under
-     * way fails, or when neither happened within the larger of {@code atLeast} (the limiter's
-     * timeout) and the {@linkplain Builder#startupWait start-up wait} from this call.
+     * (see the class description; the store keeps trying every 500 ms), when it is found so, or
+     * when neither happened within the larger of {@code atLeast} (the limiter's timeout) and the
+     * {@linkplain Builder#startupWait start-up wait} from this call.
      */
     @Override
     public CompletionStage<Void> whenReady(Duration atLeast) {
@@ -489,8 +490,8 @@ public final class RedisStore implements RateLimitStore {
          * {@link #connect}, the longest a request that comes before it is ready waits for it (the
          * limiter's timeout if that is longer). Default 2 s; zero builds without waiting. A Redis
          * that is down is not an error: the store is built anyway and keeps connecting in the
-         * background; after a failed attempt its requests follow the failure mode at once, until
-         * Redis answers.
+         * background; once it has found Redis unreachable (see {@link RedisStore}) its requests
+         * follow the failure mode at once, until Redis answers.
          *
          * @throws IllegalArgumentException naming {@code 'startupWait'} if negative
          */
