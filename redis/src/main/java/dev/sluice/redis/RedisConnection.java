@@ -75,9 +75,10 @@ final class RedisConnection {
      *                    connection to each; throws while Redis is unreachable
      * @param fillIn      run once ready, while requests are decided: the rest of the connections,
      *                    the round trips; a failure there is not the store's
-     * @param startupWait how long a request of a connecting store waits for it at least
-     * @param deadline    when (in {@link System#nanoTime()}) to stop waiting here for readiness and the
-     *                    pool filled in behind it
+     * @param startupWait the longest a request of a connecting store waits for it, unless the
+     *                    request's own timeout is longer
+     * @param deadline    when (in {@link System#nanoTime()}) to stop waiting here for readiness
+     *                    and the pool filled in behind it
      */
     RedisConnection(RedissonClient client, boolean owned, Runnable getReady, Runnable fillIn, Duration startupWait,
                     long deadline) {
@@ -88,11 +89,11 @@ final class RedisConnection {
         this.startupWaitNanos = startupWait.toNanos();
         // Get ready (and fill in) on a thread of our own and wait for it until the deadline, so that
         // a store whose Redis is up is built ready, with the connections a first burst needs (a far
-        // Redis takes a round trip to open one). Our client connects lazily, and Redisson makes the first
-        // connection on the calling thread: a request must never pay for that (or wait out a connect
-        // timeout). A request that comes before our client is ready waits for it (whenReady); the
-        // application's client is connected (or connecting) as it chose: its store decides at once,
-        // whatever the outcome of getting ready, which is tried once.
+        // Redis takes a round trip to open one). Our client connects lazily, and Redisson makes the
+        // first connection on the calling thread: a request must never pay for that (or wait out a
+        // connect timeout). A request that comes before our client is ready waits for it
+        // (whenReady); the application's client is connected (or connecting) as it chose: its store
+        // decides at once, whatever the outcome of getting ready, which is tried once.
         this.ready = !owned;
         connectInBackground();
         awaitReady(deadline);
