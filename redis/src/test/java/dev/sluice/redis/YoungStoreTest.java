@@ -29,6 +29,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * A store's first seconds: a healthy Redis is never failed open because the store is young. The
@@ -235,6 +236,14 @@ class YoungStoreTest {
                 store.close();
             }
         }
+    }
+
+    /** A negative start-up wait is bad configuration, refused naming the setting and the value. */
+    @Test
+    void aNegativeStartupWaitIsRefused() {
+        assertThatThrownBy(() -> RedisStore.builder().startupWait(Duration.ofMillis(-1)))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("'startupWait' must not be negative, got 'PT-0.001S'");
     }
 
     /**
