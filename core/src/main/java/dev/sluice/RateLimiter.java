@@ -38,8 +38,10 @@ import java.util.stream.Collectors;
  * {@link Decision.Outcome#FAILED_CLOSED}, or a local limiter's {@link Decision.Outcome#LOCAL_ALLOWED}
  * or {@link Decision.Outcome#LOCAL_REJECTED}), the failure is counted and logged at most once every
  * ten seconds. After five failures in a row a circuit breaker stops waiting on the store
- * altogether and probes it again after a short pause. Instances are thread-safe; closing the
- * store is the owner's business.
+ * altogether and probes it again after a short pause. A store that is not ready yet (a Redis store
+ * connecting at start-up) is waited for first, as it bounds ({@link RateLimitStore#whenReady}),
+ * and the timeout counts from then. Instances are thread-safe; closing the store is the owner's
+ * business.
  *
  * <p>A blocking {@link #decide} waits on its own thread, bounded by the timeout. The stage of an
  * asynchronous decision that waited on its store is completed on the limiter's

@@ -1,6 +1,7 @@
 package dev.sluice;
 
 import dev.sluice.spi.ImmediateStore;
+import dev.sluice.spi.RateLimitStore;
 import dev.sluice.internal.Timeouts;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -11,6 +12,7 @@ import java.util.Objects;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -26,6 +28,11 @@ import java.util.function.Consumer;
  * comes from the fallback alone, once per request: a request that timed out is decided there once
  * (with {@link FailureMode#LOCAL}, charged once locally), though the store may still have done it
  * too.
+ *
+ * <p>A store that is not ready yet (connecting at start-up, see {@link RateLimitStore#whenReady})
+ * is waited for before the request is sent, and the timeout counts from the moment it is ready:
+ * a blocking request waits on its own thread, an asynchronous one is sent when the store's stage
+ * completes, blocking no thread. A store that cannot get ready is a failure like any other.
  *
  * <p>Thread-safe. Logs under {@link RateLimiter}'s name, which is the one users configure.
  *
@@ -76,6 +83,7 @@ final class StoreResilience<A, T> {
 
     private final Call<A, T> call;
     private final Fallback<A, T> fallback;
+    private final RateLimitStore store;
     private final FailureMode failureMode;
     private final Duration timeout;
     private final long timeoutNanos;
@@ -96,6 +104,7 @@ final class StoreResilience<A, T> {
                     ShadowAndListener shadowAndListener) {
         this.call = call;
         this.fallback = Objects.requireNonNull(fallback, "fallback");
+        this.store = settings.store();
         this.failureMode = settings.failureMode();
         this.timeout = settings.timeout();
         this.timeoutNanos = timeout.toNanos();
@@ -119,6 +128,14 @@ final class StoreResilience<A, T> {
 
     /** Asks the store, waiting on this thread at most the timeout: no timer, no shared scheduler. */
     T await(String caller, A request, long started) {
+        CompletableFuture<Void> ready = notReady();
+        if (ready != null) {
+            Throwable unready = awaitReady(ready);
+            if (unready != null) {
+                return settle(caller, request, started, null, unready);
+            }
+            started = System.nanoTime(); // the timeout is the store's, once it is ready
+        }
         CompletableFuture<T> answer = send(caller, request, started);
         if (answer == null) {
             return circuitOpen(caller, request);
@@ -167,6 +184,21 @@ final class StoreResilience<A, T> {
      * before this returned): exactly one of the two, never a failure.
      */
     T ask(String caller, A request, long started, Consumer<T> later) {
+        CompletableFuture<Void> ready = notReady();
+        if (ready != null) {
+            // Sent from the thread that makes the store ready (or the store's timer): no thread waits.
+            ready.whenComplete((ok, unready) -> {
+                if (unready != null) {
+                    later.accept(settle(caller, request, started, null, unready));
+                    return;
+                }
+                T atOnce = ask(caller, request, System.nanoTime(), later);
+                if (atOnce != null) {
+                    later.accept(atOnce);
+                }
+            });
+            return null;
+        }
         CompletableFuture<T> answer = send(caller, request, started);
         if (answer == null) {
             return circuitOpen(caller, request);
@@ -180,6 +212,32 @@ final class StoreResilience<A, T> {
         Timeouts.orTimeout(answer, timeoutNanos)
                 .whenComplete((result, failure) -> later.accept(settle(caller, request, started, result, failure)));
         return null;
+    }
+
+    /** {@code null} if the store is ready; else its stage (see {@link RateLimitStore#whenReady}). */
+    private CompletableFuture<Void> notReady() {
+        try {
+            CompletionStage<Void> ready = store.whenReady(timeout);
+            return ready == null ? null : ready.toCompletableFuture();
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    /**
+     * Waits on this thread until the store is ready, which the store bounds (the larger of the
+     * timeout and its start-up bound); the failure if it did not get ready, else {@code null}.
+     */
+    private static Throwable awaitReady(CompletableFuture<Void> ready) {
+        try {
+            ready.get();
+            return null;
+        } catch (ExecutionException | CancellationException e) {
+            return e;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return e;
+        }
     }
 
     /**

@@ -62,6 +62,23 @@ public interface RateLimitStore extends AutoCloseable {
     }
 
     /**
+     * When this store can take a request: {@code null} if it can now (the default; a store that
+     * connects after it is built, once it has). Otherwise a stage completed the moment it can, or
+     * completed exceptionally once the store knows it cannot (its backend was found unreachable)
+     * or has waited long enough: at the latest the larger of {@code atLeast} and the store's own
+     * start-up bound, from this call. A limiter asks before each request it sends and waits for
+     * the stage (blocking only a caller that blocks anyway), passing its timeout, which then counts
+     * from the moment the store is ready: a young store's requests wait for it instead of failing.
+     * An exceptional stage is a store failure like any other, for the failure mode. Called for
+     * every request, so a ready store must answer at once, without allocating.
+     *
+     * @param atLeast how long the caller would wait for an answer anyway: its timeout
+     */
+    default CompletionStage<Void> whenReady(Duration atLeast) {
+        return null;
+    }
+
+    /**
      * Deletes {@code caller}'s state under {@code limits}, here and in any copy this store keeps in
      * this JVM: its next request starts with every budget whole. Other callers, and this caller's
      * state under other limits, are untouched. The default refuses.

@@ -1,15 +1,28 @@
 package dev.sluice.redis;
 
 import dev.sluice.internal.Secrets;
+import dev.sluice.internal.Timeouts;
 import org.redisson.Redisson;
 import org.redisson.api.RedissonClient;
+import org.redisson.client.RedisConnectionException;
 import org.redisson.config.Config;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.File;
 import java.io.IOException;
+import java.net.ConnectException;
+import java.net.NoRouteToHostException;
 import java.net.URI;
+import java.net.UnknownHostException;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.Arrays;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -18,6 +31,16 @@ import java.util.regex.Pattern;
  * A store's Redisson client: made from a {@code store} value (and then owned, connected off the
  * calling thread and shut down on {@link #close()}), or borrowed from the application (then
  * connected as the application chose, and left alone).
+ *
+ * <p>Getting ready happens on a thread of its own, in two steps: {@code getReady} (one connection
+ * per master, the scripts loaded) makes the store ready; {@code fillIn} (the rest of the pool, the
+ * round trips) follows behind it, while the store already decides. Our client's store is
+ * <em>connecting</em> until the first step succeeds; <em>unreachable</em> once Redis has refused
+ * the connection (nothing listens, no route, no such host) or two attempts in a row have failed,
+ * until one succeeds (tried every {@value #RETRY_MILLIS} ms); then <em>ready</em> for good. A
+ * single attempt that timed out does not make it unreachable: on a busy machine a cold client
+ * can miss its own timeouts against a healthy Redis. A request of a connecting store waits for
+ * it ({@link #whenReady}); one of an unreachable store fails at once.
  */
 final class RedisConnection {
 
@@ -26,34 +49,54 @@ final class RedisConnection {
     /** The highest database index of a Redis server with its default {@code databases 16}. */
     private static final int MAX_DATABASE = 15;
     private static final Pattern YAML_PLACE = Pattern.compile("line (\\d+), column (\\d+)");
+    /** How long an unreachable Redis is left alone between attempts to get ready. */
+    private static final int RETRY_MILLIS = 500;
 
     private final RedissonClient client;
     private final boolean owned;
-    private final Runnable warmUp;
+    private final Runnable getReady;
+    private final Runnable fillIn;
+    private final long startupWaitNanos;
     private final AtomicBoolean connecting = new AtomicBoolean();
+    /** Completed once {@code getReady} has succeeded: the scripts are loaded. */
+    private final CompletableFuture<Void> loaded = new CompletableFuture<>();
+    /** Completed once {@code fillIn} has run, however it went. */
+    private final CompletableFuture<Void> filled = new CompletableFuture<>();
+    /** Completed once Redis is found unreachable (see above): the requests waiting then fail too. */
+    private final CompletableFuture<Void> foundUnreachable = new CompletableFuture<>();
+    /** Attempts that failed in a row; the connecting thread's alone. */
+    private int failedAttempts;
     private volatile boolean ready;
-    private volatile boolean warm;
+    private volatile boolean unreachable;
     private volatile boolean closed;
 
     /**
-     * @param warmUp   run to get ready (it loads the scripts, opens connections, measures round
-     *                 trips); throws while Redis is unreachable
-     * @param deadline when (in {@link System#nanoTime()}) to stop waiting for the warm-up
+     * @param getReady    run to get ready: loads the scripts on every master, which opens a
+     *                    connection to each; throws while Redis is unreachable
+     * @param fillIn      run once ready, while requests are decided: the rest of the connections,
+     *                    the round trips; a failure there is not the store's
+     * @param startupWait the longest a request of a connecting store waits for it, unless the
+     *                    request's own timeout is longer
+     * @param deadline    when (in {@link System#nanoTime()}) to stop waiting here for readiness
+     *                    and the pool filled in behind it
      */
-    RedisConnection(RedissonClient client, boolean owned, Runnable warmUp, long deadline) {
+    RedisConnection(RedissonClient client, boolean owned, Runnable getReady, Runnable fillIn, Duration startupWait,
+                    long deadline) {
         this.client = client;
         this.owned = owned;
-        this.warmUp = warmUp;
-        // Warm up on a thread of our own and wait for it until the deadline, so that a store whose
-        // Redis is up decides its first requests as it decides later ones. Our client connects
-        // lazily, and Redisson makes the first connection on the calling thread: a request must
-        // never pay for that (or wait out a connect timeout). Until our client has warmed up,
-        // decisions fail fast (the failure mode) and it keeps trying in the background. The
-        // application's client is connected (or connecting) as it chose: its store decides at once
-        // whatever the warm-up's outcome, which is tried once.
+        this.getReady = getReady;
+        this.fillIn = fillIn;
+        this.startupWaitNanos = startupWait.toNanos();
+        // Get ready (and fill in) on a thread of our own and wait for it until the deadline, so that
+        // a store whose Redis is up is built ready, with the connections a first burst needs (a far
+        // Redis takes a round trip to open one). Our client connects lazily, and Redisson makes the
+        // first connection on the calling thread: a request must never pay for that (or wait out a
+        // connect timeout). A request that comes before our client is ready waits for it
+        // (whenReady); the application's client is connected (or connecting) as it chose: its store
+        // decides at once, whatever the outcome of getting ready, which is tried once.
         this.ready = !owned;
         connectInBackground();
-        awaitWarm(deadline);
+        awaitReady(deadline);
     }
 
     /** The Redisson configuration for a {@code store} value; see {@link RedisStore#connect}. */
@@ -174,42 +217,56 @@ final class RedisConnection {
         return client;
     }
 
-    /** Whether Redis has answered at least once; if not, starts connecting in the background. */
-    boolean checkReady() {
-        if (!ready) {
-            connectInBackground();
-        }
-        return ready;
-    }
-
-    /** Whether Redis has answered at least once. */
+    /** Whether Redis has answered (the scripts are loaded), or the client is the application's. */
     boolean ready() {
         return ready;
     }
 
     /**
-     * Starts the warm-up on a daemon thread, unless it has succeeded or is under way; our client's
-     * is tried every 500 ms until it succeeds, the application's once.
+     * {@code null} if ready. Else a stage completed when the store is ready, or exceptionally at
+     * once if it is unreachable, when it is found so, or after the larger of
+     * {@code atLeast} and the start-up wait; the store keeps trying in the background either way.
+     * The failure names no address: a store value can hold a password.
+     */
+    CompletableFuture<Void> whenReady(Duration atLeast) {
+        if (ready) {
+            return null;
+        }
+        connectInBackground();
+        if (unreachable) {
+            return CompletableFuture.failedFuture(new RedisConnectionException(
+                    "not connected to Redis yet: it could not be reached, and is tried again every " + RETRY_MILLIS + " ms"));
+        }
+        long bound = Math.max(atLeast.toNanos(), startupWaitNanos);
+        CompletableFuture<Void> waiter = new CompletableFuture<>();
+        loaded.thenRun(() -> waiter.complete(null));
+        foundUnreachable.thenRun(() -> waiter.completeExceptionally(new RedisConnectionException(
+                "not connected to Redis yet: it could not be reached")));
+        ScheduledFuture<?> timer = Timeouts.after(() -> waiter.completeExceptionally(new RedisConnectionException(
+                "not connected to Redis yet: no answer within " + TimeUnit.NANOSECONDS.toMillis(bound) + " ms")), bound);
+        waiter.whenComplete((ok, failure) -> timer.cancel(false));
+        return waiter;
+    }
+
+    /**
+     * Starts getting ready on a daemon thread, unless it has succeeded or is under way; our
+     * client's is tried every {@value #RETRY_MILLIS} ms until it succeeds, the application's
+     * once. Once ready, the same thread fills the pool in.
      */
     private void connectInBackground() {
-        if (warm || closed || !connecting.compareAndSet(false, true)) {
+        if (loaded.isDone() || closed || !connecting.compareAndSet(false, true)) {
             return;
         }
         Thread connector = new Thread(() -> {
             try {
-                while (!warm && !closed) {
-                    try {
-                        warmUp.run();
-                        warm = true;
-                        ready = true;
-                    } catch (RuntimeException e) {
-                        if (!owned) {
-                            LOG.debug("Redis is not reachable yet; its first decisions may be slow: {}", e.toString());
-                            return;
-                        }
-                        LOG.debug("Redis is not reachable yet; retrying in 500 ms: {}", e.toString());
-                        Thread.sleep(500);
+                while (!closed && !tryToGetReady()) {
+                    if (!owned) {
+                        return;
                     }
+                    Thread.sleep(RETRY_MILLIS);
+                }
+                if (!closed) {
+                    fillIn();
                 }
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
@@ -221,14 +278,71 @@ final class RedisConnection {
         connector.start();
     }
 
-    private void awaitWarm(long deadline) {
-        while (!warm && connecting.get() && deadline - System.nanoTime() > 0) {
-            try {
-                Thread.sleep(5);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return;
+    /** One attempt to get ready; whether it succeeded. */
+    private boolean tryToGetReady() {
+        try {
+            getReady.run();
+        } catch (RuntimeException e) {
+            failedAttempts++;
+            if (!owned) {
+                LOG.debug("Redis is not reachable yet; its first decisions may be slow: {}", e.toString());
+                foundUnreachable.complete(null);
+            } else {
+                LOG.debug("Redis is not reachable yet; retrying in {} ms: {}", RETRY_MILLIS, e.toString());
+                if (refused(e) || failedAttempts >= 2) {
+                    unreachable = true;
+                    foundUnreachable.complete(null);
+                }
             }
+            return false;
+        }
+        ready = true;
+        unreachable = false;
+        loaded.complete(null);
+        return true;
+    }
+
+    /** Whether the failure says Redis cannot be reached at all: refused, no route, no such host. */
+    private static boolean refused(Throwable failure) {
+        // Redisson wraps the socket's exception a few levels deep, or as a suppressed one per node
+        ArrayDeque<Throwable> seen = new ArrayDeque<>();
+        seen.add(failure);
+        for (int looked = 0; !seen.isEmpty() && looked < 32; looked++) {
+            Throwable t = seen.poll();
+            if (t instanceof ConnectException || t instanceof NoRouteToHostException || t instanceof UnknownHostException) {
+                return true;
+            }
+            if (t.getCause() != null && t.getCause() != t) {
+                seen.add(t.getCause());
+            }
+            seen.addAll(Arrays.asList(t.getSuppressed()));
+        }
+        return false;
+    }
+
+    private void fillIn() {
+        try {
+            fillIn.run();
+        } catch (RuntimeException e) {
+            // the store is ready; the pool fills in as requests need it
+            LOG.debug("Redis connections not all opened at start-up: {}", e.toString());
+        } finally {
+            filled.complete(null);
+        }
+    }
+
+    /**
+     * Waits here until ready and filled in, the deadline, or (the application's client) its one
+     * attempt failed. Requests do not wait for the filling in: only building does.
+     */
+    private void awaitReady(long deadline) {
+        CompletableFuture<?> settled = owned ? filled : CompletableFuture.anyOf(filled, foundUnreachable);
+        try {
+            settled.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        } catch (TimeoutException | ExecutionException e) {
+            // not ready yet: requests wait for it (bounded), or fail while it is unreachable
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 

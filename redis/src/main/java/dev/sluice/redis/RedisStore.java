@@ -6,7 +6,6 @@ import dev.sluice.spi.RateLimitStore;
 import dev.sluice.TimeSource;
 import dev.sluice.internal.Keys;
 import org.redisson.api.RedissonClient;
-import org.redisson.client.RedisConnectionException;
 import org.redisson.client.codec.StringCodec;
 import org.redisson.config.Config;
 
@@ -17,6 +16,7 @@ import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 
 /**
  * Keeps counting state in Redis, shared by every application node, through Redisson.
@@ -36,13 +36,21 @@ import java.util.concurrent.TimeUnit;
  * }</pre>
  *
  * <p>A store made by {@link #connect} owns its client and shuts it down on {@link #close()}; one
- * made by {@link #of} leaves the client to its owner. Building a store warms it up, on a thread of
- * its own, so that its first decisions are made as later ones are: the scripts are loaded on every
- * master (a cluster's slots are learnt on the way), 16 connections are opened to each node and
- * round trips are measured, which tell a burst's requests whether they can wait for each other. Building waits for that at most {@link Builder#startupWait} (2 s by
- * default, counted from {@link Builder#connect}): an application whose Redis is down still starts
- * within it, and the decisions of a store made by {@link #connect} follow the failure mode, at
- * once, until Redis answers. Thread-safe.
+ * made by {@link #of} leaves the client to its owner. Building a store gets it ready, on a thread
+ * of its own: the scripts are loaded on every master (a cluster's slots are learnt on the way, and
+ * a connection is opened to each), and the store is ready. Behind that, while it decides, 16
+ * connections are opened to each node and round trips are measured, which tell a burst's requests
+ * whether they can wait for each other. Building waits for all of that at most the
+ * {@linkplain Builder#startupWait start-up wait} (2 s by default, counted from
+ * {@link Builder#connect}): an application whose Redis is down still starts within it.
+ *
+ * <p>A request that comes before a store made by {@link #connect} is ready waits for it, at most
+ * the larger of the limiter's timeout and the start-up wait (blocking no thread when it was asked
+ * asynchronously), and then has its timeout as usual: a healthy Redis is never failed because the
+ * store is young. It follows the failure mode only when Redis cannot be reached: at once once the
+ * store has found it unreachable (Redis refused the connection, or two attempts in a row failed;
+ * one attempt that timed out is no proof on a busy machine), or when its wait is over. The store
+ * keeps trying every 500 ms until Redis answers. Thread-safe.
  *
  * <p>Made of a {@link RedisConnection} (the client), a {@link DecideScript} (the script's
  * protocol), a {@link Coalescer} (the decisions waiting while a call is in flight, of one caller
@@ -101,7 +109,8 @@ public final class RedisStore implements RateLimitStore {
                 builder.testTime, coalescer::decide);
         this.client = builder.client;
         long deadline = (builder.owned ? builder.createdNanos : System.nanoTime()) + builder.startupWait.toNanos();
-        this.connection = new RedisConnection(builder.client, builder.owned, this::warmUp, deadline);
+        this.connection = new RedisConnection(builder.client, builder.owned, this::getReady, this::fillIn,
+                builder.startupWait, deadline);
         RateLimitStore direct = new Direct();
         if (builder.localRejections == 0) {
             this.front = direct;
@@ -153,19 +162,31 @@ public final class RedisStore implements RateLimitStore {
 
     /**
      * Gets ready to decide, on the connection's thread at start-up: loads every script on every
-     * master (which, on a cluster, learns its slots first) while {@link #WARM_CONNECTIONS} calls at
-     * once open as many connections to each node; then measures as many round trips of decide.lua
-     * deciding nothing, at once, each on another slot (so, on a cluster, spread over the masters),
-     * and counts them as calls'. Throws while Redis cannot be reached; a round trip that fails is
-     * not counted.
+     * master (which, on a cluster, learns its slots first, and opens a connection to each). The
+     * time that takes is counted as a call's round trip, an overestimate (it includes connecting),
+     * so that the first requests, judged by it, go at once rather than wait for each other.
+     * Throws while Redis cannot be reached.
      */
-    private void warmUp() {
-        List<CompletableFuture<?>> opening = new ArrayList<>(WARM_CONNECTIONS + 2);
-        opening.add(script.loadEverywhere());
-        opening.add(leases.loadEverywhere());
+    private void getReady() {
+        long sent = System.nanoTime();
+        List<CompletableFuture<?>> loading = new ArrayList<>(3);
+        loading.add(script.loadEverywhere());
+        loading.add(leases.loadEverywhere());
         if (hotKeys != null) {
-            opening.add(hotKeys.loadEverywhere());
+            loading.add(hotKeys.loadEverywhere());
         }
+        CompletableFuture.allOf(loading.toArray(CompletableFuture[]::new)).join();
+        coalescer.learnRoundTrip(System.nanoTime() - sent);
+    }
+
+    /**
+     * Fills the pool in behind readiness, while requests are decided: {@link #WARM_CONNECTIONS}
+     * calls at once open as many connections to each node; then as many round trips of decide.lua
+     * deciding nothing are measured, at once, each on another slot (so, on a cluster, spread over
+     * the masters), and counted as calls'. A round trip that fails is not counted.
+     */
+    private void fillIn() {
+        List<CompletableFuture<?>> opening = new ArrayList<>(WARM_CONNECTIONS);
         for (int i = 0; i < WARM_CONNECTIONS; i++) {
             opening.add(client.getScript(StringCodec.INSTANCE).scriptExistsAsync(new String[] {DecideScript.SHA})
                     .toCompletableFuture());
@@ -245,9 +266,10 @@ public final class RedisStore implements RateLimitStore {
     /** Reserves as {@link #reserve} does, in the same one call, telling where each limit's schedule ends. */
     @Override
     public CompletionStage<Booking> book(String caller, List<Limit> limits, Duration maxWait) {
-        if (!connection.checkReady()) {
-            return CompletableFuture.failedFuture(new RedisConnectionException("not connected to Redis yet"));
-        }
+        return onceReady(() -> bookNow(caller, limits, maxWait));
+    }
+
+    private CompletionStage<Booking> bookNow(String caller, List<Limit> limits, Duration maxWait) {
         StorageKey key = StorageKey.of(caller, limits);
         if (hotKeys == null) {
             return leases.book(key, maxWait);
@@ -263,9 +285,10 @@ public final class RedisStore implements RateLimitStore {
      */
     @Override
     public CompletionStage<Void> giveBack(String caller, List<Limit> limits, Booking booking) {
-        if (!connection.checkReady()) {
-            return CompletableFuture.failedFuture(new RedisConnectionException("not connected to Redis yet"));
-        }
+        return onceReady(() -> giveBackNow(caller, limits, booking));
+    }
+
+    private CompletionStage<Void> giveBackNow(String caller, List<Limit> limits, Booking booking) {
         StorageKey key = StorageKey.of(caller, limits);
         if (hotKeys == null) {
             return leases.giveBack(key, booking);
@@ -280,14 +303,9 @@ public final class RedisStore implements RateLimitStore {
     @Override
     public CompletionStage<Void> pause(String caller, List<Limit> limits, Duration pause) {
         long micros = RateLimitStore.checkPause(pause);
-        if (!connection.checkReady()) {
-            return CompletableFuture.failedFuture(new RedisConnectionException("not connected to Redis yet"));
-        }
         String tag = Keys.tag(caller);
-        if (hotKeys == null) {
-            return leases.pause(tag, limits, micros);
-        }
-        return hotKeys.retire(tag).thenCompose(back -> leases.pause(tag, limits, micros));
+        return onceReady(() -> hotKeys == null ? leases.pause(tag, limits, micros)
+                : hotKeys.retire(tag).thenCompose(back -> leases.pause(tag, limits, micros)));
     }
 
     /**
@@ -296,10 +314,7 @@ public final class RedisStore implements RateLimitStore {
      */
     @Override
     public CompletionStage<Decision> acquireLease(String caller, Limit limit, String leaseId) {
-        if (!connection.checkReady()) {
-            return CompletableFuture.failedFuture(new RedisConnectionException("not connected to Redis yet"));
-        }
-        return leases.acquire(Keys.tag(caller), limit, leaseId);
+        return onceReady(() -> leases.acquire(Keys.tag(caller), limit, leaseId));
     }
 
     /** Returns a concurrency lease: one {@code ZREM}. */
@@ -316,30 +331,46 @@ public final class RedisStore implements RateLimitStore {
      */
     @Override
     public CompletionStage<java.util.Map<String, String>> overrides() {
-        if (!connection.checkReady()) {
-            return CompletableFuture.failedFuture(new RedisConnectionException("not connected to Redis yet"));
-        }
-        return connection.client().<String, String>getMap(OVERRIDES_KEY, StringCodec.INSTANCE).readAllMapAsync()
-                .thenApply(map -> (java.util.Map<String, String>) java.util.Map.copyOf(map));
+        return onceReady(() -> connection.client().<String, String>getMap(OVERRIDES_KEY, StringCodec.INSTANCE)
+                .readAllMapAsync().thenApply(map -> (java.util.Map<String, String>) java.util.Map.copyOf(map)));
     }
 
     /** Writes ({@code HSET}) or clears ({@code HDEL}) one field of the overrides hash. */
     @Override
     public CompletionStage<Void> putOverride(String policy, String value) {
-        if (!connection.checkReady()) {
-            return CompletableFuture.failedFuture(new RedisConnectionException("not connected to Redis yet"));
-        }
-        var map = connection.client().<String, String>getMap(OVERRIDES_KEY, StringCodec.INSTANCE);
-        return (value == null ? map.fastRemoveAsync(policy) : map.fastPutAsync(policy, value))
-                .thenRun(() -> { });
+        return onceReady(() -> {
+            var map = connection.client().<String, String>getMap(OVERRIDES_KEY, StringCodec.INSTANCE);
+            return (value == null ? map.fastRemoveAsync(policy) : map.fastPutAsync(policy, value)).thenRun(() -> { });
+        });
     }
 
     /**
-     * Whether the store has warmed up (see above) at least once, or decides anyway because its
-     * client is the application's; decisions of a store that is not ready fail fast.
+     * Whether the store is ready (see above): Redis has answered and holds the scripts, or the
+     * client is the application's, whose store decides anyway.
      */
     public boolean ready() {
         return connection.ready();
+    }
+
+    /**
+     * {@code null} once the store is ready. Before, a stage completed the moment it is; or
+     * exceptionally, and the limiter's failure mode applies: at once while Redis is unreachable
+     * (see the class description; the store keeps trying every 500 ms), when it is found so, or
+     * when neither happened within the larger of {@code atLeast} (the limiter's timeout) and the
+     * {@linkplain Builder#startupWait start-up wait} from this call.
+     */
+    @Override
+    public CompletionStage<Void> whenReady(Duration atLeast) {
+        return connection.whenReady(atLeast);
+    }
+
+    /**
+     * The one place requests meet readiness: {@code operation} at once when the store is ready,
+     * else once it is ({@link #whenReady}, bounded by the start-up wait), else the failure.
+     */
+    private <T> CompletionStage<T> onceReady(Supplier<CompletionStage<T>> operation) {
+        CompletableFuture<Void> ready = connection.whenReady(Duration.ZERO);
+        return ready == null ? operation.get() : ready.thenCompose(ok -> operation.get());
     }
 
     /** How many callers have a coalesced script call in flight (for tests: none stays behind). */
@@ -392,9 +423,10 @@ public final class RedisStore implements RateLimitStore {
 
         @Override
         public CompletionStage<Decision> decide(StorageKey key, long deadlineNanos, boolean fresh) {
-            if (!connection.checkReady()) {
-                return CompletableFuture.failedFuture(new RedisConnectionException("not connected to Redis yet"));
-            }
+            return onceReady(() -> decideNow(key, deadlineNanos));
+        }
+
+        private CompletionStage<Decision> decideNow(StorageKey key, long deadlineNanos) {
             if (hotKeys != null) {
                 CompletionStage<Decision> sliced = hotKeys.decide(key, deadlineNanos);
                 if (sliced != null) {
@@ -426,14 +458,9 @@ public final class RedisStore implements RateLimitStore {
 
         @Override
         public CompletionStage<Void> refund(StorageKey key) {
-            if (!connection.checkReady()) {
-                return CompletableFuture.failedFuture(new RedisConnectionException("not connected to Redis yet"));
-            }
-            if (hotKeys == null) {
-                return leases.refund(key);
-            }
             // refund.lua reads the state in Redis alone: a slice held here is given back first
-            return hotKeys.retire(key.tag).thenCompose(back -> leases.refund(key));
+            return onceReady(() -> hotKeys == null ? leases.refund(key)
+                    : hotKeys.retire(key.tag).thenCompose(back -> leases.refund(key)));
         }
 
         @Override
@@ -458,14 +485,23 @@ public final class RedisStore implements RateLimitStore {
         }
 
         /**
-         * The longest building the store waits for it to warm up (see {@link RedisStore}), so that
-         * the first decisions find it ready; default 2 s, counted from {@link #connect} for a client
-         * the store makes (making it involves no network), from {@link #build()} otherwise. A Redis
-         * that is down is not an error: the store is built anyway; one made by {@link #connect}
-         * keeps connecting in the background, failing its decisions fast until Redis answers.
+         * The start-up wait: the longest building the store waits for it to get ready and fill its
+         * pool in (see {@link RedisStore}), counted from {@link #connect} for a client the store makes (making it
+         * involves no network), from {@link #build()} otherwise; and, for a store made by
+         * {@link #connect}, the longest a request that comes before it is ready waits for it (the
+         * limiter's timeout if that is longer). Default 2 s; zero builds without waiting. A Redis
+         * that is down is not an error: the store is built anyway and keeps connecting in the
+         * background; once it has found Redis unreachable (see {@link RedisStore}) its requests
+         * follow the failure mode at once, until Redis answers.
+         *
+         * @throws IllegalArgumentException naming {@code 'startupWait'} if negative
          */
         public Builder startupWait(Duration wait) {
-            this.startupWait = Objects.requireNonNull(wait, "wait");
+            Objects.requireNonNull(wait, "wait");
+            if (wait.isNegative()) {
+                throw new IllegalArgumentException("'startupWait' must not be negative, got '" + wait + "'");
+            }
+            this.startupWait = wait;
             return this;
         }
 

@@ -38,12 +38,16 @@ import static org.assertj.core.api.Assertions.assertThat;
 class ColdStartTest {
 
     /**
-     * Redis's distance and the timeout, at the ratio of the deploys that showed the problem (60 ms
-     * and 100 ms: a call fits in the timeout, two one after another do not), scaled so that a busy
-     * 2-core machine's pauses fit in the 260 ms left.
+     * Redis's distance and the timeout, as in the deploys that showed the problem (60 ms and
+     * 100 ms: a call fits in the timeout, two one after another do not), scaled so that a busy
+     * 2-core machine's pauses fit in the 380 ms left: with two busy loops beside and other builds
+     * (load 17 to 24), a warm JVM's decisions 400 ms away took up to 690 ms (once 1,007 ms, at load
+     * 24), where 660 ms left 260. The promise under test is structural (right after start no
+     * request waits behind another's call when both cannot fit, nor for a connection to open); the
+     * slack only keeps a busy machine's pauses out of it.
      */
     private static final int AWAY_MILLIS = 400;
-    private static final Duration TIMEOUT = Duration.ofMillis(660);
+    private static final Duration TIMEOUT = Duration.ofMillis(780);
     /**
      * The timeout of a burst on loopback: no decision should come near it (on a quiet machine they
      * all take a few ms), but a busy 2-core machine can hold a thread back for 100 ms.
@@ -60,8 +64,27 @@ class ColdStartTest {
     private static TestRedis redis;
 
     @BeforeAll
-    static void start() {
+    static void start() throws Exception {
         redis = TestRedis.start();
+        warmTheJvm();
+    }
+
+    /**
+     * A JVM's first decisions load classes and run interpreted: on a busy 2-core machine, the first
+     * store's decisions 400 ms away took 690 ms where every later store's took 410 to 550 ms. That
+     * is the JVM's start, not the store's, and it made the far bursts fail open now and then (a
+     * request late for its timeout). So a store on loopback, and one behind a proxy, decide a few
+     * hundred times first and are closed: each test's store is still new (its own client and
+     * connections, scripts flushed or loaded afresh), in a JVM that has decided before.
+     */
+    private static void warmTheJvm() throws Exception {
+        try (StallingProxy proxy = new StallingProxy(redis.port())) {
+            for (String url : List.of(redis.url(), proxy.url())) {
+                Burst burst = firstBurst(() -> RedisStore.builder().connect(url).startupWait(STARTUP_WAIT).build(),
+                        LOOPBACK_TIMEOUT, 1_000_000, 4, 100);
+                assertThat(burst.failed()).as("decisions failed while warming the JVM up").isZero();
+            }
+        }
     }
 
     @AfterAll
@@ -197,6 +220,7 @@ class ColdStartTest {
         try {
             assertThat(builtMillis).as("building the store, ms").isLessThan(DOWN_BOUND_MILLIS);
             assertThat(store.ready()).isFalse();
+            assertFirstRequestFailsWhenTheStoreFindsRedisUnreachable(store);
             assertFailureModes(store);
         } finally {
             store.close();
@@ -216,6 +240,7 @@ class ColdStartTest {
             try {
                 assertThat(builtMillis).as("building the store, ms").isLessThan(DOWN_BOUND_MILLIS);
                 assertThat(store.ready()).isFalse();
+                assertFirstRequestFailsWhenTheStoreFindsRedisUnreachable(store);
                 assertFailureModes(store);
             } finally {
                 store.close();
@@ -234,7 +259,25 @@ class ColdStartTest {
         RedisConnection.createOffThread(RedisStore.config(store)).shutdown();
     }
 
-    /** Each failure mode applies from the first request, without waiting out the timeout. */
+    /**
+     * A request may come while the store's first attempt to connect is still under way (a down
+     * cluster's takes Redisson seconds to give up): the store cannot tell yet whether its Redis is
+     * slow or down, so the request waits, and follows the failure mode as soon as the attempt has
+     * failed, well before its bound (the larger of its timeout, here 60 s, and the start-up wait).
+     */
+    private static void assertFirstRequestFailsWhenTheStoreFindsRedisUnreachable(RedisStore store) {
+        RateLimiter limiter = RateLimiter.builder().limit(Limit.of("down", "5/1m")).store(store)
+                .failureMode(FailureMode.OPEN).timeout(Duration.ofSeconds(60)).build();
+        long started = System.nanoTime();
+        assertThat(limiter.decide("down-" + UUID.randomUUID()).outcome()).isEqualTo(Decision.Outcome.FAILED_OPEN);
+        assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started)).as("ms to decide, of a 60 s bound")
+                .isLessThan(30_000);
+    }
+
+    /**
+     * Once the store has found its Redis unreachable, each failure mode applies at once, without
+     * waiting out the timeout, while the store keeps trying in the background.
+     */
     private static void assertFailureModes(RedisStore store) {
         for (FailureMode mode : List.of(FailureMode.OPEN, FailureMode.CLOSED)) {
             RateLimiter limiter = RateLimiter.builder().limit(Limit.of("down", "5/1m")).store(store).failureMode(mode)

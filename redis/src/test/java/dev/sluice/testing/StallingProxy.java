@@ -28,6 +28,8 @@ public final class StallingProxy implements AutoCloseable {
     private volatile boolean stalled;
     private volatile long replyDelayMillis;
     private volatile boolean closed;
+    private final java.util.concurrent.atomic.AtomicInteger toDrop = new java.util.concurrent.atomic.AtomicInteger();
+    private final java.util.concurrent.atomic.AtomicInteger dropped = new java.util.concurrent.atomic.AtomicInteger();
 
     public StallingProxy(int targetPort) {
         this.targetPort = targetPort;
@@ -59,6 +61,19 @@ public final class StallingProxy implements AutoCloseable {
         stalled = false;
     }
 
+    /**
+     * Closes the next {@code connections} connections as soon as they are accepted, without
+     * reaching Redis: a client's attempt that fails for another reason than a refusal.
+     */
+    public void dropConnections(int connections) {
+        toDrop.set(connections);
+    }
+
+    /** How many connections {@link #dropConnections} has closed. */
+    public int dropped() {
+        return dropped.get();
+    }
+
     /** Delays every reply by this much after it left Redis: a network with this latency. */
     public void delayReplies(long millis) {
         replyDelayMillis = millis;
@@ -68,6 +83,11 @@ public final class StallingProxy implements AutoCloseable {
         while (!closed) {
             try {
                 Socket client = server.accept();
+                if (toDrop.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
+                    closeQuietly(client);
+                    dropped.incrementAndGet();
+                    continue;
+                }
                 Socket upstream = new Socket(InetAddress.getLoopbackAddress(), targetPort);
                 sockets.add(client);
                 sockets.add(upstream);
