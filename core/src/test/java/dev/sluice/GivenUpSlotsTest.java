@@ -56,6 +56,19 @@ class GivenUpSlotsTest {
         return store.reserve("p", List.of(SLOW), PATIENT).toCompletableFuture().join().retryAfter();
     }
 
+    /**
+     * Waits, at most 5 s, until a request could be allowed {@code end} from now: asked by a
+     * decision, which consumes nothing when refused. A stage shows done before the actions it
+     * runs on completing (the give-back) have run on the completing thread.
+     */
+    private void awaitScheduleEnd(Duration end) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        while (store.decide("p", List.of(SLOW)).toCompletableFuture().join().retryAfter().compareTo(end) > 0
+                && System.nanoTime() < deadline) {
+            Thread.sleep(1);
+        }
+    }
+
     @Test
     void aCancelledStageAtTheEndOfTheScheduleHandsItsSlotToTheNextCaller() throws Exception {
         assertThat(limiter.acquireAsync("p", Duration.ZERO).get(5, TimeUnit.SECONDS).retryAfter()).isZero();
@@ -73,8 +86,8 @@ class GivenUpSlotsTest {
         CompletableFuture<Decision> c = waiter(limiter, PATIENT).orTimeout(10, TimeUnit.MILLISECONDS);
         assertThat(c).failsWithin(Duration.ofSeconds(5));
         assertThat(b.isDone()).isFalse();
-        // the give-back runs when the stage completes, on the timer thread; the memory store
-        // answers at once, so it is done once the stage is
+        // the give-back runs on the timer thread as it completes the stage, after the stage shows done
+        awaitScheduleEnd(Duration.ofSeconds(200));
         assertThat(nextSlot()).as("C's slot, timed out, is the next caller's").isEqualTo(Duration.ofSeconds(200));
     }
 
