@@ -257,6 +257,30 @@ abstract class LimitState {
     }
 
     /**
+     * A token bucket or GCRA: the states whose schedule can keep slots given up inside it
+     * ({@link ReturnedSlots}); each decides in {@link #canTake} whether its schedule still holds one.
+     */
+    abstract static class Bucket extends LimitState {
+        /** Slots given up inside the schedule; {@code null}: none. */
+        ReturnedSlots returned;
+
+        @Override
+        final void take(long instant, long cost) {
+            returned.take(instant, cost);
+        }
+
+        @Override
+        final ReturnedSlots returned() {
+            return returned;
+        }
+
+        @Override
+        final void keepReturned(ReturnedSlots returned) {
+            this.returned = returned;
+        }
+    }
+
+    /**
      * Token bucket in fixed-point units (see {@link Units}): {@code level} units at time {@code ts},
      * refilled lazily at {@code unitsPerMicro}, capped at {@code capacityUnits}.
      * Invariant: {@code ts} never decreases and {@code 0 <= level <= capacity} of the units it
@@ -264,7 +288,7 @@ abstract class LimitState {
      * other units, the tokens used at {@code ts} carry over, clamped to the burst, and refill
      * at the new rate from {@code ts} on.
      */
-    static final class TokenBucket extends LimitState {
+    static final class TokenBucket extends Bucket {
         private final long perToken;
         private final long perMicro;
         private final long capacity;
@@ -277,8 +301,6 @@ abstract class LimitState {
         private long wPerToken;
         private long wPerMicro;
         private long wCapacity;
-        /** Slots given up inside the schedule; {@code null}: none. */
-        private ReturnedSlots returned;
 
         TokenBucket(CompiledLimit limit) {
             this.perToken = limit.unitsPerToken();
@@ -415,21 +437,6 @@ abstract class LimitState {
         }
 
         @Override
-        void take(long instant, long cost) {
-            returned.take(instant, cost);
-        }
-
-        @Override
-        ReturnedSlots returned() {
-            return returned;
-        }
-
-        @Override
-        void keepReturned(ReturnedSlots returned) {
-            this.returned = returned;
-        }
-
-        @Override
         boolean isAbsent() {
             return !present;
         }
@@ -445,7 +452,7 @@ abstract class LimitState {
      * written under: read under other units, the tokens owed when written carry over, clamped to
      * the burst, and drain at the new rate from then on, as the token bucket's do.
      */
-    static final class Gcra extends LimitState {
+    static final class Gcra extends Bucket {
         private final long perToken;
         private final long perMicro;
         private final long capacity;
@@ -461,8 +468,6 @@ abstract class LimitState {
         private long wPerToken;
         private long wPerMicro;
         private long wCapacity;
-        /** Slots given up inside the schedule; {@code null}: none. */
-        private ReturnedSlots returned;
 
         Gcra(CompiledLimit limit) {
             this.perToken = limit.unitsPerToken();
@@ -605,21 +610,6 @@ abstract class LimitState {
             return present && returned != null && wPerToken == perToken && wPerMicro == perMicro && wCapacity == capacity
                     && returned.sameUnits(perToken, perMicro, capacity) && returned.tokensAt(instant) >= cost
                     && covers(tat, rem, instant, cost * perToken, perMicro);
-        }
-
-        @Override
-        void take(long instant, long cost) {
-            returned.take(instant, cost);
-        }
-
-        @Override
-        ReturnedSlots returned() {
-            return returned;
-        }
-
-        @Override
-        void keepReturned(ReturnedSlots returned) {
-            this.returned = returned;
         }
 
         @Override
