@@ -1,6 +1,5 @@
 package dev.sluice.redis;
 
-import dev.sluice.internal.Secrets;
 import dev.sluice.internal.Timeouts;
 import org.redisson.Redisson;
 import org.redisson.api.RedissonClient;
@@ -9,26 +8,23 @@ import org.redisson.config.Config;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.io.File;
-import java.io.IOException;
 import java.net.ConnectException;
 import java.net.NoRouteToHostException;
-import java.net.URI;
 import java.net.UnknownHostException;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.Arrays;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
+import java.util.function.Supplier;
 
 /**
- * A store's Redisson client: made from a {@code store} value (and then owned, connected off the
+ * A store's Redisson client: made from a {@code store} value ({@link StoreConfig}; then owned, connected off the
  * calling thread and shut down on {@link #close()}), or borrowed from the application (then
  * connected as the application chose, and left alone).
  *
@@ -46,9 +42,6 @@ final class RedisConnection {
 
     // The store's category, as users have configured it.
     private static final Logger LOG = LoggerFactory.getLogger(RedisStore.class);
-    /** The highest database index of a Redis server with its default {@code databases 16}. */
-    private static final int MAX_DATABASE = 15;
-    private static final Pattern YAML_PLACE = Pattern.compile("line (\\d+), column (\\d+)");
     /** How long an unreachable Redis is left alone between attempts to get ready. */
     private static final int RETRY_MILLIS = 500;
 
@@ -97,80 +90,6 @@ final class RedisConnection {
         this.ready = !owned;
         connectInBackground();
         awaitReady(deadline);
-    }
-
-    /** The Redisson configuration for a {@code store} value; see {@link RedisStore#connect}. */
-    static Config config(String store) {
-        Config config;
-        // Messages show the value redacted (Secrets), and carry no cause whose text could quote it.
-        String shown = Secrets.redact(store);
-        if (store.startsWith("redisson:")) {
-            File file = new File(store.substring("redisson:".length()));
-            try {
-                config = Config.fromYAML(file);
-            } catch (IOException e) {
-                // The JDK's text: the path and why it cannot be opened.
-                throw new IllegalArgumentException("'store' names a Redisson YAML file that cannot be read ("
-                        + e.getMessage() + "), got '" + shown + "'");
-            } catch (RuntimeException e) {
-                // The YAML parser's text quotes the file's lines, which may hold the password: only where it failed.
-                throw new IllegalArgumentException("'store' names a file that is not a Redisson YAML configuration ("
-                        + e.getClass().getSimpleName() + yamlPlace(e) + "; the file's text is not repeated here, as it "
-                        + "may hold a password), got '" + shown + "'");
-            }
-        } else {
-            URI uri;
-            try {
-                uri = URI.create(store);
-            } catch (IllegalArgumentException e) {
-                throw new IllegalArgumentException("'store' must be redis://host:port[/db], got '" + shown + "'");
-            }
-            if (!("redis".equals(uri.getScheme()) || "rediss".equals(uri.getScheme())) || uri.getHost() == null) {
-                throw new IllegalArgumentException("'store' must be redis://host:port[/db] or rediss://host:port[/db], got '"
-                        + shown + "'");
-            }
-            int port = uri.getPort() < 0 ? 6379 : uri.getPort();
-            if (port < 1 || port > 65_535) {
-                throw new IllegalArgumentException("'store' has port " + port + ", outside 1 to 65535, got '" + shown + "'");
-            }
-            config = new Config();
-            var single = config.useSingleServer()
-                    .setAddress(uri.getScheme() + "://" + uri.getHost() + ":" + port)
-                    .setDatabase(database(uri, shown))
-                    .setConnectTimeout(2_000)
-                    .setTimeout(1_000)
-                    .setRetryAttempts(0)
-                    .setConnectionMinimumIdleSize(2)
-                    .setSubscriptionConnectionMinimumIdleSize(0)
-                    .setSubscriptionConnectionPoolSize(1);
-            if (uri.getUserInfo() != null) {
-                String[] user = uri.getUserInfo().split(":", 2);
-                single.setUsername(user.length == 2 && !user[0].isEmpty() ? user[0] : null);
-                single.setPassword(user.length == 2 ? user[1] : user[0]);
-            }
-        }
-        config.setLazyInitialization(true);
-        return config;
-    }
-
-    /** Where a YAML parser's message says it failed, {@code " at line 3, column 5"}, or nothing. */
-    private static String yamlPlace(RuntimeException e) {
-        Matcher place = YAML_PLACE.matcher(String.valueOf(e.getMessage()));
-        return place.find() ? " at line " + place.group(1) + ", column " + place.group(2) : "";
-    }
-
-    /** The database of a {@code redis://} URI's path: none, {@code /} or {@code /0} to {@code /15}. */
-    private static int database(URI uri, String shown) {
-        String path = uri.getPath() == null ? "" : uri.getPath();
-        if (path.isEmpty() || path.equals("/")) {
-            return 0;
-        }
-        String digits = path.substring(1);
-        if (!digits.matches("[0-9]{1,2}") || Integer.parseInt(digits) > MAX_DATABASE) {
-            throw new IllegalArgumentException("'store' names database '" + digits + "'; Redis numbers them 0 to "
-                    + MAX_DATABASE + " (use a redisson: YAML file for a server configured with more), got '" + shown + "'");
-        }
-        return Integer.parseInt(digits);
     }
 
     /**
@@ -246,6 +165,15 @@ final class RedisConnection {
                 "not connected to Redis yet: no answer within " + TimeUnit.NANOSECONDS.toMillis(bound) + " ms")), bound);
         waiter.whenComplete((ok, failure) -> timer.cancel(false));
         return waiter;
+    }
+
+    /**
+     * The one place requests meet readiness: {@code operation} at once when the store is ready,
+     * else once it is ({@link #whenReady}, bounded by the start-up wait), else the failure.
+     */
+    <T> CompletionStage<T> onceReady(Supplier<CompletionStage<T>> operation) {
+        CompletableFuture<Void> ready = whenReady(Duration.ZERO);
+        return ready == null ? operation.get() : ready.thenCompose(ok -> operation.get());
     }
 
     /**

@@ -15,8 +15,6 @@ import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.TimeUnit;
-import java.util.function.Supplier;
 
 /**
  * Keeps counting state in Redis, shared by every application node, through Redisson.
@@ -55,16 +53,15 @@ import java.util.function.Supplier;
  * <p>Made of a {@link RedisConnection} (the client), a {@link DecideScript} (the script's
  * protocol), a {@link Coalescer} (the decisions waiting while a call is in flight, of one caller
  * or many, in the next call), {@link ClusterCalls} on a cluster (a call's callers in one pipeline),
- * {@link HotKeys} (slices of a hot caller's budget, taken from Redis in one call and granted here)
- * and, in front, a {@link RejectionCache} (recent rejections repeated locally).
+ * {@link HotKeys} (slices of a hot caller's budget, taken from Redis in one call and granted here),
+ * a {@link DirectStore} (each operation once the store is ready) and, in front, a
+ * {@link RejectionCache} (recent rejections repeated locally).
  *
  * <p>A caller this instance decides at least {@link Builder#hotKeyThreshold} times a second (a
- * {@code key=global} cap, a hot client), under one token-bucket or GCRA limit, is decided from a
- * slice of its budget: one {@code slice.lua} call spends a slice in Redis (sized by this instance's
- * own rate, at most a quarter of what is left, living at most a tenth of the period and 1 s), and
- * its requests are granted here; what is left is given back when the slice expires and on
+ * {@code key=global} cap, a hot client), under one token-bucket or GCRA limit, is decided here from
+ * slices of its budget taken from Redis; what a slice has left is given back when it expires and on
  * {@link #close()}. The fleet never admits more than the limit; a slice can only hold budget back
- * from other instances, for at most its lifetime.
+ * from other instances, for at most its lifetime (1 s at most).
  */
 public final class RedisStore implements RateLimitStore {
 
@@ -72,8 +69,6 @@ public final class RedisStore implements RateLimitStore {
     public static final int DEFAULT_LOCAL_REJECTIONS = 10_000;
     /** The default longest time a rejection is repeated locally without asking Redis. */
     public static final Duration DEFAULT_LOCAL_REJECTION_TTL = Duration.ofSeconds(1);
-    /** A deadline far enough away to never matter, for decisions without one. */
-    private static final long NO_DEADLINE_NANOS = TimeUnit.HOURS.toNanos(1);
     /** Script calls in flight to one Redis master before decisions wait to go together in the next. */
     private static final int MASTER_SLOTS = 1;
     /** Pipelines in flight to a cluster before decisions wait to go together in the next. */
@@ -93,7 +88,9 @@ public final class RedisStore implements RateLimitStore {
     private final LeaseScripts leases;
     /** Slices of hot callers' budgets, granted locally; {@code null} when switched off. */
     private final HotKeys hotKeys;
-    /** Where decisions and resets go: the local rejections in front of {@link Direct}, or it alone. */
+    /** Every operation straight from Redis. */
+    private final DirectStore direct;
+    /** Where decisions, refunds and resets go: the local rejections in front of {@link #direct}, or it alone. */
     private final RateLimitStore front;
 
     private RedisStore(Builder builder) {
@@ -111,7 +108,7 @@ public final class RedisStore implements RateLimitStore {
         long deadline = (builder.owned ? builder.createdNanos : System.nanoTime()) + builder.startupWait.toNanos();
         this.connection = new RedisConnection(builder.client, builder.owned, this::getReady, this::fillIn,
                 builder.startupWait, deadline);
-        RateLimitStore direct = new Direct();
+        this.direct = new DirectStore(connection, coalescer, leases, hotKeys);
         if (builder.localRejections == 0) {
             this.front = direct;
         } else if (builder.testTime == null) {
@@ -157,7 +154,7 @@ public final class RedisStore implements RateLimitStore {
      * @throws IllegalArgumentException naming the value if it is malformed or the file unreadable
      */
     public static Config config(String store) {
-        return RedisConnection.config(store);
+        return StoreConfig.of(store);
     }
 
     /**
@@ -222,13 +219,9 @@ public final class RedisStore implements RateLimitStore {
      * comes first: the copy may be out of date (the state was deleted, evicted or lost in a
      * failover), so it is trusted only briefly. A {@code fresh} request skips the copy.
      *
-     * <p>Concurrent requests in this JVM are batched, with no timer: a request that finds no call
-     * of this store in flight is sent at once; while one is, the requests that arrive, of one
-     * caller or many, wait and are then decided together in the next call, each caller's in
-     * arrival order, each getting its own exact decision. A request waits only while the call in
-     * flight and then its own can both come back before {@code deadlineNanos}, judged by the recent
-     * round trips; otherwise it is sent at once, beside the call in flight. A slow Redis thus
-     * decides a hot caller's requests as a quiet caller's.
+     * <p>Concurrent requests in this JVM, of one caller or many, share script calls, each getting
+     * its own exact decision; a request waits for a call in flight only while it can still be
+     * answered by {@code deadlineNanos} ({@link Coalescer} tells how).
      */
     @Override
     public CompletionStage<Decision> decide(String caller, List<Limit> limits, long deadlineNanos, boolean fresh) {
@@ -266,16 +259,7 @@ public final class RedisStore implements RateLimitStore {
     /** Reserves as {@link #reserve} does, in the same one call, telling where each limit's schedule ends. */
     @Override
     public CompletionStage<Booking> book(String caller, List<Limit> limits, Duration maxWait) {
-        return onceReady(() -> bookNow(caller, limits, maxWait));
-    }
-
-    private CompletionStage<Booking> bookNow(String caller, List<Limit> limits, Duration maxWait) {
-        StorageKey key = StorageKey.of(caller, limits);
-        if (hotKeys == null) {
-            return leases.book(key, maxWait);
-        }
-        // decide.lua reads the state in Redis alone: a slice held here is given back first
-        return hotKeys.retire(key.tag).thenCompose(back -> leases.book(key, maxWait));
+        return direct.book(caller, limits, maxWait);
     }
 
     /**
@@ -285,15 +269,7 @@ public final class RedisStore implements RateLimitStore {
      */
     @Override
     public CompletionStage<Void> giveBack(String caller, List<Limit> limits, Booking booking) {
-        return onceReady(() -> giveBackNow(caller, limits, booking));
-    }
-
-    private CompletionStage<Void> giveBackNow(String caller, List<Limit> limits, Booking booking) {
-        StorageKey key = StorageKey.of(caller, limits);
-        if (hotKeys == null) {
-            return leases.giveBack(key, booking);
-        }
-        return hotKeys.retire(key.tag).thenCompose(back -> leases.giveBack(key, booking));
+        return direct.giveBack(caller, limits, booking);
     }
 
     /**
@@ -302,10 +278,7 @@ public final class RedisStore implements RateLimitStore {
      */
     @Override
     public CompletionStage<Void> pause(String caller, List<Limit> limits, Duration pause) {
-        long micros = RateLimitStore.checkPause(pause);
-        String tag = Keys.tag(caller);
-        return onceReady(() -> hotKeys == null ? leases.pause(tag, limits, micros)
-                : hotKeys.retire(tag).thenCompose(back -> leases.pause(tag, limits, micros)));
+        return direct.pause(caller, limits, pause);
     }
 
     /**
@@ -314,13 +287,13 @@ public final class RedisStore implements RateLimitStore {
      */
     @Override
     public CompletionStage<Decision> acquireLease(String caller, Limit limit, String leaseId) {
-        return onceReady(() -> leases.acquire(Keys.tag(caller), limit, leaseId));
+        return direct.acquireLease(caller, limit, leaseId);
     }
 
     /** Returns a concurrency lease: one {@code ZREM}. */
     @Override
     public CompletionStage<Void> releaseLease(String caller, Limit limit, String leaseId) {
-        return leases.release(Keys.tag(caller), limit, leaseId);
+        return direct.releaseLease(caller, limit, leaseId);
     }
 
     /**
@@ -331,17 +304,13 @@ public final class RedisStore implements RateLimitStore {
      */
     @Override
     public CompletionStage<java.util.Map<String, String>> overrides() {
-        return onceReady(() -> connection.client().<String, String>getMap(OVERRIDES_KEY, StringCodec.INSTANCE)
-                .readAllMapAsync().thenApply(map -> (java.util.Map<String, String>) java.util.Map.copyOf(map)));
+        return direct.overrides();
     }
 
     /** Writes ({@code HSET}) or clears ({@code HDEL}) one field of the overrides hash. */
     @Override
     public CompletionStage<Void> putOverride(String policy, String value) {
-        return onceReady(() -> {
-            var map = connection.client().<String, String>getMap(OVERRIDES_KEY, StringCodec.INSTANCE);
-            return (value == null ? map.fastRemoveAsync(policy) : map.fastPutAsync(policy, value)).thenRun(() -> { });
-        });
+        return direct.putOverride(policy, value);
     }
 
     /**
@@ -362,15 +331,6 @@ public final class RedisStore implements RateLimitStore {
     @Override
     public CompletionStage<Void> whenReady(Duration atLeast) {
         return connection.whenReady(atLeast);
-    }
-
-    /**
-     * The one place requests meet readiness: {@code operation} at once when the store is ready,
-     * else once it is ({@link #whenReady}, bounded by the start-up wait), else the failure.
-     */
-    private <T> CompletionStage<T> onceReady(Supplier<CompletionStage<T>> operation) {
-        CompletableFuture<Void> ready = connection.whenReady(Duration.ZERO);
-        return ready == null ? operation.get() : ready.thenCompose(ok -> operation.get());
     }
 
     /** How many callers have a coalesced script call in flight (for tests: none stays behind). */
@@ -398,75 +358,6 @@ public final class RedisStore implements RateLimitStore {
             hotKeys.close();
         }
         connection.close();
-    }
-
-    /**
-     * Decisions, refunds and resets straight from Redis, behind the local rejections, which hand
-     * down the key they built; alone, it builds the key itself.
-     */
-    private final class Direct implements RejectionCache.Keyed {
-
-        @Override
-        public CompletionStage<Decision> decide(String caller, List<Limit> limits) {
-            return decide(StorageKey.of(caller, limits));
-        }
-
-        @Override
-        public CompletionStage<Decision> decide(String caller, List<Limit> limits, long deadlineNanos, boolean fresh) {
-            return decide(StorageKey.of(caller, limits), deadlineNanos, fresh);
-        }
-
-        @Override
-        public CompletionStage<Decision> decide(StorageKey key) {
-            return decide(key, System.nanoTime() + NO_DEADLINE_NANOS, false);
-        }
-
-        @Override
-        public CompletionStage<Decision> decide(StorageKey key, long deadlineNanos, boolean fresh) {
-            return onceReady(() -> decideNow(key, deadlineNanos));
-        }
-
-        private CompletionStage<Decision> decideNow(StorageKey key, long deadlineNanos) {
-            if (hotKeys != null) {
-                CompletionStage<Decision> sliced = hotKeys.decide(key, deadlineNanos);
-                if (sliced != null) {
-                    return sliced;
-                }
-            }
-            return coalescer.decide(key, deadlineNanos);
-        }
-
-        @Override
-        public CompletionStage<Void> reset(String caller, List<Limit> limits) {
-            return reset(StorageKey.of(caller, limits));
-        }
-
-        @Override
-        public CompletionStage<Void> reset(StorageKey key) {
-            // the returned slots too: a reset caller's next reservation starts with nothing given back
-            String[] keys = key.keysWithSlots().toArray(String[]::new);
-            // a slice held here would outlive the reset: it goes first (given back, then deleted)
-            CompletableFuture<Void> retired = hotKeys == null ? CompletableFuture.completedFuture(null) : hotKeys.retire(key.tag);
-            return retired.thenCompose(back -> connection.client().getKeys().deleteAsync(keys).toCompletableFuture())
-                    .thenRun(() -> { });
-        }
-
-        @Override
-        public CompletionStage<Void> refund(String caller, List<Limit> limits) {
-            return refund(StorageKey.of(caller, limits));
-        }
-
-        @Override
-        public CompletionStage<Void> refund(StorageKey key) {
-            // refund.lua reads the state in Redis alone: a slice held here is given back first
-            return onceReady(() -> hotKeys == null ? leases.refund(key)
-                    : hotKeys.retire(key.tag).thenCompose(back -> leases.refund(key)));
-        }
-
-        @Override
-        public void close() {
-            // the connection is the store's to close
-        }
     }
 
     /** Settings of a {@link RedisStore}. */
