@@ -13,24 +13,44 @@ import java.util.concurrent.CancellationException;
 import java.util.function.IntFunction;
 
 /**
- * Sends a store's decisions to Redis in as few calls as keeping each request on time allows, with
- * no timer. A request that finds fewer than {@code slots} calls in flight is sent at once, alone.
- * Otherwise it waits: with the batch of its caller (same {@link StorageKey}: hash tag, limits) if one waits, else
- * in a batch of its own at the end of the queue; when a call comes back, its slot sends the
- * waiting batches together in the next call (at most {@link #MAX_BATCHES} batches and
- * {@link #MAX_REQUESTS} requests, {@link #MAX_BATCH} of one caller). A batch is one caller's
- * identical requests, decided one after another in arrival order, each getting its own decision;
- * how the batches of one call reach Redis (one script, or a pipeline on a cluster) is the
- * {@link Calls}' business.
+ * Sends a store's decisions to Redis in as few calls as keeping each request on time allows.
  *
- * <p>A request waits only while the first call in flight, the full calls queued before it and then
- * its own can all come back before its deadline, judged by the recent round trips; otherwise it is
- * sent at once, beside the calls in flight, and its call's slot serves the queue when it is back.
+ * <h2>Design</h2>
  *
- * <p>Nothing here leaves an answer incomplete or a call registered: every request gets a decision
- * or a failure (its batch's own failure, or its call's), and {@link #inFlight} is zero once every
- * call is back and nothing waits. An answer completed before its turn (its caller gave up) is not
- * sent, so it is not charged.
+ * <p><b>Batching without a timer.</b> A request that finds fewer than {@code slots} calls in flight
+ * is sent at once, alone: a quiet store adds no latency, as a linger timer (Kafka's
+ * {@code linger.ms}) would. Only while every slot is busy do requests wait, and the call that comes
+ * back hands its slot to them: the next call carries everything that arrived during the last round
+ * trip. A batch's size so follows the load times the round trip, as a database's group commit does,
+ * and Redis is sent at most {@code slots} calls at a time (one per master; two pipelines on a
+ * cluster) unless a deadline asks for another.
+ *
+ * <p><b>A queue of batches and an index of the open ones.</b> Waiting requests sit in a FIFO of
+ * batches; a map from {@link StorageKey} (hash tag and limits) to that key's newest batch lets a
+ * request join its caller's batch in O(1). A batch is one caller's identical requests, which the
+ * script decides one after another in arrival order, each with its own decision: a hot caller
+ * costs one batch, not a call per request, and callers are served in the order they first came.
+ * {@link #MAX_BATCH} bounds a batch, and {@link #MAX_BATCHES} and {@link #MAX_REQUESTS} a call, so
+ * that no script holds Redis long; how one call's batches reach Redis (one script, or a pipeline on
+ * a cluster) is the {@link Calls}' business.
+ *
+ * <p><b>Waiting only when it is on time.</b> A request waits only while the earliest call in
+ * flight, the full calls queued before it and then its own can all come back before its deadline,
+ * judged by the recent round trips ({@link RoundTrips}); otherwise it is sent at once, beside the
+ * calls in flight, and its call's slot serves the queue when it is back. A slow Redis thus decides
+ * a hot caller's requests as a quiet caller's, at the price of more calls in flight exactly when
+ * Redis is slow.
+ *
+ * <p><b>What it trades.</b> One monitor guards the queue, the index and the slots together, taken
+ * once per decision: held briefly, and simpler than keeping three structures consistent without
+ * it. A batch shares its reply: each of its requests gets its own decision from it, or its failure.
+ * The next call is sent before this one's answers are completed, so Redis never waits on our
+ * callbacks. And a request that finds every slot busy waits out the rest of a round trip before
+ * its own: the price of the calls saved, paid only under load and only while it is on time.
+ *
+ * <p><b>What it keeps.</b> Every request gets a decision or a failure (its batch's own, or its
+ * call's), and {@link #inFlight} is zero once every call is back and nothing waits. An answer
+ * completed before its turn (its caller gave up) is not sent, so it is not charged.
  */
 final class Coalescer {
 
@@ -207,10 +227,7 @@ final class Coalescer {
         }
     }
 
-    /**
-     * A call is back: the next one goes first (Redis need not wait for our answering), then every
-     * request of this one gets its decision or its failure, whatever happens.
-     */
+    /** A call is back: the next one goes first, then every request of this one is answered, whatever happens. */
     private void back(List<Waiting> sent, List<CompletableFuture<IntFunction<Decision>>> replies, long sentNanos, Flight flight) {
         List<Waiting> next = flight == null ? null : land(flight);
         try {
@@ -244,31 +261,6 @@ final class Coalescer {
             } catch (RuntimeException e) {
                 answer.completeExceptionally(e);
             }
-        }
-    }
-
-    /**
-     * How long a call takes, as TCP estimates a round trip (RFC 6298): a smoothed mean plus four
-     * mean deviations, so that a wait judged to fit does fit despite the usual jitter.
-     */
-    private static final class RoundTrips {
-        private long smoothed;
-        private long deviation;
-        private volatile long likely;
-
-        synchronized void add(long nanos) {
-            if (likely == 0) {
-                smoothed = nanos;
-                deviation = nanos / 2;
-            } else {
-                deviation += (Math.abs(smoothed - nanos) - deviation) / 4;
-                smoothed += (nanos - smoothed) / 8;
-            }
-            likely = smoothed + 4 * deviation;
-        }
-
-        long likelyNanos() {
-            return likely;
         }
     }
 
