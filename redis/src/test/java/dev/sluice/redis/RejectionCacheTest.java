@@ -137,7 +137,7 @@ class RejectionCacheTest {
     void aCallerKeepsItsCopiesUnderAtMostEightSetsOfLimits() {
         RejectionCache cache = new RejectionCache(store, 100, Duration.ofMinutes(1), clock);
         List<List<Limit>> sets = new ArrayList<>();
-        for (int i = 0; i <= RejectionCache.MAX_PER_CALLER; i++) {
+        for (int i = 0; i <= RejectionCopies.MAX_PER_CALLER; i++) {
             List<Limit> set = List.of(Limit.of("cached-" + i, "1/1m"));
             sets.add(set);
             for (int n = 0; n < 2; n++) {
