@@ -45,7 +45,8 @@ final class ClusterCalls {
         this.script = script;
         // Not API, but the very map the pipeline itself routes by (Redisson is pinned: a change of
         // it fails the build). Without it, a call is one pipeline and unanswered batches fail.
-        this.masters = client instanceof Redisson redisson ? redisson.getCommandExecutor().getConnectionManager() : null;
+        this.masters = client instanceof Redisson redisson
+                ? redisson.getCommandExecutor().getConnectionManager() : null;
     }
 
     /** Decides each batch with a script call of its own, one pipeline per master. */

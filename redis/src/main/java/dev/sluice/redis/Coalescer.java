@@ -86,7 +86,10 @@ final class Coalescer {
     private final List<Flight> flights = new ArrayList<>();
     private int queued;
 
-    /** Each batch a call of its own, one call in flight before requests wait; see {@link #Coalescer(Calls, int, boolean)}. */
+    /**
+     * Each batch a call of its own, one call in flight before requests wait; see
+     * {@link #Coalescer(Calls, int, boolean)}.
+     */
     Coalescer(Call call, boolean enabled) {
         this(batches -> {
             List<CompletableFuture<IntFunction<Decision>>> replies = new ArrayList<>(batches.size());
@@ -107,7 +110,7 @@ final class Coalescer {
         this.enabled = enabled;
     }
 
-    /** Decides one request of {@code key}, sent alone or with others, answered by {@code deadlineNanos} if it can be. */
+    /** Decides one request of {@code key}, alone or with others, answered by {@code deadlineNanos} if it can be. */
     CompletableFuture<Decision> decide(StorageKey key, long deadlineNanos) {
         CompletableFuture<Decision> answer = new CompletableFuture<>();
         Flight flight = null;
@@ -228,7 +231,8 @@ final class Coalescer {
     }
 
     /** A call is back: the next one goes first, then every request of this one is answered, whatever happens. */
-    private void back(List<Waiting> sent, List<CompletableFuture<IntFunction<Decision>>> replies, long sentNanos, Flight flight) {
+    private void back(List<Waiting> sent, List<CompletableFuture<IntFunction<Decision>>> replies, long sentNanos,
+                      Flight flight) {
         List<Waiting> next = flight == null ? null : land(flight);
         try {
             roundTrips.add(System.nanoTime() - sentNanos);
@@ -242,7 +246,8 @@ final class Coalescer {
         }
     }
 
-    private static void answer(List<CompletableFuture<Decision>> answers, CompletableFuture<IntFunction<Decision>> reply) {
+    private static void answer(List<CompletableFuture<Decision>> answers,
+                               CompletableFuture<IntFunction<Decision>> reply) {
         IntFunction<Decision> decisions = null;
         Throwable failure = null;
         try {

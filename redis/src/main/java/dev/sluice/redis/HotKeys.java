@@ -158,7 +158,8 @@ final class HotKeys {
             returns.add(retire(tag));
         }
         try {
-            CompletableFuture.allOf(returns.toArray(CompletableFuture[]::new)).get(CLOSE_WAIT_MILLIS, TimeUnit.MILLISECONDS);
+            CompletableFuture.allOf(returns.toArray(CompletableFuture[]::new))
+                    .get(CLOSE_WAIT_MILLIS, TimeUnit.MILLISECONDS);
         } catch (Exception e) {
             // Redis is gone or slow: what is not given back comes back as the bucket refills
         }

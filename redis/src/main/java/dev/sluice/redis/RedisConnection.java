@@ -154,7 +154,8 @@ final class RedisConnection {
         connectInBackground();
         if (unreachable) {
             return CompletableFuture.failedFuture(new RedisConnectionException(
-                    "not connected to Redis yet: it could not be reached, and is tried again every " + RETRY_MILLIS + " ms"));
+                    "not connected to Redis yet: it could not be reached, and is tried again every "
+                            + RETRY_MILLIS + " ms"));
         }
         long bound = Math.max(atLeast.toNanos(), startupWaitNanos);
         CompletableFuture<Void> waiter = new CompletableFuture<>();
@@ -162,7 +163,8 @@ final class RedisConnection {
         foundUnreachable.thenRun(() -> waiter.completeExceptionally(new RedisConnectionException(
                 "not connected to Redis yet: it could not be reached")));
         ScheduledFuture<?> timer = Timeouts.after(() -> waiter.completeExceptionally(new RedisConnectionException(
-                "not connected to Redis yet: no answer within " + TimeUnit.NANOSECONDS.toMillis(bound) + " ms")), bound);
+                "not connected to Redis yet: no answer within " + TimeUnit.NANOSECONDS.toMillis(bound) + " ms")),
+                bound);
         waiter.whenComplete((ok, failure) -> timer.cancel(false));
         return waiter;
     }
@@ -237,7 +239,8 @@ final class RedisConnection {
         seen.add(failure);
         for (int looked = 0; !seen.isEmpty() && looked < 32; looked++) {
             Throwable t = seen.poll();
-            if (t instanceof ConnectException || t instanceof NoRouteToHostException || t instanceof UnknownHostException) {
+            if (t instanceof ConnectException || t instanceof NoRouteToHostException
+                    || t instanceof UnknownHostException) {
                 return true;
             }
             if (t.getCause() != null && t.getCause() != t) {

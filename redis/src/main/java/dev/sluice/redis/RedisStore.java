@@ -114,7 +114,8 @@ public final class RedisStore implements RateLimitStore {
         } else if (builder.testTime == null) {
             this.front = new RejectionCache(direct, builder.localRejections, builder.localRejectionTtl);
         } else {
-            this.front = new RejectionCache(direct, builder.localRejections, builder.localRejectionTtl, builder.testTime);
+            this.front = new RejectionCache(direct, builder.localRejections, builder.localRejectionTtl,
+                    builder.testTime);
         }
     }
 
@@ -424,7 +425,8 @@ public final class RedisStore implements RateLimitStore {
          */
         public Builder localRejections(int maximumCallers) {
             if (maximumCallers < 0) {
-                throw new IllegalArgumentException("'localRejections' must not be negative, got '" + maximumCallers + "'");
+                throw new IllegalArgumentException("'localRejections' must not be negative, got '"
+                        + maximumCallers + "'");
             }
             this.localRejections = maximumCallers;
             return this;
@@ -448,7 +450,8 @@ public final class RedisStore implements RateLimitStore {
          */
         public Builder hotKeyThreshold(int decisionsPerSecond) {
             if (decisionsPerSecond < 0) {
-                throw new IllegalArgumentException("'hotKeyThreshold' must not be negative, got '" + decisionsPerSecond + "'");
+                throw new IllegalArgumentException("'hotKeyThreshold' must not be negative, got '"
+                        + decisionsPerSecond + "'");
             }
             this.hotKeyThreshold = decisionsPerSecond;
             return this;

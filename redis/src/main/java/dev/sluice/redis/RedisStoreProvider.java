@@ -26,8 +26,8 @@ public final class RedisStoreProvider implements StoreProvider {
             return;
         }
         if (!URI.matcher(store).matches()) {
-            throw new IllegalArgumentException("'store' must be memory, redis://host:port[/db], rediss://host:port[/db] "
-                    + "or redisson:PATH, got '" + Secrets.redact(store) + "'");
+            throw new IllegalArgumentException("'store' must be memory, redis://host:port[/db], "
+                    + "rediss://host:port[/db] or redisson:PATH, got '" + Secrets.redact(store) + "'");
         }
         RedisStore.config(store); // the port's and the database's ranges
     }

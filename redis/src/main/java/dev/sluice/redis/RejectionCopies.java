@@ -53,7 +53,7 @@ final class RejectionCopies {
                 .build();
     }
 
-    /** Copies {@code decision} of {@code key} if it is a rejection, as decided by a store asked at {@code askedAtMicros}. */
+    /** Copies {@code decision} of {@code key} if it is a rejection, of a store asked at {@code askedAtMicros}. */
     void remember(StorageKey key, Decision decision, long askedAtMicros) {
         if (decision.outcome() == Decision.Outcome.REJECTED && !decision.retryAfter().isZero()) {
             long retry = Math.min(micros(decision.retryAfter()), ttlMicros);
@@ -87,7 +87,7 @@ final class RejectionCopies {
         return kept.toArray(new Rejection[0]);
     }
 
-    /** The caller's copied rejection under these limits, its times counted down to now; {@code null} if there is none. */
+    /** The caller's copied rejection under these limits, its times counted down to now; {@code null} if none. */
     Decision cached(StorageKey key) {
         Rejection[] held = rejections.getIfPresent(key.tag);
         if (held == null) {
@@ -112,7 +112,8 @@ final class RejectionCopies {
         List<Decision.Quota> quotas = new ArrayList<>(original.quotas().size());
         for (Decision.Quota quota : original.quotas()) {
             quotas.add(new Decision.Quota(quota.limit(), quota.allowed(), quota.remaining(),
-                    minus(quota.reset(), elapsed), minus(quota.retryAfter(), elapsed), minus(quota.nextUnit(), elapsed)));
+                    minus(quota.reset(), elapsed), minus(quota.retryAfter(), elapsed),
+                    minus(quota.nextUnit(), elapsed)));
         }
         return new Decision(Decision.Outcome.REJECTED, quotas, minus(original.retryAfter(), elapsed));
     }
@@ -130,7 +131,7 @@ final class RejectionCopies {
         return Duration.of(Math.max(0, micros(d) - micros), ChronoUnit.MICROS);
     }
 
-    /** A rejection of {@code key}'s caller under its limits, repeated until {@code untilMicros}, on this cache's clock. */
+    /** A rejection of {@code key}'s caller under its limits, repeated until {@code untilMicros} (the cache's clock). */
     private record Rejection(StorageKey key, Decision decision, long decidedAtMicros, long untilMicros) {
     }
 

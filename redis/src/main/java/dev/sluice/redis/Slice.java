@@ -102,7 +102,7 @@ final class Slice {
         return twin.handBack(give);
     }
 
-    /** Sends a slice.lua call giving back {@code give} requests and asking for {@code asked}; {@code calling} is set. */
+    /** Sends a slice.lua call giving back {@code give} requests, asking for {@code asked}; {@code calling} is set. */
     private void call(long give, long asked) {
         script.call(key, encoded, give, asked, handBack(give))
                 .whenComplete((reply, failure) -> settle(asked, reply, failure));
@@ -199,14 +199,13 @@ final class Slice {
 
     /** When slice {@code gen} expires, gives back what is left of it unless a later call has done so. */
     private void expireLater(long gen) {
-        Timeouts.orTimeout(new CompletableFuture<Void>(), lifetimeNanos).whenComplete((nothing, elapsed) -> expire(gen));
+        Timeouts.orTimeout(new CompletableFuture<Void>(), lifetimeNanos)
+                .whenComplete((nothing, elapsed) -> expire(gen));
     }
 
     /**
-     * A slice's lifetime after its call: what is left of it is given back; a caller granted
-     * fewer than half the threshold's requests a second since the last look is decided in
-     * Redis again (until the sketch finds it hot once more); a hot one is looked at again
-     * after another lifetime.
+     * A slice's lifetime after its call: what is left of it is given back, and the slice dropped
+     * if its caller has cooled (see {@link HotKeys}), else looked at again after another lifetime.
      */
     private void expire(long gen) {
         long give;

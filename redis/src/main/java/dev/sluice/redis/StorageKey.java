@@ -76,7 +76,8 @@ final class StorageKey {
 
     @Override
     public boolean equals(Object other) {
-        return other instanceof StorageKey key && hashCode() == key.hashCode() && tag.equals(key.tag) && sameLimits(key);
+        return other instanceof StorageKey key && hashCode() == key.hashCode() && tag.equals(key.tag)
+                && sameLimits(key);
     }
 
     @Override

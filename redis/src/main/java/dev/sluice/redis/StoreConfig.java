@@ -50,12 +50,13 @@ final class StoreConfig {
                 throw new IllegalArgumentException("'store' must be redis://host:port[/db], got '" + shown + "'");
             }
             if (!("redis".equals(uri.getScheme()) || "rediss".equals(uri.getScheme())) || uri.getHost() == null) {
-                throw new IllegalArgumentException("'store' must be redis://host:port[/db] or rediss://host:port[/db], got '"
-                        + shown + "'");
+                throw new IllegalArgumentException(
+                        "'store' must be redis://host:port[/db] or rediss://host:port[/db], got '" + shown + "'");
             }
             int port = uri.getPort() < 0 ? 6379 : uri.getPort();
             if (port < 1 || port > 65_535) {
-                throw new IllegalArgumentException("'store' has port " + port + ", outside 1 to 65535, got '" + shown + "'");
+                throw new IllegalArgumentException("'store' has port " + port + ", outside 1 to 65535, got '"
+                        + shown + "'");
             }
             config = new Config();
             var single = config.useSingleServer()
@@ -92,7 +93,8 @@ final class StoreConfig {
         String digits = path.substring(1);
         if (!digits.matches("[0-9]{1,2}") || Integer.parseInt(digits) > MAX_DATABASE) {
             throw new IllegalArgumentException("'store' names database '" + digits + "'; Redis numbers them 0 to "
-                    + MAX_DATABASE + " (use a redisson: YAML file for a server configured with more), got '" + shown + "'");
+                    + MAX_DATABASE + " (use a redisson: YAML file for a server configured with more), got '"
+                    + shown + "'");
         }
         return Integer.parseInt(digits);
     }

@@ -102,7 +102,8 @@ final class TwinBucket {
     Decision rejected(List<Object> reply) {
         Duration retry = DecideScript.micros(DecideScript.number(reply, 3));
         Decision.Quota quota = DecideScript.quota(limit, false, DecideScript.number(reply, 1),
-                DecideScript.micros(DecideScript.number(reply, 2)), retry, DecideScript.micros(DecideScript.number(reply, 4)));
+                DecideScript.micros(DecideScript.number(reply, 2)), retry,
+                DecideScript.micros(DecideScript.number(reply, 4)));
         return new Decision(Decision.Outcome.REJECTED, List.of(quota), retry);
     }
 
