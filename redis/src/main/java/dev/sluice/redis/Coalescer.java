@@ -22,8 +22,8 @@ import java.util.function.IntFunction;
  * {@code linger.ms}) would. Only while every slot is busy do requests wait, and the call that comes
  * back hands its slot to them: the next call carries everything that arrived during the last round
  * trip. A batch's size so follows the load times the round trip, as a database's group commit does,
- * and Redis is sent at most {@code slots} calls at a time (one per master; two pipelines on a
- * cluster) unless a deadline asks for another.
+ * and Redis is sent at most {@code slots} calls at a time (one script call to a single master,
+ * two pipelines to a cluster) unless a deadline asks for another.
  *
  * <p><b>A queue of batches and an index of the open ones.</b> Waiting requests sit in a FIFO of
  * batches; a map from {@link StorageKey} (hash tag and limits) to that key's newest batch lets a
