@@ -51,7 +51,8 @@ import java.util.stream.Collectors;
  */
 public final class RateLimiter extends LimiterShell {
 
-    private static final Decision UNSATISFIABLE = new Decision(Decision.Outcome.UNSATISFIABLE, List.of(), Decision.NEVER);
+    private static final Decision UNSATISFIABLE =
+            new Decision(Decision.Outcome.UNSATISFIABLE, List.of(), Decision.NEVER);
 
     private final CostedLimits costed;
     private final StoreDecisions store;
@@ -63,7 +64,7 @@ public final class RateLimiter extends LimiterShell {
     private final List<Limit> localLimits;
     private final Refunds refunds;
     private final Pauses pauses;
-    /** Whether a listener hears each decision's latency: only then does a decision on an immediate store read the clock. */
+    /** Whether a listener hears each decision's latency: only then does an immediate store's decision read time. */
     private final boolean timed;
 
     private RateLimiter(List<Limit> limits, LimiterSettings settings) {
@@ -215,9 +216,9 @@ public final class RateLimiter extends LimiterShell {
         }
         for (Limit limit : limits()) {
             if (limit.algorithm() == Algorithm.SLIDING_LOG) {
-                throw new IllegalArgumentException("'algorithm' sliding-log cannot wait for a permit (it would have to stamp "
-                        + "entries ahead); acquire with maxWait 0 or use token-bucket, gcra, sliding-window or "
-                        + "fixed-window, got '" + limit + "'");
+                throw new IllegalArgumentException("'algorithm' sliding-log cannot wait for a permit (it would have "
+                        + "to stamp entries ahead); acquire with maxWait 0 or use token-bucket, gcra, sliding-window "
+                        + "or fixed-window, got '" + limit + "'");
             }
         }
     }
@@ -329,7 +330,7 @@ public final class RateLimiter extends LimiterShell {
         return pauses.pause(Objects.requireNonNull(caller, "caller"), costed.configured(), pause);
     }
 
-    /** Whether this limiter only reports rejections ({@link Decision.Outcome#SHADOW_REJECTED}) instead of making them. */
+    /** Whether this limiter only reports rejections ({@link Decision.Outcome#SHADOW_REJECTED}), not makes them. */
     public boolean shadowMode() {
         return shadowAndListener.shadow();
     }

@@ -62,14 +62,15 @@ final class Reservations {
         this.local = local;
         this.refunds = refunds;
         this.shadowAndListener = shadowAndListener;
+        StoreResilience.Fallback<Reservation, Decision> locally = local == null ? null : (caller, reservation) ->
+                reservation.bookedLocally(local.book(caller, reservation.limits(), reservation.ahead()));
         this.resilience = new StoreResilience<>(
                 (caller, reservation, deadlineNanos, probe) -> book(settings.store(), caller, reservation),
-                StoreResilience.failing(settings.failureMode(), local == null ? null
-                        : (caller, reservation) -> reservation.bookedLocally(local.book(caller, reservation.limits(), reservation.ahead()))),
+                StoreResilience.failing(settings.failureMode(), locally),
                 settings, "reservations of policies " + policies, shadowAndListener);
     }
 
-    /** Books {@code request} at most {@code maxWait} ahead and sleeps until its slot; see {@link RateLimiter#acquire}. */
+    /** Books {@code request} at most {@code maxWait} ahead, sleeps until its slot; see {@link RateLimiter#acquire}. */
     Decision await(String caller, List<Limit> request, Duration maxWait) throws InterruptedException {
         long started = System.nanoTime();
         Reservation asked = new Reservation(request, maxWait);
@@ -145,7 +146,8 @@ final class Reservations {
         store.book(caller, asked.limits(), asked.ahead()).whenComplete((booking, failure) -> {
             if (failure != null) {
                 answer.completeExceptionally(failure);
-            } else if (!answer.complete(asked.booked(booking)) && booking.decision().outcome() == Decision.Outcome.ALLOWED) {
+            } else if (!answer.complete(asked.booked(booking))
+                    && booking.decision().outcome() == Decision.Outcome.ALLOWED) {
                 refunds.giveBackLater(caller, asked.limits(), booking); // on the store's thread: send and go
             }
         });
