@@ -24,9 +24,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The shape of the code base, read from the main sources of every module: packages form no
- * import cycle, core carries neither Redis nor HTTP, the web layer does not need the Redis store,
- * and the public line holds: {@link #API} lists every public type of every published package,
- * and the plumbing packages ({@link #PLUMBING}) are used only by the modules that build on them.
+ * import cycle, nor do types across packages, core carries neither Redis nor HTTP, the web layer
+ * does not need the Redis store, and the public line holds: {@link #API} lists every public type
+ * of every published package, and the plumbing packages ({@link #PLUMBING}) are used only by the
+ * modules that build on them.
  *
  * <p>A dependency is any reference to a type by its package, in an import or written out in code
  * (comments and string literals are not code); between types, also a type of the same package
