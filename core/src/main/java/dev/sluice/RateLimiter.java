@@ -2,7 +2,6 @@ package dev.sluice;
 
 import dev.sluice.spi.RateLimitStore;
 import dev.sluice.internal.Durations;
-import dev.sluice.internal.Timeouts;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -14,8 +13,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
 /**
@@ -54,20 +51,20 @@ import java.util.stream.Collectors;
  */
 public final class RateLimiter extends LimiterShell {
 
-    private static final Decision UNSATISFIABLE = new Decision(Decision.Outcome.UNSATISFIABLE, List.of(), Decision.NEVER);
+    private static final Decision UNSATISFIABLE =
+            new Decision(Decision.Outcome.UNSATISFIABLE, List.of(), Decision.NEVER);
 
     private final CostedLimits costed;
     private final StoreDecisions store;
     private final StoreResilience<List<Limit>, Decision> resilience;
-    /** The same shell around {@link RateLimitStore#reserve}, for {@link #acquire}: a circuit of its own. */
-    private final StoreResilience<Reservation, Decision> reservations;
+    private final Reservations reservations;
     private final ShadowAndListener shadowAndListener;
     /** The limiter of {@link FailureMode#LOCAL}; {@code null} for the other modes. */
     private final LocalLimiter local;
     private final List<Limit> localLimits;
     private final Refunds refunds;
     private final Pauses pauses;
-    /** Whether a listener hears each decision's latency: only then does a decision on an immediate store read the clock. */
+    /** Whether a listener hears each decision's latency: only then does an immediate store's decision read time. */
     private final boolean timed;
 
     private RateLimiter(List<Limit> limits, LimiterSettings settings) {
@@ -79,14 +76,10 @@ public final class RateLimiter extends LimiterShell {
         this.local = settings.failureMode() == FailureMode.LOCAL ? new LocalLimiter(settings.localShare()) : null;
         this.resilience = new StoreResilience<>(store, StoreResilience.failing(settings.failureMode(), local), settings,
                 "policies " + policies, shadowAndListener);
-        this.reservations = new StoreResilience<>(
-                (caller, reservation, deadlineNanos, probe) -> book(settings.store(), caller, reservation),
-                StoreResilience.failing(settings.failureMode(), local == null ? null
-                        : (caller, reservation) -> reservation.bookedLocally(local.book(caller, reservation.limits(), reservation.ahead()))),
-                settings, "reservations of policies " + policies, shadowAndListener);
         // built now: a scaled limit that is invalid fails here
         this.localLimits = local == null ? List.of() : local.limits(costed.configured());
         this.refunds = new Refunds(settings.store(), settings.timeout(), policies, shadowAndListener);
+        this.reservations = new Reservations(settings, policies, local, refunds, shadowAndListener);
         this.pauses = new Pauses(settings.store(), local, settings.timeout(), policies);
         this.timed = settings.listener() != null;
     }
@@ -145,10 +138,9 @@ public final class RateLimiter extends LimiterShell {
      * Waits until {@code caller} may spend {@code cost} units of every limit, at most
      * {@code maxWait}: for calls this application makes to a rate-limited provider, shared by
      * every instance on the same store. One round trip reserves the earliest slot within
-     * {@code maxWait} atomically in the store ({@link RateLimitStore#reserve}): a token bucket or
-     * GCRA goes into debt, a window books a later window, a sliding log stamps its entries ahead.
-     * Waiters are served in the order they reach the store, across all instances, with no
-     * retries; the units are spent when reserved, and this thread then sleeps until its slot.
+     * {@code maxWait} atomically in the store ({@link RateLimitStore#reserve}) and spends the
+     * units; waiters are served in the order they reach the store, across all instances, with no
+     * retries, and this thread then sleeps until its slot.
      *
      * <p>The answer: {@link Decision.Outcome#ALLOWED} once the slot has come, its
      * {@link Decision#retryAfter()} the wait it reserved; {@link Decision.Outcome#REJECTED} at once,
@@ -185,13 +177,9 @@ public final class RateLimiter extends LimiterShell {
      * fine with virtual threads). A stage completed otherwise before its slot (cancelled, completed
      * by the caller, {@code orTimeout}) does not send, and its reservation is given back to the
      * store (or to the local limiter that made it) without blocking the thread that completed it
-     * ({@link RateLimitStore#giveBack}): the quota used is what was sent. A token bucket or GCRA
-     * hands the slot to the next caller that reserves, wherever it sat in the schedule: the last
-     * one booked moves the schedule's end back; one with reservations booked behind it is kept by
-     * the store, and the next reservation takes the earliest such slot still ahead before it
-     * extends the schedule, so each slot goes to one call and no two calls come closer than the
-     * limit allows. A window gives its booked window's place back whatever was booked after it. Store failures
-     * become decisions following the failure mode, as for {@link #acquire(String, long, Duration)}.
+     * ({@link RateLimitStore#giveBack}): its slot goes to a later reservation, and the quota used
+     * is what was sent. Store failures become decisions following the failure mode, as for
+     * {@link #acquire(String, long, Duration)}.
      *
      * @throws IllegalArgumentException if {@code cost} is below 1 or {@code maxWait} out of range
      */
@@ -205,7 +193,7 @@ public final class RateLimiter extends LimiterShell {
     }
 
     /** The longest {@code maxWait} {@link #acquire(String, long, Duration)} accepts: one hour. */
-    public static final Duration LONGEST_WAIT = Duration.ofHours(1);
+    public static final Duration LONGEST_WAIT = RateLimitStore.LONGEST_WAIT;
 
     private static Duration checkWait(Duration maxWait) {
         Objects.requireNonNull(maxWait, "maxWait");
@@ -213,12 +201,6 @@ public final class RateLimiter extends LimiterShell {
             throw new IllegalArgumentException("'maxWait' must be from 0 to 1h, got '" + maxWait + "'");
         }
         return maxWait;
-    }
-
-    /** How long a decision of {@link #acquire} still has to wait for its slot: only a granted one waits. */
-    private static long waitNanos(Decision decision) {
-        boolean granted = decision.outcome() == Decision.Outcome.ALLOWED || decision.outcome() == Decision.Outcome.LOCAL_ALLOWED;
-        return granted ? decision.retryAfter().toNanos() : 0;
     }
 
     /**
@@ -234,9 +216,9 @@ public final class RateLimiter extends LimiterShell {
         }
         for (Limit limit : limits()) {
             if (limit.algorithm() == Algorithm.SLIDING_LOG) {
-                throw new IllegalArgumentException("'algorithm' sliding-log cannot wait for a permit (it would have to stamp "
-                        + "entries ahead); acquire with maxWait 0 or use token-bucket, gcra, sliding-window or "
-                        + "fixed-window, got '" + limit + "'");
+                throw new IllegalArgumentException("'algorithm' sliding-log cannot wait for a permit (it would have "
+                        + "to stamp entries ahead); acquire with maxWait 0 or use token-bucket, gcra, sliding-window "
+                        + "or fixed-window, got '" + limit + "'");
             }
         }
     }
@@ -244,107 +226,13 @@ public final class RateLimiter extends LimiterShell {
     private Decision reserveAndWait(String caller, List<Limit> request, Duration maxWait) throws InterruptedException {
         Objects.requireNonNull(caller, "caller");
         checkCanWait(maxWait);
-        long started = System.nanoTime();
-        Reservation asked = new Reservation(request, maxWait);
-        Decision decision = shadowAndListener.apply(reservations.await(caller, asked, started), started);
-        long wait = waitNanos(decision);
-        if (wait > 0) {
-            // From the answer's arrival, not from when it was asked: later than the store's slot,
-            // never earlier.
-            long until = System.nanoTime() + wait;
-            try {
-                for (long left = wait; left > 0; left = until - System.nanoTime()) {
-                    TimeUnit.NANOSECONDS.sleep(left);
-                }
-            } catch (InterruptedException e) {
-                giveBack(caller, asked, decision, true);
-                throw e;
-            }
-        }
-        return decision;
+        return reservations.await(caller, request, maxWait);
     }
 
     private CompletableFuture<Decision> reserveLater(String caller, List<Limit> request, Duration maxWait) {
         Objects.requireNonNull(caller, "caller");
         checkCanWait(maxWait);
-        long started = System.nanoTime();
-        CompletableFuture<Decision> result = new CompletableFuture<>();
-        Reservation asked = new Reservation(request, maxWait);
-        Decision atOnce = reservations.ask(caller, asked, started,
-                decision -> grantLater(result, caller, asked, shadowAndListener.apply(decision, started)));
-        if (atOnce != null) {
-            grantLater(result, caller, asked, shadowAndListener.apply(atOnce, started));
-        }
-        return result;
-    }
-
-    /**
-     * Completes {@code result} with {@code decision} once its slot comes, on the executor; a stage
-     * completed otherwise first (cancelled, timed out) gives back its granted reservation.
-     */
-    private void grantLater(CompletableFuture<Decision> result, String caller, Reservation asked, Decision decision) {
-        boolean granted = decision.outcome() == Decision.Outcome.ALLOWED || decision.outcome() == Decision.Outcome.LOCAL_ALLOWED;
-        if (granted) {
-            result.whenComplete((value, failure) -> {
-                if (value != decision) {
-                    giveBack(caller, asked, decision, false);
-                }
-            });
-        }
-        Runnable complete = () -> {
-            try {
-                settings.executor().execute(() -> result.complete(decision));
-            } catch (RejectedExecutionException e) {
-                result.complete(decision);
-            }
-        };
-        long wait = waitNanos(decision);
-        if (wait <= 0) {
-            complete.run();
-            return;
-        }
-        ScheduledFuture<?> timer = Timeouts.after(complete, wait);
-        result.whenComplete((value, failure) -> timer.cancel(false));
-    }
-
-    /**
-     * The store's booking of {@code asked}, as the decision it gives. A booking that comes after
-     * the limiter stopped waiting (its timeout; the failure mode answered instead) reserved a slot
-     * for no one: it is given back, so that it does not push every later caller back by a slot.
-     */
-    private CompletableFuture<Decision> book(RateLimitStore store, String caller, Reservation asked) {
-        CompletableFuture<Decision> answer = new CompletableFuture<>();
-        store.book(caller, asked.limits(), asked.ahead()).whenComplete((booking, failure) -> {
-            if (failure != null) {
-                answer.completeExceptionally(failure);
-            } else if (!answer.complete(asked.booked(booking)) && booking.decision().outcome() == Decision.Outcome.ALLOWED) {
-                refunds.giveBackLater(caller, asked.limits(), booking); // on the store's thread: send and go
-            }
-        });
-        return answer;
-    }
-
-    /**
-     * Returns a reservation its waiter gave up, as the store booked it: to the store, or to the
-     * local limiter that made it ({@link RateLimitStore#giveBack}). The store returns it exactly
-     * where that hands no call a slot it shares with another: a bucket by moving its schedule's
-     * end back while nothing is booked after it, else by keeping the slot for the next
-     * reservation; a window by lowering its window's count.
-     * {@code mayBlock}: wait for the store at most the timeout; else send and go.
-     */
-    private void giveBack(String caller, Reservation asked, Decision decision, boolean mayBlock) {
-        boolean locally = decision.outcome() == Decision.Outcome.LOCAL_ALLOWED;
-        RateLimitStore.Booking booking = locally ? asked.localBooking : asked.booking;
-        if (booking == null || booking.decision() != decision) {
-            return; // not what the store booked: a failure mode's answer, which reserved nothing
-        }
-        if (locally) {
-            local.giveBack(caller, asked.limits(), booking);
-        } else if (mayBlock) {
-            refunds.giveBack(caller, asked.limits(), booking);
-        } else {
-            refunds.giveBackLater(caller, asked.limits(), booking);
-        }
+        return reservations.later(caller, request, maxWait);
     }
 
     private Decision await(String caller, List<Limit> request) {
@@ -442,7 +330,7 @@ public final class RateLimiter extends LimiterShell {
         return pauses.pause(Objects.requireNonNull(caller, "caller"), costed.configured(), pause);
     }
 
-    /** Whether this limiter only reports rejections ({@link Decision.Outcome#SHADOW_REJECTED}) instead of making them. */
+    /** Whether this limiter only reports rejections ({@link Decision.Outcome#SHADOW_REJECTED}), not makes them. */
     public boolean shadowMode() {
         return shadowAndListener.shadow();
     }
@@ -585,43 +473,6 @@ public final class RateLimiter extends LimiterShell {
                 }
             }
             return List.copyOf(limits);
-        }
-    }
-
-    /**
-     * What {@link #acquire} asks of the store: these limits, reserved at most {@code ahead}; and,
-     * once the store or the local limiter has answered, what each booked, for {@link #giveBack}.
-     */
-    private static final class Reservation {
-        private final List<Limit> limits;
-        private final Duration ahead;
-        /** The store's booking; apart from the local one, since the store's may come after the local limiter answered. */
-        private volatile RateLimitStore.Booking booking;
-        private volatile RateLimitStore.Booking localBooking;
-
-        Reservation(List<Limit> limits, Duration ahead) {
-            this.limits = limits;
-            this.ahead = ahead;
-        }
-
-        List<Limit> limits() {
-            return limits;
-        }
-
-        Duration ahead() {
-            return ahead;
-        }
-
-        /** Keeps what the store booked; its decision. */
-        Decision booked(RateLimitStore.Booking booked) {
-            this.booking = booked;
-            return booked.decision();
-        }
-
-        /** Keeps what the local limiter booked; its decision. */
-        Decision bookedLocally(RateLimitStore.Booking booked) {
-            this.localBooking = booked;
-            return booked.decision();
         }
     }
 }

@@ -3,8 +3,6 @@ package dev.sluice;
 import dev.sluice.spi.ImmediateStore;
 import dev.sluice.spi.RateLimitStore;
 import dev.sluice.internal.Timeouts;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
 import java.util.List;
@@ -16,16 +14,16 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Consumer;
 
 /**
- * Every limiter's way to its store: the timeout, the circuit breaker, failure counting and
- * logging, and the failure mode, around a {@link Call} that says what is asked of the store (a
- * decision, a lease) and a {@link Fallback} that answers without it. Both paths, blocking and
- * asynchronous, end in one {@link #settle}: the same answer or failure gives the same result,
- * counts once toward the breaker and once as a store failure. A result made without the store
- * comes from the fallback alone, once per request: a request that timed out is decided there once
+ * Every limiter's way to its store: readiness, the timeout and the circuit breaker around a
+ * {@link Call} that says what is asked of the store (a decision, a lease), and a {@link Fallback}
+ * that answers without it, by the failure mode ({@link StoreFailures} counts and logs those
+ * answers). Both paths, blocking and asynchronous, end in one {@link #settle}: the same answer or
+ * failure gives the same result, counts once toward the breaker and once as a store failure. A
+ * result made without the store comes from the fallback alone, once per request: a request that
+ * timed out is decided there once
  * (with {@link FailureMode#LOCAL}, charged once locally), though the store may still have done it
  * too.
  *
@@ -41,11 +39,11 @@ import java.util.function.Consumer;
  */
 final class StoreResilience<A, T> {
 
-    private static final Logger LOG = LoggerFactory.getLogger(RateLimiter.class);
     /** What a 503 suggests to the client when the store is down. */
     static final Duration FAILED_CLOSED_RETRY = Duration.ofSeconds(1);
     private static final Decision FAILED_OPEN = new Decision(Decision.Outcome.FAILED_OPEN, List.of(), Duration.ZERO);
-    private static final Decision FAILED_CLOSED = new Decision(Decision.Outcome.FAILED_CLOSED, List.of(), FAILED_CLOSED_RETRY);
+    private static final Decision FAILED_CLOSED =
+            new Decision(Decision.Outcome.FAILED_CLOSED, List.of(), FAILED_CLOSED_RETRY);
 
     /** What a limiter asks of its store. */
     interface Call<A, T> {
@@ -82,18 +80,11 @@ final class StoreResilience<A, T> {
     }
 
     private final Call<A, T> call;
-    private final Fallback<A, T> fallback;
+    private final StoreFailures<A, T> failures;
     private final RateLimitStore store;
-    private final FailureMode failureMode;
     private final Duration timeout;
     private final long timeoutNanos;
-    /** The limiter, as logs name it: {@code policies [a, b]}, {@code concurrency policy c}. */
-    private final String name;
     private final CircuitBreaker breaker;
-    /** Where a store error is told, once per result made without the store. */
-    private final ShadowAndListener shadowAndListener;
-    private final LongAdder failures = new LongAdder();
-    private final QuietLog failureLog = new QuietLog();
 
     /**
      * @param fallback  the answer without the store, for {@code settings}' failure mode
@@ -103,13 +94,11 @@ final class StoreResilience<A, T> {
     StoreResilience(Call<A, T> call, Fallback<A, T> fallback, LimiterSettings settings, String name,
                     ShadowAndListener shadowAndListener) {
         this.call = call;
-        this.fallback = Objects.requireNonNull(fallback, "fallback");
+        this.failures = new StoreFailures<>(Objects.requireNonNull(fallback, "fallback"), settings, name,
+                shadowAndListener);
         this.store = settings.store();
-        this.failureMode = settings.failureMode();
         this.timeout = settings.timeout();
         this.timeoutNanos = timeout.toNanos();
-        this.name = name;
-        this.shadowAndListener = shadowAndListener;
         this.breaker = new CircuitBreaker(name, shadowAndListener);
     }
 
@@ -264,18 +253,12 @@ final class StoreResilience<A, T> {
     private T settle(String caller, A request, long started, T answer, Throwable failure) {
         if (failure == null && answer != null) {
             breaker.onSuccess();
-            fallback.storeAnswered();
+            failures.storeAnswered();
             return answer;
         }
         Throwable cause = failure == null ? new NullPointerException("the store answered nothing") : unwrap(failure);
         breaker.onFailure(started, cause);
-        failures.increment();
-        shadowAndListener.storeError(StoreError.of(cause));
-        if (failureLog.due()) {
-            LOG.warn("Rate-limit store failed or exceeded {} ms; failing {} for {} ({} failures so far): {}",
-                    timeout.toMillis(), failureMode.configName(), name, failures.sum(), cause.toString());
-        }
-        return fallback.decide(caller, request);
+        return failures.failed(caller, request, cause);
     }
 
     private static Throwable unwrap(Throwable failure) {
@@ -284,11 +267,8 @@ final class StoreResilience<A, T> {
         return wrapper && failure.getCause() != null ? failure.getCause() : failure;
     }
 
-    /** The circuit is open: no wait, no log (the breaker logged the opening); still a failure. */
     private T circuitOpen(String caller, A request) {
-        failures.increment();
-        shadowAndListener.storeError(StoreError.CIRCUIT_OPEN);
-        return fallback.decide(caller, request);
+        return failures.circuitOpen(caller, request);
     }
 
     /** Whether the circuit is open: results follow the failure mode at once, one probe at a time retries. */
@@ -298,6 +278,6 @@ final class StoreResilience<A, T> {
 
     /** How many results were made without the store (errors, timeouts, an open circuit). */
     long failures() {
-        return failures.sum();
+        return failures.count();
     }
 }

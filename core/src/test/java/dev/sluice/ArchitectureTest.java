@@ -17,23 +17,26 @@ import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The shape of the code base, read from the main sources of every module: packages form no
- * import cycle, core carries neither Redis nor HTTP, the web layer does not need the Redis store,
- * and the public line holds: {@link #API} lists every public type of every published package,
- * and the plumbing packages ({@link #PLUMBING}) are used only by the modules that build on them.
+ * import cycle, nor do types across packages, core carries neither Redis nor HTTP, the web layer
+ * does not need the Redis store, and the public line holds: {@link #API} lists every public type
+ * of every published package, and the plumbing packages ({@link #PLUMBING}) are used only by the
+ * modules that build on them.
  *
  * <p>A dependency is any reference to a type by its package, in an import or written out in code
- * (comments and string literals are not code).
+ * (comments and string literals are not code); between types, also a type of the same package
+ * named in code.
  */
 class ArchitectureTest {
 
     private static final Path ROOT = Path.of("..").toAbsolutePath().normalize();
-    private static final Pattern REFERENCE = Pattern.compile("\\b((?:[a-z][a-z0-9_]*\\.)+)[A-Z]");
+    private static final Pattern REFERENCE = Pattern.compile("\\b((?:[a-z][a-z0-9_]*\\.)+)([A-Z]\\w*)");
     private static final Pattern PACKAGE = Pattern.compile("^package ([a-z0-9_.]+);", Pattern.MULTILINE);
     private static final Pattern PUBLIC_TYPE = Pattern.compile(
             "^public (?:(?:final|abstract|sealed|non-sealed|static) )*(?:class|interface|enum|record|@interface) (\\w+)",
@@ -77,6 +80,8 @@ class ArchitectureTest {
     private static final Map<String, Map<String, Set<String>>> MODULES = new TreeMap<>();
     /** Package -> its public top-level types, in published modules. */
     private static final Map<String, Set<String>> PUBLIC_TYPES = new TreeMap<>();
+    /** Top-level type (qualified) -> the qualified names it refers to, Sluice's or not, of every module. */
+    private static final Map<String, Set<String>> TYPES = new TreeMap<>();
 
     static {
         read();
@@ -85,13 +90,30 @@ class ArchitectureTest {
     @Test
     void sluicePackagesFormNoImportCycle() {
         // The SPI is the API's other face: a store receives the API's values and the API holds a
-        // store, as Failsafe's spi and API refer to each other. The two count as one node here.
+        // store, as Failsafe's spi and API refer to each other. The two count as one node here;
+        // typesOfDifferentPackagesFormNoCycle keeps a circle from running through their types.
         Map<String, Set<String>> graph = new TreeMap<>();
         MODULES.values().forEach(packages -> packages.forEach((from, to) -> graph.computeIfAbsent(layer(from), k -> new TreeSet<>())
                 .addAll(to.stream().filter(p -> p.startsWith("dev.sluice")).map(ArchitectureTest::layer).toList())));
         graph.values().forEach(to -> to.retainAll(graph.keySet()));
         graph.forEach((from, to) -> to.remove(from));
         assertThat(cycles(graph)).as("groups of packages that refer to each other").isEmpty();
+    }
+
+    /**
+     * The rule above lets the API and its SPI refer to each other as packages; between their types
+     * no circle may run: the SPI speaks the API's values ({@code Limit}, {@code Decision}), which
+     * know nothing of stores, and no SPI type refers to a limiter that holds a store.
+     */
+    @Test
+    void typesOfDifferentPackagesFormNoCycle() {
+        Map<String, Set<String>> graph = new TreeMap<>();
+        TYPES.forEach((from, to) -> graph.put(from, new TreeSet<>(to)));
+        graph.values().forEach(to -> to.retainAll(graph.keySet()));
+        graph.forEach((from, to) -> to.remove(from));
+        assertThat(cycles(graph)).as("groups of types, of more than one package, that refer to each other")
+                .filteredOn(group -> group.stream().map(ArchitectureTest::packageOf).distinct().count() > 1)
+                .isEmpty();
     }
 
     @Test
@@ -150,6 +172,10 @@ class ArchitectureTest {
                 .noneMatch(p -> p.startsWith("dev.sluice.web.internal") || p.startsWith("dev.sluice.internal"));
     }
 
+    private static String packageOf(String type) {
+        return type.substring(0, type.lastIndexOf('.'));
+    }
+
     private static String layer(String pkg) {
         return pkg.equals("dev.sluice.spi") ? "dev.sluice" : pkg;
     }
@@ -164,6 +190,7 @@ class ArchitectureTest {
 
     private static void read() {
         Map<String, Map<String, Set<String>>> modules = MODULES;
+        Map<String, String> codes = new TreeMap<>();
         try (Stream<Path> dirs = Files.list(ROOT)) {
             for (Path module : dirs.filter(d -> Files.isDirectory(d.resolve("src/main/java"))).toList()) {
                 Map<String, Set<String>> packages = new TreeMap<>();
@@ -179,10 +206,19 @@ class ArchitectureTest {
                         if (!UNPUBLISHED.contains(module.getFileName().toString()) && publicType.find()) {
                             PUBLIC_TYPES.computeIfAbsent(declared.group(1), k -> new TreeSet<>()).add(publicType.group(1));
                         }
-                        Matcher reference = REFERENCE.matcher(COMMENT_OR_STRING.matcher(source.substring(declared.end())).replaceAll(" "));
+                        String code = COMMENT_OR_STRING.matcher(source.substring(declared.end())).replaceAll(" ");
+                        String name = file.getFileName().toString().replace(".java", "");
+                        String type = declared.group(1) + "." + name;
+                        boolean declaresType = !name.contains("-"); // not package-info, module-info
+                        Set<String> types = declaresType ? TYPES.computeIfAbsent(type, k -> new TreeSet<>()) : new TreeSet<>();
+                        if (declaresType) {
+                            codes.merge(type, code, String::concat);
+                        }
+                        Matcher reference = REFERENCE.matcher(code);
                         while (reference.find()) {
                             String target = reference.group(1);
                             to.add(target.substring(0, target.length() - 1));
+                            types.add(target + reference.group(2));
                         }
                     }
                 }
@@ -191,10 +227,21 @@ class ArchitectureTest {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
+        // a type of the same package needs no import: named in code, it is referred to
+        Map<String, Pattern> samePackage = new TreeMap<>();
+        TYPES.keySet().stream().collect(Collectors.groupingBy(ArchitectureTest::packageOf)).forEach((pkg, types) ->
+                samePackage.put(pkg, Pattern.compile("\\b(" + types.stream().map(t -> t.substring(pkg.length() + 1))
+                        .collect(Collectors.joining("|")) + ")\\b")));
+        codes.forEach((type, code) -> {
+            Matcher named = samePackage.get(packageOf(type)).matcher(code);
+            while (named.find()) {
+                TYPES.get(type).add(packageOf(type) + "." + named.group(1));
+            }
+        });
         assertThat(modules).as("modules read from " + ROOT).containsKeys("core", "redis", "web");
     }
 
-    /** Strongly connected groups of more than one package (Tarjan). */
+    /** Strongly connected groups of more than one node (Tarjan). */
     private static List<Set<String>> cycles(Map<String, Set<String>> graph) {
         Map<String, Integer> index = new HashMap<>();
         Map<String, Integer> low = new HashMap<>();

@@ -51,7 +51,36 @@ final class InFlight {
         return (int) leases.limit().count();
     }
 
-    /** A held lease, or one refused (holding nothing) once {@link #maxWait} is over. */
+    /**
+     * Builds the cap of {@code maxInFlight} leases of {@code lease} each; {@code null} without a cap.
+     *
+     * @throws IllegalArgumentException naming the setting: a cap below 1, a lease that is not
+     *                                  positive or set without a cap
+     */
+    static InFlight of(RateLimiter shared, Integer maxInFlight, Duration lease, Duration maxWait) {
+        if (maxInFlight == null) {
+            if (lease != null) {
+                throw new IllegalArgumentException("'inFlightLease' applies only with a cap on calls in flight; set "
+                        + "'maxInFlight' too, got '" + lease + "'");
+            }
+            return null;
+        }
+        if (maxInFlight < 1) {
+            throw new IllegalArgumentException("'maxInFlight' must be at least 1 (e.g. 4), got '" + maxInFlight + "'");
+        }
+        Duration ttl = lease == null ? Permits.Builder.DEFAULT_IN_FLIGHT_LEASE : lease;
+        if (ttl.isNegative() || ttl.isZero()) {
+            throw new IllegalArgumentException("'inFlightLease' must be positive (e.g. Duration.ofSeconds(30)), got '"
+                    + ttl + "'");
+        }
+        return new InFlight(shared, maxInFlight, ttl, maxWait);
+    }
+
+    /**
+     * A held lease, or one that holds nothing when the store failed open.
+     *
+     * @throws PermitUnavailableException if no place came free within {@link #maxWait} (or the store failed closed)
+     */
     Lease enter(String key) throws InterruptedException {
         long deadline = System.nanoTime() + maxWait.toNanos();
         long pause = FIRST_PAUSE_NANOS;
@@ -59,7 +88,7 @@ final class InFlight {
             Lease lease = leases.acquire(key);
             long left = deadline - System.nanoTime();
             if (!waitsMore(lease) || left <= 0) {
-                return lease;
+                return checked(key, lease);
             }
             TimeUnit.NANOSECONDS.sleep(Math.min(left, jittered(pause)));
             pause = Math.min(pause * 2, LONGEST_PAUSE_NANOS);
@@ -68,8 +97,10 @@ final class InFlight {
 
     /**
      * As {@link #enter}, blocking no thread between retries (each store call blocks a thread of the
-     * common pool for its round trip). A lease granted after the stage was completed otherwise
-     * (cancelled) is released.
+     * common pool for its round trip); the stage fails as {@link #enter} throws. The stage is the
+     * caller's: completed otherwise first (cancelled, {@code orTimeout}, the caller), it stops
+     * asking, and a lease granted after is released at once, so that only a lease the stage
+     * completes with is the caller's to release.
      */
     CompletableFuture<Lease> enterAsync(String key) {
         CompletableFuture<Lease> result = new CompletableFuture<>();
@@ -91,13 +122,26 @@ final class InFlight {
             }
             long left = deadline - System.nanoTime();
             if (!waitsMore(lease) || left <= 0) {
-                if (!result.complete(lease)) {
+                if (!lease.decision().allowed()) {
+                    result.completeExceptionally(unavailable(key, lease));   // a refused lease holds nothing
+                } else if (!result.complete(lease)) {
                     lease.release();   // given up meanwhile: nobody will send under it
                 }
                 return;
             }
             attempt(key, result, deadline, Math.min(pause * 2, LONGEST_PAUSE_NANOS), Math.min(left, jittered(pause)));
         }, CompletableFuture.delayedExecutor(delay, TimeUnit.NANOSECONDS));
+    }
+
+    private Lease checked(String key, Lease lease) {
+        if (!lease.decision().allowed()) {
+            throw unavailable(key, lease);
+        }
+        return lease;
+    }
+
+    private PermitUnavailableException unavailable(String key, Lease lease) {
+        return new PermitUnavailableException(key, maxWait, lease.decision());
     }
 
     /** Only a refusal is worth asking again: a lease granted, or a store that failed closed, ends the wait. */

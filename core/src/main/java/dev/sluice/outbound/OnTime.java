@@ -34,7 +34,32 @@ final class OnTime {
     private final long maxLatenessNanos;
     private final LongSupplier nanoClock;
 
+    /**
+     * The shortest default lateness bound: the lateness counts the store's round trip and a
+     * thread's or timer's wake-up, which on a busy machine alone take milliseconds. With a bound of
+     * 1 ms at 2,000/s, 16 threads waiting on one key on 2 cores sent 0.54 of the rate: nearly
+     * every slot came back "late" and passed unused (benchmark run of 2026-12-01).
+     */
+    static final Duration SHORTEST_DEFAULT_LATENESS = Duration.ofMillis(20);
+
+    /**
+     * @param maxLateness {@code null}: half the shortest interval between slots of the limiter's
+     *                    limits (period over count), at least {@link #SHORTEST_DEFAULT_LATENESS}:
+     *                    55 ms at {@code 9/s}, 20 ms from {@code 25/s} up. A limit at least one call
+     *                    per period below a provider's strict limit leaves a margin of at least one
+     *                    interval, so up to {@code 25/s} this takes at most half of it.
+     * @throws IllegalArgumentException if {@code maxLateness} is below 1 ms or above 1 hour
+     */
     OnTime(RateLimiter limiter, Duration maxLateness, LongSupplier nanoClock) {
+        if (maxLateness == null) {
+            Duration half = limiter.limits().stream().map(limit -> limit.period().dividedBy(limit.count()))
+                    .min(Duration::compareTo).orElseThrow().dividedBy(2);
+            maxLateness = half.compareTo(SHORTEST_DEFAULT_LATENESS) < 0 ? SHORTEST_DEFAULT_LATENESS : half;
+        } else if (maxLateness.compareTo(Duration.ofMillis(1)) < 0
+                || maxLateness.compareTo(RateLimiter.LONGEST_WAIT) > 0) {
+            throw new IllegalArgumentException("'maxLateness' must be from 1 ms to 1h (e.g. Duration.ofMillis(50)), "
+                    + "got '" + maxLateness + "'");
+        }
         this.limiter = limiter;
         this.maxLateness = maxLateness;
         this.maxLatenessNanos = maxLateness.toNanos();

@@ -5,17 +5,10 @@ import dev.sluice.Lease;
 import dev.sluice.Limit;
 import dev.sluice.RateLimiter;
 
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
 
@@ -37,11 +30,10 @@ import java.util.function.LongSupplier;
  * <p><b>On time.</b> A provider counts calls when they arrive, and a call sent late crowds the
  * on-time calls after it into the provider's window. So no call is sent more than
  * {@linkplain Builder#maxLateness maxLateness} (by default half the interval between slots, at
- * least 20 ms: 55 ms at {@code 9/s}) after its slot: a call whose slot comes back later (a slow answer from the
- * store, a thread or timer woken late, a pause of the JVM) is not sent; its slot, in the past,
- * passes unused, and the call reserves a new one within what is left of its wait. The lateness is counted from when the reservation was sent plus the wait the store
- * answered, so it includes the store's round trip: the store's clock was read somewhere within
- * it, and waking earlier than the answer's arrival plus the wait could send before the slot. What
+ * least 20 ms: 55 ms at {@code 9/s}) after its slot: a call whose slot comes back later (a slow
+ * answer from the store, a thread or timer woken late, a pause of the JVM) is not sent; its slot,
+ * in the past, passes unused, and the call reserves a new one within what is left of its wait. The
+ * lateness includes the store's round trip (the slot is known only from the store's answer). What
  * to configure for a provider that allows {@code N} calls in any period {@code P}: a limit of
  * {@code c} per {@code P}, burst 1, puts {@code N + 1} consecutive slots {@code N/c} periods apart,
  * which must exceed one period by the spread of the calls' lateness on arrival: {@code maxLateness}
@@ -85,8 +77,8 @@ import java.util.function.LongSupplier;
  * behind by a dead instance, or by a failure no client reports, frees its place by then. The store
  * keeps no queue of lease waiters: a waiter asks again after a jittered pause of 5 to 50 ms, one
  * round trip each time, and a freed place goes to whichever waiter asks first (no order is
- * promised, and a place knows no {@link Priority}). When the store fails, the limiter's failure mode decides ({@code closed}: fail;
- * {@code open} or {@code local}: go without a lease).
+ * promised, and a place knows no {@link Priority}). When the store fails, the limiter's failure
+ * mode decides ({@code closed}: fail; {@code open} or {@code local}: go without a lease).
  *
  * <pre>{@code
  * Permits permits = Permits.builder(limiter)
@@ -102,19 +94,11 @@ public final class Permits {
     /** The longest pause a provider's answer imposes unless {@link #withLongestPause} says otherwise. */
     public static final Duration DEFAULT_LONGEST_PAUSE = Duration.ofMinutes(5);
 
-    private static final Logger LOG = LoggerFactory.getLogger(Permits.class);
-    /** When a capped pause was last logged: at most one line every ten seconds per policy. */
-    private final AtomicLong cappedLogged = new AtomicLong(System.nanoTime() - TimeUnit.SECONDS.toNanos(10));
-    /** Whether a pause that cannot be meant was logged: once, since a provider's bug repeats with every answer. */
-    private final AtomicBoolean unmeantLogged = new AtomicBoolean();
-    /** Logs the first answer asking for a pause that cannot be meant; made once, not per answer. */
-    private final Consumer<String> unmeant = this::unmeant;
-
     private final RateLimiter limiter;
     private final Duration maxWait;
     /** {@code null} without a high-priority share: every call books the shared limit alike. */
     private final LowPriorityLane low;
-    private final Duration longestPause;
+    private final ProviderAnswers answers;
     /** {@code null} without a cap on calls in flight. */
     private final InFlight inFlight;
 
@@ -122,36 +106,16 @@ public final class Permits {
     private final OnTime onTime;
 
     private Permits(RateLimiter limiter, Duration maxWait) {
-        this(limiter, maxWait, null, null, DEFAULT_LONGEST_PAUSE,
-                new OnTime(Objects.requireNonNull(limiter, "limiter"), defaultMaxLateness(limiter), System::nanoTime));
+        this(limiter, maxWait, null, null, null,
+                new OnTime(Objects.requireNonNull(limiter, "limiter"), null, System::nanoTime));
     }
 
-    /**
-     * The shortest default {@link Builder#maxLateness}: the lateness counts the store's round trip
-     * and a thread's or timer's wake-up, which on a busy machine alone take milliseconds. With a
-     * bound of 1 ms at 2,000/s, 16 threads waiting on one key on 2 cores sent 0.54 of the rate:
-     * nearly every slot came back "late" and passed unused (benchmark run of 2026-12-01).
-     */
-    static final Duration SHORTEST_DEFAULT_LATENESS = Duration.ofMillis(20);
-
-    /**
-     * The {@link Builder#maxLateness} of {@code limiter} unless set: half the shortest interval
-     * between slots of its limits (period over count), at least {@link #SHORTEST_DEFAULT_LATENESS}:
-     * 55 ms at {@code 9/s}, 20 ms from {@code 25/s} up. A limit at least one call per period below
-     * a provider's strict limit leaves a margin of at least one interval (see the class
-     * description), so up to {@code 25/s} this takes at most half of it, whatever the period.
-     */
-    private static Duration defaultMaxLateness(RateLimiter limiter) {
-        Duration lateness = limiter.limits().stream().map(limit -> limit.period().dividedBy(limit.count()))
-                .min(Duration::compareTo).orElseThrow().dividedBy(2);
-        return lateness.compareTo(SHORTEST_DEFAULT_LATENESS) < 0 ? SHORTEST_DEFAULT_LATENESS : lateness;
-    }
-
-    private Permits(RateLimiter limiter, Duration maxWait, LowPriorityLane low, InFlight inFlight, Duration longestPause,
-                    OnTime onTime) {
+    /** {@code answers}: {@code null} for the {@link #DEFAULT_LONGEST_PAUSE}. */
+    private Permits(RateLimiter limiter, Duration maxWait, LowPriorityLane low, InFlight inFlight,
+                    ProviderAnswers answers, OnTime onTime) {
         this.limiter = Objects.requireNonNull(limiter, "limiter");
         this.maxWait = Objects.requireNonNull(maxWait, "maxWait");
-        this.longestPause = Objects.requireNonNull(longestPause, "longestPause");
+        this.answers = answers == null ? new ProviderAnswers(limiter, DEFAULT_LONGEST_PAUSE) : answers;
         limiter.checkCanWait(maxWait);
         this.low = low;
         this.inFlight = inFlight;
@@ -221,7 +185,7 @@ public final class Permits {
         return low == null ? List.of() : low.limits();
     }
 
-    /** The longest a {@link Priority#LOW} call waits, lane and shared limit together; {@link #maxWait()} without priorities. */
+    /** The longest a {@link Priority#LOW} call waits, lane and shared limit together; else {@link #maxWait()}. */
     public Duration lowPriorityMaxWait() {
         return low == null ? maxWait : low.maxWait();
     }
@@ -243,7 +207,7 @@ public final class Permits {
      * @throws InterruptedException       if interrupted while waiting
      */
     public Lease enter(String key) throws InterruptedException {
-        return checkLease(key, capped().enter(key));
+        return capped().enter(key);
     }
 
     /**
@@ -253,27 +217,7 @@ public final class Permits {
      * lease the stage completes with is the caller's to release.
      */
     public CompletableFuture<Lease> enterAsync(String key) {
-        CompletableFuture<Lease> asked = capped().enterAsync(key);
-        CompletableFuture<Lease> result = new CompletableFuture<>();
-        asked.whenComplete((lease, failure) -> {
-            if (failure != null) {
-                result.completeExceptionally(failure);
-                return;
-            }
-            try {
-                checkLease(key, lease);
-            } catch (PermitUnavailableException refused) {
-                result.completeExceptionally(refused);   // a refused lease holds nothing
-                return;
-            }
-            // the one hand-over: the caller's stage takes the lease, or nobody holds it
-            if (!result.complete(lease)) {
-                lease.release();
-            }
-        });
-        // a lease granted after this is released by InFlight, which finds its stage cancelled
-        result.whenComplete((lease, failure) -> asked.cancel(false));
-        return result;
+        return capped().enterAsync(key);
     }
 
     private InFlight capped() {
@@ -282,11 +226,6 @@ public final class Permits {
                     + this + "'");
         }
         return inFlight;
-    }
-
-    private Lease checkLease(String key, Lease lease) {
-        check(key, lease.decision());
-        return lease;
     }
 
     /**
@@ -333,16 +272,12 @@ public final class Permits {
      * @throws IllegalArgumentException unless {@code longest} is from 1 second to 1 hour
      */
     public Permits withLongestPause(Duration longest) {
-        Objects.requireNonNull(longest, "longest");
-        if (longest.compareTo(Duration.ofSeconds(1)) < 0 || longest.compareTo(RateLimiter.LONGEST_WAIT) > 0) {
-            throw new IllegalArgumentException("'longest-pause' must be from 1s to 1h, got '" + longest + "'");
-        }
-        return new Permits(limiter, maxWait, low, inFlight, longest, onTime);
+        return new Permits(limiter, maxWait, low, inFlight, new ProviderAnswers(limiter, longest), onTime);
     }
 
     /** The longest pause a provider's answer imposes. */
     public Duration longestPause() {
-        return longestPause;
+        return answers.longestPause();
     }
 
     /**
@@ -363,7 +298,7 @@ public final class Permits {
      * @return the pause recorded; zero if the answer asked for none
      */
     public Duration learn(String key, int status, Function<String, String> header) {
-        Duration pause = requested(key, status, header);
+        Duration pause = answers.requested(key, status, header);
         if (!pause.isZero()) {
             limiter.pause(key, pause);
         }
@@ -372,34 +307,9 @@ public final class Permits {
 
     /** As {@link #learn} without blocking; the stage never fails. */
     public CompletableFuture<Duration> learnAsync(String key, int status, Function<String, String> header) {
-        Duration pause = requested(key, status, header);
+        Duration pause = answers.requested(key, status, header);
         return pause.isZero() ? CompletableFuture.completedFuture(pause)
                 : limiter.pauseAsync(key, pause).thenApply(stored -> pause);
-    }
-
-    private Duration requested(String key, int status, Function<String, String> header) {
-        Objects.requireNonNull(key, "key");
-        Duration pause = ProviderPause.requested(status, header, System.currentTimeMillis(), unmeant);
-        if (pause.compareTo(longestPause) > 0) {
-            long now = System.nanoTime();
-            long last = cappedLogged.get();
-            if (now - last >= TimeUnit.SECONDS.toNanos(10) && cappedLogged.compareAndSet(last, now)) {
-                // not the key: it may name an account
-                LOG.warn("A provider asked policy {} to pause for {} s; pausing for {} s, the longest pause "
-                        + "(Permits.withLongestPause)", limiter.name(), pause.toSeconds(), longestPause.toSeconds());
-            }
-            return longestPause;
-        }
-        return pause.compareTo(Duration.ofMillis(1)) < 0 ? Duration.ZERO : pause;
-    }
-
-    private void unmeant(String header) {
-        if (unmeantLogged.compareAndSet(false, true)) {
-            // not the key: it may name an account
-            LOG.warn("A provider's answer to policy {} asks for a pause that cannot be meant, more than {} days ({}); "
-                    + "ignored as bad input, no pause recorded (logged once)", limiter.name(),
-                    ProviderPause.LONGEST_MEANT.toDays(), header);
-        }
     }
 
     /** The limiter. */
@@ -423,7 +333,7 @@ public final class Permits {
                 + (low == null ? "" : ", " + low + " waiting at most " + low.maxWait().toMillis() + " ms")
                 + (inFlight == null ? "" : ", " + inFlight)
                 + ", " + onTime
-                + ", pausing at most " + longestPause.toSeconds() + " s]";
+                + ", pausing at most " + longestPause().toSeconds() + " s]";
     }
 
     /**
@@ -442,7 +352,7 @@ public final class Permits {
         /** {@code null}: no cap on calls in flight. */
         private Integer maxInFlight;
         private Duration inFlightLease;
-        /** {@code null}: {@link #defaultMaxLateness}. */
+        /** {@code null}: half the shortest interval between slots, see {@link #maxLateness}. */
         private Duration maxLateness;
         private LongSupplier nanoClock = System::nanoTime;
 
@@ -530,46 +440,22 @@ public final class Permits {
                 throw new IllegalArgumentException("Permits need a 'maxWait', the longest a call waits for its permit "
                         + "(e.g. Duration.ofSeconds(5))");
             }
-            InFlight inFlight = inFlight();
-            if (maxLateness != null && (maxLateness.compareTo(Duration.ofMillis(1)) < 0
-                    || maxLateness.compareTo(RateLimiter.LONGEST_WAIT) > 0)) {
-                throw new IllegalArgumentException("'maxLateness' must be from 1 ms to 1h (e.g. Duration.ofMillis(50)), got '"
-                        + maxLateness + "'");
-            }
-            OnTime onTime = new OnTime(limiter, maxLateness == null ? defaultMaxLateness(limiter) : maxLateness, nanoClock);
+            InFlight inFlight = InFlight.of(limiter, maxInFlight, inFlightLease, maxWait);
+            OnTime onTime = new OnTime(limiter, maxLateness, nanoClock);
             if (highShare == null) {
                 if (lowMaxWait != null) {
                     throw new IllegalArgumentException("'lowPriorityMaxWait' applies only with priorities; set a "
                             + "'highPriorityShare' too, got '" + lowMaxWait + "'");
                 }
-                return new Permits(limiter, maxWait, null, inFlight, DEFAULT_LONGEST_PAUSE, onTime);
+                return new Permits(limiter, maxWait, null, inFlight, null, onTime);
             }
             if (!(highShare > 0 && highShare < 1)) {
-                throw new IllegalArgumentException("'highPriorityShare' must be a fraction greater than 0 and less than 1 "
-                        + "(e.g. 0.3), got '" + highShare + "'");
+                throw new IllegalArgumentException("'highPriorityShare' must be a fraction greater than 0 and less "
+                        + "than 1 (e.g. 0.3), got '" + highShare + "'");
             }
-            return new Permits(limiter, maxWait,
-                    new LowPriorityLane(limiter, highShare, lowMaxWait == null ? maxWait : lowMaxWait), inFlight,
-                    DEFAULT_LONGEST_PAUSE, onTime);
+            LowPriorityLane low = new LowPriorityLane(limiter, highShare, lowMaxWait == null ? maxWait : lowMaxWait);
+            return new Permits(limiter, maxWait, low, inFlight, null, onTime);
         }
 
-        private InFlight inFlight() {
-            if (maxInFlight == null) {
-                if (inFlightLease != null) {
-                    throw new IllegalArgumentException("'inFlightLease' applies only with a cap on calls in flight; set "
-                            + "'maxInFlight' too, got '" + inFlightLease + "'");
-                }
-                return null;
-            }
-            if (maxInFlight < 1) {
-                throw new IllegalArgumentException("'maxInFlight' must be at least 1 (e.g. 4), got '" + maxInFlight + "'");
-            }
-            Duration lease = inFlightLease == null ? DEFAULT_IN_FLIGHT_LEASE : inFlightLease;
-            if (lease.isNegative() || lease.isZero()) {
-                throw new IllegalArgumentException("'inFlightLease' must be positive (e.g. Duration.ofSeconds(30)), got '"
-                        + lease + "'");
-            }
-            return new InFlight(limiter, maxInFlight, lease, maxWait);
-        }
     }
 }

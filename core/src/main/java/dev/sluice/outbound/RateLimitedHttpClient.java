@@ -16,10 +16,8 @@ import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executor;
 import java.util.function.Function;
-import java.util.function.Supplier;
 
 /**
  * A {@link HttpClient} that waits for a permit of its {@link Permits} before each request: the
@@ -67,7 +65,7 @@ public final class RateLimitedHttpClient extends HttpClient {
         return new RateLimitedHttpClient(client, permits, request -> key);
     }
 
-    /** {@code client} limited by {@code permits}, each request under the key {@code key} gives it (see {@link #HOST}). */
+    /** {@code client} limited by {@code permits}, each request under the key {@code key} gives it ({@link #HOST}). */
     public static RateLimitedHttpClient wrap(HttpClient client, Permits permits, Function<HttpRequest, String> key) {
         return new RateLimitedHttpClient(client, permits, key);
     }
@@ -110,170 +108,21 @@ public final class RateLimitedHttpClient extends HttpClient {
     }
 
     /** A response's headers as {@link Permits#learn} reads them. */
-    private static Function<String, String> headers(HttpResponse<?> response) {
+    static Function<String, String> headers(HttpResponse<?> response) {
         return name -> response.headers().firstValue(name).orElse(null);
     }
 
     @Override
     public <T> CompletableFuture<HttpResponse<T>> sendAsync(HttpRequest request, HttpResponse.BodyHandler<T> handler) {
-        return new AsyncCall<>(request, () -> client.sendAsync(request, handler)).start();
+        return new AsyncCall<>(permits, key.apply(request), priority.apply(request),
+                () -> client.sendAsync(request, handler)).start();
     }
 
     @Override
     public <T> CompletableFuture<HttpResponse<T>> sendAsync(HttpRequest request, HttpResponse.BodyHandler<T> handler,
                                                             HttpResponse.PushPromiseHandler<T> pushes) {
-        return new AsyncCall<>(request, () -> client.sendAsync(request, handler, pushes)).start();
-    }
-
-    /**
-     * One call of {@link #sendAsync}: a place in flight (with a cap), then a permit, then the
-     * exchange, completing the caller's {@link #response}. Until the request is handed to the
-     * client, any completion of that stage (cancelled, {@code orTimeout}, {@code completeOnTimeout},
-     * the caller completing it, or a failure of the place or the permit) gives the call up: it is
-     * never sent, the permit's reservation (or the wait for it) and the place are given back. Once
-     * handed over, a cancellation reaches the exchange, and the place is released when the exchange
-     * ends, whoever completed the stage.
-     */
-    private final class AsyncCall<T> {
-        private final String key;
-        private final Priority priority;
-        private final Supplier<CompletableFuture<HttpResponse<T>>> send;
-        private final CompletableFuture<HttpResponse<T>> response = new CompletableFuture<>();
-        // guarded by this: the hand-over and the giving up decide once which of them came first
-        private CompletableFuture<?> waiting;
-        private Lease place;
-        private boolean handedOver;
-        private boolean givenUp;
-        private CompletableFuture<HttpResponse<T>> exchange;
-
-        AsyncCall(HttpRequest request, Supplier<CompletableFuture<HttpResponse<T>>> send) {
-            this.key = RateLimitedHttpClient.this.key.apply(request);
-            this.priority = RateLimitedHttpClient.this.priority.apply(request);
-            this.send = send;
-        }
-
-        CompletableFuture<HttpResponse<T>> start() {
-            response.whenComplete((value, failure) -> ended());
-            if (permits.maxInFlight() == 0) {
-                acquire();
-            } else {
-                waitOn(permits.enterAsync(key)).whenComplete((lease, failure) -> {
-                    if (failure != null) {
-                        fail(failure);
-                    } else {
-                        entered(lease);
-                    }
-                });
-            }
-            return response;
-        }
-
-        /** {@code stage}, cancelled at once if the call was given up, else the one a give-up cancels. */
-        private <S> CompletableFuture<S> waitOn(CompletableFuture<S> stage) {
-            boolean cancel;
-            synchronized (this) {
-                cancel = givenUp;
-                waiting = stage;
-            }
-            if (cancel) {
-                stage.cancel(false);
-            }
-            return stage;
-        }
-
-        private void entered(Lease lease) {
-            boolean keep;
-            synchronized (this) {
-                keep = !givenUp;
-                place = lease;
-            }
-            if (!keep) {
-                lease.release();
-                return;
-            }
-            acquire();
-        }
-
-        private void acquire() {
-            waitOn(permits.acquireAsync(key, priority)).whenComplete((decision, failure) -> {
-                if (failure != null) {
-                    fail(failure);
-                } else {
-                    handOver();
-                }
-            });
-        }
-
-        /** Sends, unless the caller's stage was completed first: then the request never goes. */
-        private void handOver() {
-            synchronized (this) {
-                if (givenUp || response.isDone()) {
-                    return;   // ended() gives the place back (the slot has come: it passes unused)
-                }
-                handedOver = true;
-            }
-            CompletableFuture<HttpResponse<T>> sent;
-            try {
-                sent = send.get();
-            } catch (RuntimeException e) {
-                releasePlace();
-                response.completeExceptionally(e);
-                return;
-            }
-            synchronized (this) {
-                exchange = sent;
-            }
-            if (response.isCancelled()) {
-                sent.cancel(false);   // cancelled between the hand-over and here
-            }
-            sent.whenComplete((answer, failure) -> {
-                releasePlace();
-                if (failure != null) {
-                    fail(failure);
-                    return;
-                }
-                permits.learnAsync(key, answer.statusCode(), headers(answer))
-                        .whenComplete((pause, never) -> response.complete(answer));
-            });
-        }
-
-        /** The caller's stage completed, by this call or by anyone else. */
-        private void ended() {
-            boolean gaveUp;
-            CompletableFuture<?> waited;
-            CompletableFuture<HttpResponse<T>> sent;
-            synchronized (this) {
-                givenUp = !handedOver;
-                gaveUp = givenUp;
-                waited = waiting;
-                sent = exchange;
-            }
-            if (!gaveUp) {
-                if (sent != null && response.isCancelled()) {
-                    sent.cancel(false);
-                }
-                return;
-            }
-            if (waited != null) {
-                waited.cancel(false);   // stops the wait for the place, or gives the reservation back
-            }
-            releasePlace();
-        }
-
-        private void releasePlace() {
-            Lease held;
-            synchronized (this) {
-                held = place;
-            }
-            if (held != null) {
-                held.release();   // releasing twice releases once
-            }
-        }
-
-        private void fail(Throwable failure) {
-            response.completeExceptionally(failure instanceof CompletionException && failure.getCause() != null
-                    ? failure.getCause() : failure);
-        }
+        return new AsyncCall<>(permits, key.apply(request), priority.apply(request),
+                () -> client.sendAsync(request, handler, pushes)).start();
     }
 
     @Override

@@ -2,12 +2,11 @@ package dev.sluice.spi;
 
 import dev.sluice.Decision;
 import dev.sluice.Limit;
-import dev.sluice.RateLimiter;
 import java.util.List;
 
 /**
  * A {@link RateLimitStore} that decides on the calling thread and never waits on anything: the
- * in-memory store. A {@link RateLimiter} on such a store calls {@link #decideNow} instead of
+ * in-memory store. A {@link dev.sluice.RateLimiter} on such a store calls {@link #decideNow} instead of
  * {@link #decide(String, List)}, so a decision costs no future, no deadline and no timer: a store
  * that cannot be late needs no timeout. The circuit breaker and the failure mode still apply: an
  * exception thrown by {@link #decideNow} is a store failure, as a failed stage is.

@@ -4,7 +4,6 @@ import dev.sluice.Algorithm;
 import dev.sluice.Decision;
 import dev.sluice.FailureMode;
 import dev.sluice.Limit;
-import dev.sluice.RateLimiter;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
@@ -12,7 +11,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 
 /**
- * Where the counting state lives: the service provider interface behind {@link RateLimiter}.
+ * Where the counting state lives: the service provider interface behind {@link dev.sluice.RateLimiter}.
  *
  * <p>Sluice ships two: {@link dev.sluice.memory.MemoryStore} (one JVM) and
  * {@code dev.sluice.redis.RedisStore} in {@code sluice-redis} (many JVMs sharing one Redis, one
@@ -33,9 +32,15 @@ import java.util.concurrent.CompletionStage;
  * are thread-safe.
  *
  * <p>Audience: store authors implement it; applications only open one and hand it to a
- * {@link RateLimiter.Builder#store}.
+ * {@link dev.sluice.RateLimiter.Builder#store}.
  */
 public interface RateLimitStore extends AutoCloseable {
+
+    /**
+     * The furthest ahead a reservation ({@link #reserve}'s {@code maxWait}) or a {@link #pause}
+     * reaches: one hour. {@code RateLimiter.LONGEST_WAIT} is this bound.
+     */
+    Duration LONGEST_WAIT = Duration.ofHours(1);
 
     /**
      * Decides one request of {@code caller} against {@code limits}.
@@ -121,7 +126,7 @@ public interface RateLimitStore extends AutoCloseable {
      * {@link #giveBack}) from now to {@code maxWait}, where every other limit admits it too. The
      * default refuses.
      *
-     * @param maxWait from zero to {@code RateLimiter}'s longest wait; zero reserves only what a
+     * @param maxWait from zero to {@link #LONGEST_WAIT}; zero reserves only what a
      *                decision would allow now
      * @return a stage completed with {@link Decision.Outcome#ALLOWED}, whose
      *         {@link Decision#retryAfter()} is the wait until the reserved instant (zero: now) and
@@ -225,7 +230,7 @@ public interface RateLimitStore extends AutoCloseable {
      * grants anything: a state spent further ahead (reservations booked past the end) keeps
      * what it has, and a shorter pause after a longer one changes nothing. The default refuses.
      *
-     * @param pause from 1 µs to {@code RateLimiter.LONGEST_WAIT}
+     * @param pause from 1 µs to {@link #LONGEST_WAIT}
      * @return a stage completed once the pause is stored, or exceptionally if the store failed
      * @throws IllegalArgumentException if {@code pause} is out of range
      */
@@ -237,10 +242,10 @@ public interface RateLimitStore extends AutoCloseable {
     /**
      * {@code pause} in microseconds, for a store's {@link #pause}.
      *
-     * @throws IllegalArgumentException unless it is from 1 µs to {@code RateLimiter.LONGEST_WAIT}
+     * @throws IllegalArgumentException unless it is from 1 µs to {@link #LONGEST_WAIT}
      */
     static long checkPause(Duration pause) {
-        if (pause.compareTo(Duration.ofNanos(1_000)) < 0 || pause.compareTo(RateLimiter.LONGEST_WAIT) > 0) {
+        if (pause.compareTo(Duration.ofNanos(1_000)) < 0 || pause.compareTo(LONGEST_WAIT) > 0) {
             throw new IllegalArgumentException("'pause' must be from 1 us to 1h, got '" + pause + "'");
         }
         return pause.toNanos() / 1_000;
