@@ -49,8 +49,8 @@ public final class AlgorithmPlot {
         }
         for (var entry : admitted.entrySet()) {
             System.out.printf(Locale.ROOT, "%-15s admitted %3d of %d; most in any 60 s: %2d, in any 10 s: %2d%n",
-                    entry.getKey().configName(), entry.getValue().size(), trace.size(), maxInWindow(entry.getValue(), 60),
-                    maxInWindow(entry.getValue(), 10));
+                    entry.getKey().configName(), entry.getValue().size(), trace.size(),
+                    maxInWindow(entry.getValue(), 60), maxInWindow(entry.getValue(), 10));
         }
         Files.writeString(out, svg(admitted));
         System.out.println("wrote " + out);
@@ -111,18 +111,22 @@ public final class AlgorithmPlot {
         svg.append(String.format(Locale.ROOT, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
                 + "font-family=\"sans-serif\" font-size=\"12\">%n", width, height));
         svg.append("<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n");
-        svg.append(String.format(Locale.ROOT, "<text x=\"%d\" y=\"22\" font-size=\"14\">Requests admitted in the trailing 60 s"
-                + " — limit 10/1m, client asks twice a second from 55 s</text>%n", left));
+        svg.append(String.format(Locale.ROOT, "<text x=\"%d\" y=\"22\" font-size=\"14\">"
+                + "Requests admitted in the trailing 60 s — limit 10/1m, client asks twice a second from 55 s"
+                + "</text>%n", left));
         for (int y = 0; y <= 20; y += 5) {
             double py = top + plotH - y / maxY * plotH;
-            svg.append(String.format(Locale.ROOT, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>"
-                    + "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%d</text>%n", left, py, left + plotW, py, left - 6, py + 4, y));
+            svg.append(String.format(Locale.ROOT,
+                    "<line x1=\"%d\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>"
+                    + "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%d</text>%n",
+                    left, py, left + plotW, py, left - 6, py + 4, y));
         }
         for (int x = 0; x <= END_SECONDS; x += 30) {
             double px = left + x / END_SECONDS * plotW;
-            svg.append(String.format(Locale.ROOT, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>"
-                    + "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%d s</text>%n", px, top, px, top + plotH, px,
-                    top + plotH + 18, x));
+            svg.append(String.format(Locale.ROOT,
+                    "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>"
+                    + "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%d s</text>%n",
+                    px, top, px, top + plotH, px, top + plotH + 18, x));
         }
         double limitY = top + plotH - 10 / maxY * plotH;
         svg.append(String.format(Locale.ROOT, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#999\" "
@@ -141,7 +145,8 @@ public final class AlgorithmPlot {
             double ly = top + 10 + i * 34;
             svg.append(String.format(Locale.ROOT, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
                     + "stroke-width=\"2\" stroke-dasharray=\"%s\"/><text x=\"%.1f\" y=\"%.1f\">%s</text>"
-                    + "<text x=\"%.1f\" y=\"%.1f\" fill=\"#666\" font-size=\"10\">max %d per 60 s, %d per 10 s</text>%n",
+                    + "<text x=\"%.1f\" y=\"%.1f\" fill=\"#666\" font-size=\"10\">"
+                    + "max %d per 60 s, %d per 10 s</text>%n",
                     left + plotW + 10, ly, left + plotW + 30, ly, colors[i], dashes[i], left + plotW + 34, ly + 4,
                     entry.getKey().configName(), left + plotW + 34, ly + 15, maxInWindow(entry.getValue(), 60),
                     maxInWindow(entry.getValue(), 10)));

@@ -55,7 +55,8 @@ public final class BenchRedis {
             String property = System.getProperty(URL_PROPERTY);
             String env = System.getenv("REDIS_URL");
             if (property != null && !property.isBlank()) {
-                current = new BenchRedis(withoutSecrets("-D" + URL_PROPERTY, property.trim()), Boolean.getBoolean(OWNED_PROPERTY), null);
+                current = new BenchRedis(withoutSecrets("-D" + URL_PROPERTY, property.trim()),
+                        Boolean.getBoolean(OWNED_PROPERTY), null);
             } else if (env != null && !env.isBlank()) {
                 current = new BenchRedis(withoutSecrets("REDIS_URL", env.trim()), false, null);
             } else {
@@ -77,8 +78,8 @@ public final class BenchRedis {
         String shown = Secrets.redact(url);
         if (!shown.equals(url)) {
             throw new IllegalArgumentException(source + " '" + shown + "' carries a password: the benchmarks run only "
-                    + "against a Redis without one (they would pass it to forked JVMs on command lines that JMH prints); "
-                    + "point it at an unprotected Redis on loopback, or unset it to use the embedded one");
+                    + "against a Redis without one (they would pass it to forked JVMs on command lines that JMH "
+                    + "prints); point it at an unprotected Redis on loopback, or unset it to use the embedded one");
         }
         return url;
     }
@@ -188,7 +189,8 @@ public final class BenchRedis {
             OutputStream out = socket.getOutputStream();
             out.write(Resp.encode(args));
             out.flush();
-            BufferedReader in = new BufferedReader(new InputStreamReader(socket.getInputStream(), StandardCharsets.UTF_8));
+            BufferedReader in =
+                    new BufferedReader(new InputStreamReader(socket.getInputStream(), StandardCharsets.UTF_8));
             return Resp.readReply(in);
         } catch (IOException e) {
             throw new UncheckedIOException("Redis at " + url + " did not answer " + args[0], e);

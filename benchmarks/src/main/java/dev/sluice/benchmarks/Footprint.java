@@ -115,7 +115,8 @@ public final class Footprint {
                     }
                 });
                 return new Row(name, afterOne, afterHundred, perKey,
-                        fresh.sent / (double) DECISIONS, warm.sent / (double) DECISIONS, rejected.sent / (double) DECISIONS,
+                        fresh.sent / (double) DECISIONS, warm.sent / (double) DECISIONS,
+                        rejected.sent / (double) DECISIONS,
                         fresh.total() / (double) DECISIONS, warm.total() / (double) DECISIONS,
                         rejected.total() / (double) DECISIONS, byName(warm), byName(rejected));
             }
@@ -186,7 +187,8 @@ public final class Footprint {
             socket.setSoTimeout(30_000);
             socket.getOutputStream().write(Resp.encode("MONITOR"));
             socket.getOutputStream().flush();
-            BufferedReader in = new BufferedReader(new InputStreamReader(socket.getInputStream(), StandardCharsets.UTF_8));
+            BufferedReader in =
+                    new BufferedReader(new InputStreamReader(socket.getInputStream(), StandardCharsets.UTF_8));
             if (!"+OK".equals(in.readLine())) {
                 throw new IllegalStateException("MONITOR was refused");
             }

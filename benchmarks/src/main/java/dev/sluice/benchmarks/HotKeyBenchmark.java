@@ -20,7 +20,9 @@ import java.util.concurrent.atomic.LongAdder;
  * {@code key=global} cap shared by three clients, each with its own store and threads (slices off,
  * on). Each figure is the best of three windows after a warm-up. Prints a Markdown table.
  *
- * <pre>{@code java -cp benchmarks/target/benchmarks.jar dev.sluice.benchmarks.HotKeyBenchmark [seconds-per-window]}</pre>
+ * <pre>{@code
+ * java -cp benchmarks/target/benchmarks.jar dev.sluice.benchmarks.HotKeyBenchmark [seconds-per-window]
+ * }</pre>
  *
  * <p>The limits admit every decision (1,000,000 a second), so that the allowed path is measured;
  * the global cap's run also reports what was admitted against what the bucket allowed over the run
@@ -57,7 +59,8 @@ public final class HotKeyBenchmark {
                 String.format("%.2fx Bucket4j batching (%,.0f/s)", asyncOn / bucket4j, bucket4j)));
         Global off = global(redis, 0, seconds);
         Global on = global(redis, -1, seconds);
-        rows.add(row("key=global, " + CLIENTS + " clients x " + GLOBAL_THREADS + " threads, sync", off.perSecond, on.perSecond,
+        rows.add(row("key=global, " + CLIENTS + " clients x " + GLOBAL_THREADS + " threads, sync",
+                off.perSecond, on.perSecond,
                 String.format("admitted %,d of at most %,d (slices on)", on.admitted, on.bound)));
         System.out.println("| case | slices off (decisions/s) | slices on (decisions/s) | on / off | note |");
         System.out.println("|---|---:|---:|---:|---|");

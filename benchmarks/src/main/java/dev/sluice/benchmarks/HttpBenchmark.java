@@ -43,7 +43,11 @@ import java.util.concurrent.atomic.LongAdder;
  * throughput the filter costs there is the figure a user feels. Each is divided by the route of
  * its own endpoint without the filter.
  *
- * <p>Run: {@code java -cp benchmarks/target/benchmarks.jar dev.sluice.benchmarks.HttpBenchmark [wrk] [threads] [seconds] [redis://...|embedded]}
+ * <p>Run:
+ * <pre>
+ * java -cp benchmarks/target/benchmarks.jar dev.sluice.benchmarks.HttpBenchmark
+ *      [wrk] [threads] [seconds] [redis://...|embedded]
+ * </pre>
  *
  * <p>With {@code wrk} first, the load comes from {@code wrk} (the Debian package; {@code threads}
  * becomes its connection count, over two wrk threads, each request naming one of as many API
@@ -119,7 +123,8 @@ public final class HttpBenchmark {
         String redis = args.length > 2 ? args[2] : null;
         BenchRedis embedded = "embedded".equals(redis) ? BenchRedis.get() : null;
         try {
-            String url = embedded != null ? embedded.url() : redis; // the redis-server the benchmarks start, on loopback
+            // the redis-server the benchmarks start, on loopback
+            String url = embedded != null ? embedded.url() : redis;
             System.out.print(table(wrk, threads, seconds, measure(wrk, threads, seconds, url)));
         } finally {
             if (embedded != null) {
@@ -194,13 +199,17 @@ public final class HttpBenchmark {
         }
     }
 
-    /** The routes as a Markdown table, each with its ratio to its endpoint without the filter ({@link #withoutFilter}). */
+    /**
+     * The routes as a Markdown table, each with its ratio to its endpoint without the filter
+     * ({@link #withoutFilter}).
+     */
     static String table(boolean wrk, int threads, int seconds, List<Route> routes) {
         StringBuilder md = new StringBuilder();
         md.append(String.format(Locale.ROOT, "HTTP, %d %s, 5 rounds of %d s per route, Jetty %s EE10, loopback%n%n",
                 threads, wrk ? "wrk connections (2 wrk threads)" : "client threads", seconds, Server.getVersion()));
-        md.append("`/work/...` first does ").append(WORK_MICROS).append(" µs of CPU work per request; each route is divided by its"
-                + " endpoint without the filter (`/plain` or `/work/plain`).\n\n");
+        md.append("`/work/...` first does ").append(WORK_MICROS)
+                .append(" µs of CPU work per request; each route is divided by its"
+                        + " endpoint without the filter (`/plain` or `/work/plain`).\n\n");
         md.append("| route | median req/s | ratio to no filter | rounds |\n|---|---:|---:|---|\n");
         for (Route route : routes) {
             md.append(String.format(Locale.ROOT, "| %s | %.0f | %.2f | %s |%n", route.path(), route.median(),
@@ -237,8 +246,10 @@ public final class HttpBenchmark {
     }
 
     /** Requests per second from wrk's {@code connections} for {@code seconds}; fails on any non-2xx answer. */
-    private static double wrk(Path script, String url, int connections, int seconds) throws IOException, InterruptedException {
-        Process process = new ProcessBuilder("wrk", "-t2", "-c" + connections, "-d" + seconds + "s", "-s", script.toString(), url)
+    private static double wrk(Path script, String url, int connections, int seconds)
+            throws IOException, InterruptedException {
+        Process process = new ProcessBuilder("wrk", "-t2", "-c" + connections, "-d" + seconds + "s",
+                "-s", script.toString(), url)
                 .redirectErrorStream(true).start();
         String out = new String(process.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
         if (process.waitFor() != 0 || out.contains("Non-2xx") || !out.contains("Requests/sec:")) {
@@ -249,8 +260,12 @@ public final class HttpBenchmark {
         return Double.parseDouble(rate.group(1));
     }
 
-    /** Requests per second from {@code threads} threads (or wrk connections), each its own caller, for {@code seconds}. */
-    private static double run(HttpClient client, Path wrkScript, String url, int threads, int seconds) throws Exception {
+    /**
+     * Requests per second from {@code threads} threads (or wrk connections), each its own caller, for
+     * {@code seconds}.
+     */
+    private static double run(HttpClient client, Path wrkScript, String url, int threads, int seconds)
+            throws Exception {
         if (wrkScript != null) {
             return wrk(wrkScript, url, threads, seconds);
         }
@@ -260,7 +275,8 @@ public final class HttpBenchmark {
         try {
             List<Future<?>> futures = new ArrayList<>();
             for (int t = 0; t < threads; t++) {
-                HttpRequest request = HttpRequest.newBuilder(URI.create(url)).header("X-API-Key", "client-" + t).GET().build();
+                HttpRequest request = HttpRequest.newBuilder(URI.create(url)).header("X-API-Key", "client-" + t)
+                        .GET().build();
                 futures.add(pool.submit(() -> {
                     while (System.nanoTime() < end) {
                         HttpResponse<Void> response = client.send(request, HttpResponse.BodyHandlers.discarding());

@@ -26,14 +26,14 @@ import java.util.regex.Pattern;
 
 /**
  * The one entry point: starts (or finds) the Redis, counts bytes and round trips
- * ({@link Footprint}) and Redis's time per decision ({@link ScriptCost}), runs the JMH benchmarks ({@link RedisBenchmark} at each Redis thread count,
- * each trial first warmed until its throughput stops climbing,
- * {@link MemoryBenchmark} at each in-memory thread count) with every forked JVM pointed at that
- * same Redis, loads a servlet with and without the filter over HTTP ({@link HttpBenchmark}, with
- * {@code wrk} when it is installed), checks that the floor is a floor ({@link SanityCheck}: a plain
- * {@code evalSha} loop and {@code redis-benchmark} at the same concurrency), and writes the tables
- * of raw results, Sluice/peer ratios, per-iteration steadiness and the issue's targets to a
- * Markdown file.
+ * ({@link Footprint}) and Redis's time per decision ({@link ScriptCost}), runs the JMH benchmarks
+ * ({@link RedisBenchmark} at each Redis thread count, each trial first warmed until its throughput
+ * stops climbing, {@link MemoryBenchmark} at each in-memory thread count) with every forked JVM
+ * pointed at that same Redis, loads a servlet with and without the filter over HTTP
+ * ({@link HttpBenchmark}, with {@code wrk} when it is installed), checks that the floor is a floor
+ * ({@link SanityCheck}: a plain {@code evalSha} loop and {@code redis-benchmark} at the same
+ * concurrency), and writes the tables of raw results, Sluice/peer ratios, per-iteration steadiness
+ * and the issue's targets to a Markdown file.
  *
  * <pre>
  * java -jar benchmarks/target/benchmarks.jar [--quick] [--only=footprint,script,redis,sanity,memory,http]
@@ -41,10 +41,10 @@ import java.util.regex.Pattern;
  *      [--steady-max=SECONDS] [--sanity-rounds=N] [--out=FILE] [JMH options...]
  * </pre>
  *
- * JMH options after ours (for example {@code -wi 1 -w 1s -i 2 -r 1s} or
- * {@code -p keys=1}) refine the run ({@code -p contender=...} picks in-memory contenders with
- * {@code --only=memory}; Redis contenders are picked by {@code --redis-contenders}); {@code --quick} is a smoke run of a
- * few minutes: a subset of contenders, threads 1 and 16, two 1-second iterations. {@code --steady-max}
+ * JMH options after ours (for example {@code -wi 1 -w 1s -i 2 -r 1s} or {@code -p keys=1}) refine
+ * the run ({@code -p contender=...} picks in-memory contenders with {@code --only=memory}; Redis
+ * contenders are picked by {@code --redis-contenders}); {@code --quick} is a smoke run of a few
+ * minutes: a subset of contenders, threads 1 and 16, two 1-second iterations. {@code --steady-max}
  * bounds the warm-up to a steady state of each Redis trial and of the sanity check's plain loop
  * (30 s by default, 5 with {@code --quick}; 0 turns it off); {@code --sanity-rounds} is how many new
  * JVMs of the floor and of the plain loop the sanity check runs at each thread count (3 by default,
@@ -73,7 +73,8 @@ public final class Main {
         int[] memoryThreads = {1, 2};
         List<String> redisContenders = List.of();
         List<String> outboundContenders = Arrays.asList(OutboundContender.NAMES);
-        Path out = Files.isDirectory(Path.of("benchmarks")) ? Path.of("benchmarks/target/results.md") : Path.of("results.md");
+        Path out = Files.isDirectory(Path.of("benchmarks")) ? Path.of("benchmarks/target/results.md")
+                : Path.of("results.md");
         List<String> jmhArgs = new ArrayList<>();
         for (String arg : args) {
             if (arg.equals("--quick")) {
@@ -101,10 +102,12 @@ public final class Main {
             } else if (arg.startsWith("--out=")) {
                 out = Path.of(value(arg));
             } else if (arg.equals("--help") || arg.equals("-h")) {
-                System.out.println("usage: java -jar benchmarks.jar [--quick] [--only=footprint,script,redis,sanity,memory,http] "
+                System.out.println("usage: java -jar benchmarks.jar [--quick] "
+                        + "[--only=footprint,script,redis,sanity,memory,http] "
                         + "[--redis-threads=1,16,64] [--redis-contenders=floor,sluice-gcra,...] [--memory-threads=1,2] "
                         + "[--steady-max=SECONDS] [--sanity-rounds=N] [--out=FILE] [JMH options]");
-                System.out.println("       --only=outbound [--outbound-contenders=" + String.join(",", OutboundContender.NAMES) + "]");
+                System.out.println("       --only=outbound [--outbound-contenders="
+                        + String.join(",", OutboundContender.NAMES) + "]");
                 return;
             } else {
                 jmhArgs.add(arg);
@@ -125,7 +128,8 @@ public final class Main {
         String started = ZonedDateTime.now().format(DateTimeFormatter.ISO_OFFSET_DATE_TIME);
         Report report = new Report(started, redis, Footprint.info(redis, "server").getOrDefault("redis_version", "?"),
                 quick, String.join(" ", args));
-        System.out.println("Redis " + report.redisVersion() + " at " + redis.url() + (redis.owned() ? " (started by this run)" : ""));
+        System.out.println("Redis " + report.redisVersion() + " at " + redis.url()
+                + (redis.owned() ? " (started by this run)" : ""));
 
         if (only.contains("footprint")) {
             List<String> names = quick ? List.of("sluice-token-bucket", "sluice-gcra", "floor", "bucket4j")
@@ -184,7 +188,8 @@ public final class Main {
                         .threads(threads)
                         .param("contender", "floor")
                         .param("keys", Integer.toString(SanityCheck.KEYS));
-                Collection<RunResult> trial = run(options, report, "the sanity check's floor at " + threads + " threads");
+                Collection<RunResult> trial =
+                        run(options, report, "the sanity check's floor at " + threads + " threads");
                 return trial.isEmpty() ? new SanityCheck.Measured(Double.NaN, "the floor's trial failed")
                         : SanityCheck.floorMeasured(trial.iterator().next(), lastLine(sanityLog));
             };
@@ -205,11 +210,13 @@ public final class Main {
             if (!redis.ensureAlive()) {
                 report.warn("Redis was down before the outbound part and was restarted");
             }
-            report.outbound(OutboundBenchmark.measure(redis, outboundContenders, quick ? new int[] {1} : new int[] {1, 8},
-                    new int[] {16, 64}, Duration.ofSeconds(quick ? 2 : 3), Duration.ofSeconds(quick ? 3 : 5), report::warn));
+            report.outbound(OutboundBenchmark.measure(redis, outboundContenders,
+                    quick ? new int[] {1} : new int[] {1, 8}, new int[] {16, 64},
+                    Duration.ofSeconds(quick ? 2 : 3), Duration.ofSeconds(quick ? 3 : 5), report::warn));
             // A strict provider's quota, shared by three instances: the throughput the tests leave to this run.
             try {
-                ProviderQuota.Row quota = ProviderQuota.measure(redis, Duration.ofSeconds(1), Duration.ofSeconds(quick ? 5 : 20));
+                ProviderQuota.Row quota =
+                        ProviderQuota.measure(redis, Duration.ofSeconds(1), Duration.ofSeconds(quick ? 5 : 20));
                 System.out.println(ProviderQuota.line(quota));
                 report.providerQuota(quota);
             } catch (RuntimeException e) {
@@ -221,7 +228,8 @@ public final class Main {
             // Last: wrk and Jetty share the machine's cores with nothing else of this run.
             boolean wrk = HttpBenchmark.wrkInstalled();
             if (!wrk) {
-                report.warn("wrk is not installed (apt-get install wrk): HTTP load came from Java HttpClient threads in this JVM");
+                report.warn("wrk is not installed (apt-get install wrk): "
+                        + "HTTP load came from Java HttpClient threads in this JVM");
             }
             int connections = 16;
             int seconds = quick ? 1 : 3;
@@ -247,8 +255,8 @@ public final class Main {
         }
     }
 
-    private static ChainedOptionsBuilder options(CommandLineOptions jmh, boolean quick, BenchRedis redis, int steadySeconds,
-                                                 Path warmupLog) {
+    private static ChainedOptionsBuilder options(CommandLineOptions jmh, boolean quick, BenchRedis redis,
+                                                 int steadySeconds, Path warmupLog) {
         ChainedOptionsBuilder options = new OptionsBuilder().parent(jmh)
                 .resultFormat(ResultFormatType.JSON)
                 .shouldFailOnError(false)

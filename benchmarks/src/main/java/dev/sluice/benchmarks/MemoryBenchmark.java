@@ -79,14 +79,16 @@ public class MemoryBenchmark {
     static BooleanSupplier create(String contender, boolean allowed) {
         switch (contender) {
             case "sluice-memory": {
-                Limit limit = allowed ? Limit.of("bench", HUGE, Duration.ofSeconds(1)) : Limit.of("bench", 1, Duration.ofHours(1));
+                Limit limit = allowed ? Limit.of("bench", HUGE, Duration.ofSeconds(1))
+                        : Limit.of("bench", 1, Duration.ofHours(1));
                 RateLimiter limiter = RateLimiter.builder().limit(limit).store(MemoryStore.create()).build();
                 return () -> limiter.decide("caller").allowed();
             }
             case "sluice-store": {
                 // The store alone, without the limiter around it (failure mode, timeout, listener):
                 // shows where the time of sluice-memory goes.
-                Limit limit = allowed ? Limit.of("bench", HUGE, Duration.ofSeconds(1)) : Limit.of("bench", 1, Duration.ofHours(1));
+                Limit limit = allowed ? Limit.of("bench", HUGE, Duration.ofSeconds(1))
+                        : Limit.of("bench", 1, Duration.ofHours(1));
                 List<Limit> limits = List.of(limit);
                 MemoryStore store = MemoryStore.create();
                 return () -> store.decide("caller", limits).toCompletableFuture().join().allowed();
@@ -103,7 +105,8 @@ public class MemoryBenchmark {
             case "bucket4j-local": {
                 long capacity = allowed ? HUGE : 1;
                 Duration period = allowed ? Duration.ofSeconds(1) : Duration.ofHours(1);
-                Bucket bucket = Bucket.builder().addLimit(l -> l.capacity(capacity).refillGreedy(capacity, period)).build();
+                Bucket bucket = Bucket.builder().addLimit(l -> l.capacity(capacity).refillGreedy(capacity, period))
+                        .build();
                 return () -> bucket.tryConsume(1);
             }
             case "guava": {

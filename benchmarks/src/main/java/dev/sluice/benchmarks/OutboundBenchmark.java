@@ -128,8 +128,8 @@ final class OutboundBenchmark {
                              Duration warm, Duration measured, Consumer<String> warn) {
         for (String contender : contenders) {
             if (!Arrays.asList(OutboundContender.NAMES).contains(contender)) {
-                throw new IllegalArgumentException("--outbound-contenders: unknown contender '" + contender + "'; one of "
-                        + String.join(", ", OutboundContender.NAMES));
+                throw new IllegalArgumentException("--outbound-contenders: unknown contender '" + contender
+                        + "'; one of " + String.join(", ", OutboundContender.NAMES));
             }
         }
         for (String contender : contenders) {
@@ -212,7 +212,8 @@ final class OutboundBenchmark {
      * and the commandstats taken at {@code t0} and after the last acquire ended.
      */
     static Row row(String name, int keys, int waiters, long ratePerKey, long t0, long t1, Stamps[] stamps,
-                           long refused, long failures, long acquires, Map<String, long[]> before, Map<String, long[]> after) {
+                   long refused, long failures, long acquires, Map<String, long[]> before,
+                   Map<String, long[]> after) {
         List<List<Long>> byKey = new ArrayList<>();
         for (int k = 0; k < keys; k++) {
             byKey.add(new ArrayList<>());
@@ -272,7 +273,8 @@ final class OutboundBenchmark {
         StringBuilder byCommand = new StringBuilder();
         delta.entrySet().stream().sorted(Map.Entry.<String, Long>comparingByValue(Comparator.reverseOrder())).limit(5)
                 .forEach(e -> byCommand.append(byCommand.length() == 0 ? "" : ", ").append(e.getKey()).append(' ')
-                        .append(acquires == 0 ? "–" : String.format(Locale.ROOT, "%.2f", e.getValue() / (double) acquires)));
+                        .append(acquires == 0 ? "–"
+                                : String.format(Locale.ROOT, "%.2f", e.getValue() / (double) acquires)));
         return new Row(name, keys, waiters, seconds, grants, refused, failures, grants / seconds / (ratePerKey * keys),
                 Lateness.of(toArray(schedule)), Lateness.of(toArray(promise)), maxInSecond, overAdmitted,
                 acquires, commands, scripts, micros, byCommand.toString());
@@ -381,7 +383,8 @@ final class OutboundBenchmark {
                 s.add(asked, started, promised);
                 return true;
             }
-            Throwable cause = error.getCause() != null && !(error instanceof OutboundContender.Refused) ? error.getCause() : error;
+            Throwable cause = error.getCause() != null && !(error instanceof OutboundContender.Refused)
+                    ? error.getCause() : error;
             if (cause instanceof OutboundContender.Refused) {
                 refused.increment();
                 return true;
@@ -488,13 +491,14 @@ final class OutboundBenchmark {
 
     /** One row as a progress line. */
     static String line(Row row) {
-        return String.format(Locale.ROOT, "outbound: %s, %d key(s), %d waiters: %,d grants in %.1f s, achieved %.2f of %,d/s, "
-                        + "lateness vs schedule p50 %s / p99 %s / max %s ms, vs promise %s, max in 1 s %d, over-admitted %d, "
-                        + "refused %d, %.2f commands per acquire",
+        return String.format(Locale.ROOT, "outbound: %s, %d key(s), %d waiters: %,d grants in %.1f s, achieved %.2f of "
+                        + "%,d/s, lateness vs schedule p50 %s / p99 %s / max %s ms, vs promise %s, max in 1 s %d, "
+                        + "over-admitted %d, refused %d, %.2f commands per acquire",
                 row.contender(), row.keys(), row.waiters(), row.grants(), row.seconds(), row.achieved(), RATE,
-                ms(row.schedule(), Lateness::p50), ms(row.schedule(), Lateness::p99), ms(row.schedule(), Lateness::max),
-                row.promise() == null ? "–" : ms(row.promise(), Lateness::p50) + " / " + ms(row.promise(), Lateness::p99)
-                        + " / " + ms(row.promise(), Lateness::max) + " ms",
+                ms(row.schedule(), Lateness::p50), ms(row.schedule(), Lateness::p99),
+                ms(row.schedule(), Lateness::max),
+                row.promise() == null ? "–" : ms(row.promise(), Lateness::p50) + " / "
+                        + ms(row.promise(), Lateness::p99) + " / " + ms(row.promise(), Lateness::max) + " ms",
                 row.maxInSecond(), row.overAdmitted(), row.refused(), row.commandsPerAcquire());
     }
 
@@ -509,29 +513,33 @@ final class OutboundBenchmark {
     /** The report's section: the tables and what to read them with. */
     static String table(List<Row> rows) {
         StringBuilder md = new StringBuilder();
-        md.append(String.format(Locale.ROOT, "Every waiter acquires one permit after another; the rate, %,d per second in all "
-                + "(split evenly over the keys), burst %d per key, is the bottleneck, so every acquire waits. Fixed-duration "
-                + "driver, not JMH; lateness in ms, negative is early. The ideal schedule: the k-th grant of a key in the "
-                + "measured time at start + k / rate. Over the limit: grants that made some 1 s of their key hold more than "
-                + "rate + burst. Commands: INFO commandstats over the measured time (inside scripts included) ÷ acquires "
-                + "completed.%n%n", RATE, BURST));
-        md.append("| contender | keys | waiters | achieved ÷ configured | lateness vs ideal schedule p50 / p99 / max | "
-                + "vs own promise p50 / p99 / max | most grants of a key in 1 s | grants over the limit | refused | "
-                + "commands per acquire | script calls per acquire | Redis µs per acquire | by command, per acquire |\n");
+        md.append(String.format(Locale.ROOT, "Every waiter acquires one permit after another; the rate, %,d per second "
+                + "in all (split evenly over the keys), burst %d per key, is the bottleneck, so every acquire waits. "
+                + "Fixed-duration driver, not JMH; lateness in ms, negative is early. The ideal schedule: the k-th "
+                + "grant of a key in the measured time at start + k / rate. Over the limit: grants that made some 1 s "
+                + "of their key hold more than rate + burst. Commands: INFO commandstats over the measured time "
+                + "(inside scripts included) ÷ acquires completed.%n%n", RATE, BURST));
+        md.append("| contender | keys | waiters | achieved ÷ configured "
+                + "| lateness vs ideal schedule p50 / p99 / max | vs own promise p50 / p99 / max "
+                + "| most grants of a key in 1 s | grants over the limit | refused | commands per acquire "
+                + "| script calls per acquire | Redis µs per acquire | by command, per acquire |\n");
         md.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
         for (Row row : rows) {
-            md.append(String.format(Locale.ROOT, "| %s | %d | %d | %.2f | %s / %s / %s | %s | %,d | %,d | %,d | %.2f | %.2f | %.1f | %s |%n",
+            md.append(String.format(Locale.ROOT,
+                    "| %s | %d | %d | %.2f | %s / %s / %s | %s | %,d | %,d | %,d | %.2f | %.2f | %.1f | %s |%n",
                     row.contender(), row.keys(), row.waiters(), row.achieved(),
-                    ms(row.schedule(), Lateness::p50), ms(row.schedule(), Lateness::p99), ms(row.schedule(), Lateness::max),
+                    ms(row.schedule(), Lateness::p50), ms(row.schedule(), Lateness::p99),
+                    ms(row.schedule(), Lateness::max),
                     row.promise() == null ? "– (promises none)" : ms(row.promise(), Lateness::p50) + " / "
                             + ms(row.promise(), Lateness::p99) + " / " + ms(row.promise(), Lateness::max),
-                    row.maxInSecond(), row.overAdmitted(), row.refused(), row.commandsPerAcquire(), row.scriptsPerAcquire(),
-                    row.redisMicrosPerAcquire(), row.byCommand()));
+                    row.maxInSecond(), row.overAdmitted(), row.refused(), row.commandsPerAcquire(),
+                    row.scriptsPerAcquire(), row.redisMicrosPerAcquire(), row.byCommand()));
         }
         for (Row row : rows) {
             if (row.failures() > 0) {
-                md.append("\nWARNING: ").append(row.contender()).append(" at ").append(row.waiters()).append(" waiters had ")
-                        .append(row.failures()).append(" store failures; its grants include fail-open ones.\n");
+                md.append("\nWARNING: ").append(row.contender()).append(" at ").append(row.waiters())
+                        .append(" waiters had ").append(row.failures())
+                        .append(" store failures; its grants include fail-open ones.\n");
             }
         }
         md.append('\n');

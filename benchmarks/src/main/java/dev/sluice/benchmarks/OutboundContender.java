@@ -38,7 +38,8 @@ abstract class OutboundContender implements AutoCloseable {
 
     /** The names accepted by {@link #create}, in the order tables show them. */
     static final String[] NAMES = {
-        "sluice-token-bucket", "sluice-gcra", "sluice-token-bucket-async", "bucket4j", "redisson", "redisson-per-second",
+        "sluice-token-bucket", "sluice-gcra", "sluice-token-bucket-async", "bucket4j", "redisson",
+        "redisson-per-second",
     };
 
     final String[] keys;
@@ -91,7 +92,8 @@ abstract class OutboundContender implements AutoCloseable {
             case "sluice-gcra" -> new Sluice(client, keys, ratePerKey, Algorithm.GCRA, false);
             case "sluice-token-bucket-async" -> new Sluice(client, keys, ratePerKey, Algorithm.TOKEN_BUCKET, true);
             case "bucket4j" -> new Bucket4j(client, keys, ratePerKey);
-            case "redisson" -> new RedissonLimiter(client, keys, OutboundBenchmark.BURST, OutboundBenchmark.burstPeriod(ratePerKey));
+            case "redisson" -> new RedissonLimiter(client, keys, OutboundBenchmark.BURST,
+                    OutboundBenchmark.burstPeriod(ratePerKey));
             case "redisson-per-second" -> new RedissonLimiter(client, keys, ratePerKey, Duration.ofSeconds(1));
             default -> throw new IllegalArgumentException("unknown outbound contender '" + name + "'; one of "
                     + String.join(", ", NAMES));
@@ -135,7 +137,8 @@ abstract class OutboundContender implements AutoCloseable {
                 if (failure == null) {
                     return decision.retryAfter().toNanos();
                 }
-                Throwable cause = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
+                Throwable cause = failure instanceof CompletionException && failure.getCause() != null
+                        ? failure.getCause() : failure;
                 if (cause instanceof PermitUnavailableException) {
                     throw new Refused(cause.getMessage());
                 }
@@ -166,7 +169,8 @@ abstract class OutboundContender implements AutoCloseable {
         Bucket4j(RedissonClient client, String[] keys, long ratePerKey) {
             super(keys);
             ProxyManager<String> manager = Bucket4jRedisson.casBasedBuilder(((Redisson) client).getCommandExecutor())
-                    .expirationAfterWrite(ExpirationAfterWriteStrategy.basedOnTimeForRefillingBucketUpToMax(Duration.ofSeconds(10)))
+                    .expirationAfterWrite(
+                            ExpirationAfterWriteStrategy.basedOnTimeForRefillingBucketUpToMax(Duration.ofSeconds(10)))
                     .build();
             // BURST tokens every BURST/rate: the same rate and burst as the others.
             BucketConfiguration configuration = BucketConfiguration.builder()

@@ -191,9 +191,10 @@ final class ProviderQuota {
 
     /** The report's lines: what was measured and the figure beside its target. */
     static String table(Row row) {
-        return String.format(Locale.ROOT, "Three instances, three threads each, share %s (burst 1) through Redis in front of "
-                        + "a provider on loopback that allows %d calls in any 1000 ms and answers 429 beyond; %.0f s measured "
-                        + "after a warm-up.%n%n| accepted ÷ the provider's quota | target | calls answered 429 | failed calls |%n"
+        return String.format(Locale.ROOT, "Three instances, three threads each, share %s (burst 1) through Redis in "
+                        + "front of a provider on loopback that allows %d calls in any 1000 ms and answers 429 "
+                        + "beyond; %.0f s measured after a warm-up.%n%n"
+                        + "| accepted ÷ the provider's quota | target | calls answered 429 | failed calls |%n"
                         + "|---:|---:|---:|---:|%n| %.2f | ≥ %.2f | %,d | %,d |%n%n",
                 "9.25/s", PROVIDER_PER_SECOND, row.seconds(), row.share(), TARGET, row.tooMany(), row.failures());
     }

@@ -143,9 +143,10 @@ public class RedisBenchmark {
     private void log(BenchmarkParams params, SteadyLoad.Result warm) {
         String windows = rounded(warm.windows());
         String method = params.getBenchmark().substring(params.getBenchmark().lastIndexOf('.') + 1);
-        System.out.printf(Locale.ROOT, "steady warm-up: %s %s, %d keys, %d threads: %s after %.1f s; decisions/s per %d ms: %s;"
-                        + " JIT ms per window: %s%n",
-                contender, method, keys, params.getThreads(), warm.steady() ? "steady" : "NOT STEADY (still climbing or compiling)",
+        System.out.printf(Locale.ROOT, "steady warm-up: %s %s, %d keys, %d threads: %s after %.1f s; "
+                        + "decisions/s per %d ms: %s; JIT ms per window: %s%n",
+                contender, method, keys, params.getThreads(),
+                warm.steady() ? "steady" : "NOT STEADY (still climbing or compiling)",
                 warm.took().toNanos() / 1e9, WINDOW.toMillis(), windows, SteadyLoad.joined(warm.compileMillis()));
     }
 
@@ -166,10 +167,12 @@ public class RedisBenchmark {
             String line = String.join("\t", contender, method, params.getMode().shortLabel(), Integer.toString(keys),
                     Integer.toString(params.getThreads()), Boolean.toString(warm.steady()),
                     String.format(Locale.ROOT, "%.1f", warm.took().toNanos() / 1e9), rounded(warm.windows()),
-                    SteadyLoad.joined(measuredCompileMillis), Long.toString(params.getMeasurement().getTime().convertTo(TimeUnit.MILLISECONDS)))
+                    SteadyLoad.joined(measuredCompileMillis),
+                    Long.toString(params.getMeasurement().getTime().convertTo(TimeUnit.MILLISECONDS)))
                     + "\n";
             try {
-                Files.writeString(Path.of(file), line, StandardCharsets.UTF_8, StandardOpenOption.CREATE, StandardOpenOption.APPEND);
+                Files.writeString(Path.of(file), line, StandardCharsets.UTF_8, StandardOpenOption.CREATE,
+                        StandardOpenOption.APPEND);
             } catch (IOException e) {
                 throw new UncheckedIOException("could not append the warm-up to " + file, e);
             }

@@ -78,9 +78,11 @@ public abstract class RedisContender implements AutoCloseable {
     }
 
     /** As {@link #create(String, RedissonClient, String[])}, with a limit of {@code count} per {@code period}. */
-    public static RedisContender create(String name, RedissonClient client, String[] keys, long count, Duration period) {
+    public static RedisContender create(String name, RedissonClient client, String[] keys, long count,
+                                        Duration period) {
         if (name.startsWith("sluice-")) {
-            return new Sluice(Algorithm.fromConfigName(name.substring("sluice-".length())), client, keys, count, period);
+            return new Sluice(Algorithm.fromConfigName(name.substring("sluice-".length())), client, keys, count,
+                    period);
         }
         switch (name) {
             case "floor":
@@ -181,7 +183,8 @@ public abstract class RedisContender implements AutoCloseable {
             super(keys);
             ProxyManager<String> manager = Bucket4jRedisson.casBasedBuilder(((Redisson) client).getCommandExecutor())
                     // Keys expire once the bucket would be full again, as Sluice's and the floor's do.
-                    .expirationAfterWrite(ExpirationAfterWriteStrategy.basedOnTimeForRefillingBucketUpToMax(Duration.ofSeconds(1)))
+                    .expirationAfterWrite(
+                            ExpirationAfterWriteStrategy.basedOnTimeForRefillingBucketUpToMax(Duration.ofSeconds(1)))
                     .build();
             BucketConfiguration configuration = BucketConfiguration.builder()
                     .addLimit(limit -> limit.capacity(count).refillGreedy(count, period))
@@ -198,7 +201,8 @@ public abstract class RedisContender implements AutoCloseable {
                     asyncBuilder = asyncBuilder.withOptimization(Optimizations.batching());
                 }
                 proxies[i] = builder.build(redisKeys[i], configuration);
-                asyncProxies[i] = asyncBuilder.build(redisKeys[i], () -> CompletableFuture.completedFuture(configuration));
+                asyncProxies[i] =
+                        asyncBuilder.build(redisKeys[i], () -> CompletableFuture.completedFuture(configuration));
             }
         }
 

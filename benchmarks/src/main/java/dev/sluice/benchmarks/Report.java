@@ -97,8 +97,9 @@ final class Report {
         for (String line : lines) {
             String[] f = line.split("\t");
             if (f.length > RedisBenchmark.LOG_WINDOWS) {
-                warmups.put(key(f[RedisBenchmark.LOG_METHOD], f[RedisBenchmark.LOG_MODE], f[RedisBenchmark.LOG_CONTENDER],
-                        f[RedisBenchmark.LOG_KEYS], Integer.parseInt(f[RedisBenchmark.LOG_THREADS])), f);
+                warmups.put(key(f[RedisBenchmark.LOG_METHOD], f[RedisBenchmark.LOG_MODE],
+                        f[RedisBenchmark.LOG_CONTENDER], f[RedisBenchmark.LOG_KEYS],
+                        Integer.parseInt(f[RedisBenchmark.LOG_THREADS])), f);
             }
         }
     }
@@ -161,7 +162,8 @@ final class Report {
     /** A percentile of the sampled latency, in microseconds. */
     private Double percentileMicros(String method, String contender, String shape, int threads, double percentile) {
         Result<?> result = primary(method, "sample", contender, shape, threads);
-        return result == null ? null : result.getStatistics().getPercentile(percentile) * microsFactor(result.getScoreUnit());
+        return result == null ? null
+                : result.getStatistics().getPercentile(percentile) * microsFactor(result.getScoreUnit());
     }
 
     private static double perSecondFactor(String unit) {
@@ -186,18 +188,23 @@ final class Report {
 
     String footprintTable() {
         StringBuilder md = new StringBuilder();
-        md.append("| contender | MEMORY USAGE after 1 decision (B) | after 100 on one key (B) | used_memory growth per key over ")
-                .append(Footprint.KEYS).append(" keys (B) | commands the client sent per decision: allowed fresh / allowed warm / rejected | ")
-                .append("commands Redis ran per decision, incl. inside scripts: allowed fresh / warm / rejected | allowed warm, by command | rejected, by command |\n");
+        md.append("| contender | MEMORY USAGE after 1 decision (B) | after 100 on one key (B) "
+                        + "| used_memory growth per key over ")
+                .append(Footprint.KEYS)
+                .append(" keys (B) | commands the client sent per decision: allowed fresh / allowed warm / rejected | ")
+                .append("commands Redis ran per decision, incl. inside scripts: allowed fresh / warm / rejected "
+                        + "| allowed warm, by command | rejected, by command |\n");
         md.append("|---|---:|---:|---:|---:|---:|---|---|\n");
         for (Footprint.Row row : footprint) {
             md.append("| ").append(row.contender())
                     .append(" | ").append(row.bytesAfterOne())
                     .append(" | ").append(row.bytesAfterHundred())
                     .append(" | ").append(String.format("%.0f", row.usedMemoryPerKey()))
-                    .append(" | ").append(Footprint.format(row.tripsFresh())).append(" / ").append(Footprint.format(row.tripsWarm()))
+                    .append(" | ").append(Footprint.format(row.tripsFresh()))
+                    .append(" / ").append(Footprint.format(row.tripsWarm()))
                     .append(" / ").append(Footprint.format(row.tripsRejected()))
-                    .append(" | ").append(Footprint.format(row.commandsFresh())).append(" / ").append(Footprint.format(row.commandsWarm()))
+                    .append(" | ").append(Footprint.format(row.commandsFresh()))
+                    .append(" / ").append(Footprint.format(row.commandsWarm()))
                     .append(" / ").append(Footprint.format(row.commandsRejected()))
                     .append(" | ").append(row.warmByName())
                     .append(" | ").append(row.rejectedByName())
@@ -208,14 +215,18 @@ final class Report {
 
     String markdown() {
         StringBuilder md = new StringBuilder();
-        md.append("## Run of ").append(started).append(quick ? " (QUICK: smoke run, not for conclusions)" : "").append("\n\n");
+        md.append("## Run of ").append(started)
+                .append(quick ? " (QUICK: smoke run, not for conclusions)" : "").append("\n\n");
         md.append("- arguments: `").append(args.isEmpty() ? "(none)" : args).append("`\n");
-        md.append("- machine: ").append(Runtime.getRuntime().availableProcessors()).append(" CPUs (availableProcessors), ")
+        md.append("- machine: ").append(Runtime.getRuntime().availableProcessors())
+                .append(" CPUs (availableProcessors), ")
                 .append(System.getProperty("os.name")).append(' ').append(System.getProperty("os.version")).append(' ')
                 .append(System.getProperty("os.arch")).append('\n');
-        md.append("- Java: ").append(System.getProperty("java.vm.name")).append(' ').append(System.getProperty("java.runtime.version"))
+        md.append("- Java: ").append(System.getProperty("java.vm.name"))
+                .append(' ').append(System.getProperty("java.runtime.version"))
                 .append(" (").append(System.getProperty("java.vendor")).append(")\n");
-        md.append("- Redis: ").append(redisVersion).append(redis.owned() ? ", embedded-redis binary started by the run" : ", from REDIS_URL")
+        md.append("- Redis: ").append(redisVersion)
+                .append(redis.owned() ? ", embedded-redis binary started by the run" : ", from REDIS_URL")
                 .append(", loopback\n");
         if (!byKey.isEmpty()) {
             RunResult any = byKey.values().iterator().next();
@@ -255,10 +266,12 @@ final class Report {
             memoryTables(md);
         }
         if (!scriptCost.isEmpty()) {
-            md.append("### Redis time per decision (INFO commandstats)\n\n").append(ScriptCost.table(scriptCost)).append('\n');
+            md.append("### Redis time per decision (INFO commandstats)\n\n")
+                    .append(ScriptCost.table(scriptCost)).append('\n');
         }
         if (!outbound.isEmpty()) {
-            md.append("### Outbound: waiting for a permit under contention\n\n").append(OutboundBenchmark.table(outbound));
+            md.append("### Outbound: waiting for a permit under contention\n\n")
+                    .append(OutboundBenchmark.table(outbound));
         }
         if (providerQuota != null) {
             md.append("### Outbound: a strict provider's quota\n\n").append(ProviderQuota.table(providerQuota));
@@ -282,9 +295,11 @@ final class Report {
         for (String api : List.of("sync", "async")) {
             for (String shape : shapes) {
                 for (int threads : redisThreads) {
-                    md.append("| ").append(keysLabel(shape)).append(" | ").append(threads).append(" | ").append(api).append(" |");
+                    md.append("| ").append(keysLabel(shape)).append(" | ").append(threads)
+                            .append(" | ").append(api).append(" |");
                     for (String c : redisContenders) {
-                        md.append(' ').append(rate(perSecond(api, c, shape, threads), errorPercent(api, c, shape, threads))).append(" |");
+                        md.append(' ').append(rate(perSecond(api, c, shape, threads),
+                                errorPercent(api, c, shape, threads))).append(" |");
                     }
                     md.append('\n');
                 }
@@ -323,16 +338,19 @@ final class Report {
             return;
         }
         md.append("\n### Redis: ratios Sluice ÷ peer, same run\n\n");
-        md.append("Throughput ratio: above 1 means Sluice decides more per second. Latency ratio (p99): below 1 means Sluice answers sooner.\n\n");
+        md.append("Throughput ratio: above 1 means Sluice decides more per second. "
+                + "Latency ratio (p99): below 1 means Sluice answers sooner.\n\n");
         md.append("| keys | threads | api |");
         pairs.forEach(p -> md.append(' ').append(shortName(p[0])).append(" ÷ ").append(p[1]).append(" |"));
         md.append('\n').append("|---|---:|---|").append("---:|".repeat(pairs.size())).append('\n');
         for (String api : List.of("sync", "async")) {
             for (String shape : shapes) {
                 for (int threads : redisThreads) {
-                    md.append("| ").append(keysLabel(shape)).append(" | ").append(threads).append(" | ").append(api).append(" thrpt |");
+                    md.append("| ").append(keysLabel(shape)).append(" | ").append(threads)
+                            .append(" | ").append(api).append(" thrpt |");
                     for (String[] p : pairs) {
-                        md.append(' ').append(ratio(perSecond(api, p[0], shape, threads), perSecond(api, p[1], shape, threads))).append(" |");
+                        md.append(' ').append(ratio(perSecond(api, p[0], shape, threads),
+                                perSecond(api, p[1], shape, threads))).append(" |");
                     }
                     md.append('\n');
                 }
@@ -351,7 +369,10 @@ final class Report {
         md.append('\n');
     }
 
-    /** Whether any of the space-separated milliseconds exceeds {@link SteadyLoad#JIT_QUIET} of {@code iterationMillis}. */
+    /**
+     * Whether any of the space-separated milliseconds exceeds {@link SteadyLoad#JIT_QUIET} of
+     * {@code iterationMillis}.
+     */
     static boolean compiledWhileMeasured(String compileMillis, long iterationMillis) {
         for (String ms : compileMillis.trim().split(" +")) {
             if (!ms.isEmpty() && Long.parseLong(ms) > SteadyLoad.JIT_QUIET * iterationMillis) {
@@ -368,18 +389,21 @@ final class Report {
      */
     private void sanityTable(StringBuilder md, List<String> flags) {
         md.append("### Sanity check: is the floor a floor?\n\n");
-        md.append(String.format(Locale.ROOT, "The floor (its JMH trial, sync, 100,000 keys, run again in new JVMs) beside the same "
-                + "script run a plain way: a loop of Redisson `RScript.evalSha` from as many threads, each in a new JVM too, "
-                + "alternated with the floor's; and `redis-benchmark`'s `EVALSHA` with as many connections, against the same Redis. "
-                + "A correct floor is at most %.0f %% below the plain loop (they make the same call), judged by the median over rounds of "
-                + "the floor's JVM ÷ the plain loop's beside it (a drift of the machine cancels within a round), and within a factor "
-                + "of %.1f of redis-benchmark (client and Redis share the cores: Redisson spends about three times redis-benchmark's "
-                + "CPU per request, see the CPU figures below the table). Medians of several JVMs, because one JVM at one or 64 "
-                + "threads settles at a level that moves by 30-40 %% from one JVM to the next on two cores. The last column says "
-                + "whether this run's own floor trial, the one every ratio \"÷ floor\" divides by, was typical of them.%n%n",
+        md.append(String.format(Locale.ROOT, "The floor (its JMH trial, sync, 100,000 keys, run again in new JVMs) "
+                + "beside the same script run a plain way: a loop of Redisson `RScript.evalSha` from as many threads, "
+                + "each in a new JVM too, alternated with the floor's; and `redis-benchmark`'s `EVALSHA` with as many "
+                + "connections, against the same Redis. A correct floor is at most %.0f %% below the plain loop (they "
+                + "make the same call), judged by the median over rounds of the floor's JVM ÷ the plain loop's beside "
+                + "it (a drift of the machine cancels within a round), and within a factor of %.1f of redis-benchmark "
+                + "(client and Redis share the cores: Redisson spends about three times redis-benchmark's CPU per "
+                + "request, see the CPU figures below the table). Medians of several JVMs, because one JVM at one or "
+                + "64 threads settles at a level that moves by 30-40 %% from one JVM to the next on two cores. The "
+                + "last column says whether this run's own floor trial, the one every ratio \"÷ floor\" divides by, "
+                + "was typical of them.%n%n",
                 100 * SanityCheck.PLAIN_TOLERANCE, SanityCheck.FACTOR));
-        md.append("| threads | floor, new JVMs (median) | plain evalSha loop, new JVMs (median) | redis-benchmark EVALSHA "
-                + "| floor ÷ plain loop (median of rounds) | verdict | this run's floor trial |\n");
+        md.append("| threads | floor, new JVMs (median) | plain evalSha loop, new JVMs (median) "
+                + "| redis-benchmark EVALSHA | floor ÷ plain loop (median of rounds) "
+                + "| verdict | this run's floor trial |\n");
         md.append("|---:|---|---|---:|---:|---|---|\n");
         for (SanityCheck.Row row : sanity) {
             double floor = row.floor();
@@ -396,10 +420,13 @@ final class Report {
             Double trial = perSecond("sync", "floor", "100000", row.threads());
             String typical = trial == null ? "not measured in this run" : SanityCheck.typical(trial, row.floorForks());
             md.append("| ").append(row.threads())
-                    .append(" | ").append(Double.isNaN(floor) ? "–" : rate(floor, null)).append(" (").append(SanityCheck.rates(row.floorForks())).append(')')
-                    .append(" | ").append(Double.isNaN(plain) ? "–" : rate(plain, null)).append(" (").append(SanityCheck.rates(row.plainForks())).append(')')
+                    .append(" | ").append(Double.isNaN(floor) ? "–" : rate(floor, null))
+                    .append(" (").append(SanityCheck.rates(row.floorForks())).append(')')
+                    .append(" | ").append(Double.isNaN(plain) ? "–" : rate(plain, null))
+                    .append(" (").append(SanityCheck.rates(row.plainForks())).append(')')
                     .append(" | ").append(Double.isNaN(bench) ? "–" : rate(bench, null))
-                    .append(" | ").append(Double.isNaN(row.floorToPlain()) ? "–" : String.format(Locale.ROOT, "%.2f", row.floorToPlain()))
+                    .append(" | ").append(Double.isNaN(row.floorToPlain()) ? "–"
+                            : String.format(Locale.ROOT, "%.2f", row.floorToPlain()))
                     .append(" | ").append(verdict)
                     .append(" | ").append(trial == null ? "" : rate(trial, null) + ": ").append(typical).append(" |\n");
             if (!verdict.startsWith("trustworthy")) {
@@ -414,7 +441,8 @@ final class Report {
             md.append("- ").append(row.threads()).append(" threads: the floor's JVMs: ")
                     .append(String.join("; ", row.floorForks().stream().map(SanityCheck.Measured::note).toList()))
                     .append(". The plain loop's JVMs: ")
-                    .append(String.join("; ", row.plainForks().stream().map(m -> m.note() + " (" + SanityCheck.cpu(m) + ")").toList()))
+                    .append(String.join("; ", row.plainForks().stream()
+                            .map(m -> m.note() + " (" + SanityCheck.cpu(m) + ")").toList()))
                     .append(". redis-benchmark ").append(row.redisBenchmark().note()).append(" (")
                     .append(SanityCheck.cpu(row.redisBenchmark())).append(")\n");
         }
@@ -429,12 +457,14 @@ final class Report {
     private void steadiness(StringBuilder md, List<String> flags) {
         md.append(String.format(Locale.ROOT, "### Steady state: warm-up and measured iterations per trial%n%n"
                 + "Before JMH's warm-up, each trial ran its contender from as many threads until throughput stopped "
-                + "climbing (the mean of its last %d s at most %.0f %% above the %d s before) and the JIT compiler went quiet "
-                + "(at most %.0f %% of those %d s spent compiling); at most `--steady-max` seconds, 30 by default. A trial whose last two measured "
-                + "iterations differ by more than %.0f %% is flagged NOT steady: read its figures with care.%n%n",
-                SteadyLoad.SPAN.toSeconds(), 100 * SteadyLoad.TOLERANCE, SteadyLoad.SPAN.toSeconds(), 100 * SteadyLoad.JIT_QUIET,
-                SteadyLoad.SPAN.toSeconds(), 100 * SteadyLoad.TOLERANCE));
-        md.append("| contender | api | keys | threads | steady warm-up | measured iterations (decisions/s) | JIT ms per measured iteration | last two apart | steady |\n");
+                + "climbing (the mean of its last %d s at most %.0f %% above the %d s before) and the JIT compiler "
+                + "went quiet (at most %.0f %% of those %d s spent compiling); at most `--steady-max` seconds, 30 by "
+                + "default. A trial whose last two measured iterations differ by more than %.0f %% is flagged NOT "
+                + "steady: read its figures with care.%n%n",
+                SteadyLoad.SPAN.toSeconds(), 100 * SteadyLoad.TOLERANCE, SteadyLoad.SPAN.toSeconds(),
+                100 * SteadyLoad.JIT_QUIET, SteadyLoad.SPAN.toSeconds(), 100 * SteadyLoad.TOLERANCE));
+        md.append("| contender | api | keys | threads | steady warm-up | measured iterations (decisions/s) "
+                + "| JIT ms per measured iteration | last two apart | steady |\n");
         md.append("|---|---|---|---:|---|---|---|---:|---|\n");
         for (String api : List.of("sync", "async")) {
             for (String shape : List.of("1", "100000")) {
@@ -456,25 +486,32 @@ final class Report {
                         String[] warm = warmups.get(key(api, "thrpt", c, shape, threads));
                         md.append("| ").append(c).append(" | ").append(api).append(" | ").append(keysLabel(shape))
                                 .append(" | ").append(threads)
-                                .append(" | ").append(warm == null ? "–" : warm[RedisBenchmark.LOG_SECONDS] + " s, "
-                                        + (Boolean.parseBoolean(warm[RedisBenchmark.LOG_STEADY]) ? "steady" : "NOT STEADY"))
+                                .append(" | ").append(warm == null ? "–"
+                                        : warm[RedisBenchmark.LOG_SECONDS] + " s, "
+                                                + (Boolean.parseBoolean(warm[RedisBenchmark.LOG_STEADY])
+                                                        ? "steady" : "NOT STEADY"))
                                 .append(" | ").append(SanityCheck.rates(iterations))
                                 .append(" | ").append(warm == null || warm.length < RedisBenchmark.LOG_FIELDS ? "–"
                                         : warm[RedisBenchmark.LOG_COMPILE_MILLIS].replace(" ", ", "))
-                                .append(" | ").append(Double.isNaN(spread) ? "–" : String.format(Locale.ROOT, "%.0f %%", 100 * spread))
+                                .append(" | ").append(Double.isNaN(spread) ? "–"
+                                        : String.format(Locale.ROOT, "%.0f %%", 100 * spread))
                                 .append(" | ").append(steady ? "yes" : "**NOT steady**").append(" |\n");
                         if (!steady) {
-                            flags.add(String.format(Locale.ROOT, "NOT steady: %s %s, %s keys, %d threads: last two iterations %.0f %% apart",
+                            flags.add(String.format(Locale.ROOT,
+                                    "NOT steady: %s %s, %s keys, %d threads: last two iterations %.0f %% apart",
                                     c, api, keysLabel(shape), threads, 100 * spread));
                         }
-                        if (warm != null && warm.length >= RedisBenchmark.LOG_FIELDS && compiledWhileMeasured(warm[RedisBenchmark.LOG_COMPILE_MILLIS],
-                                Long.parseLong(warm[RedisBenchmark.LOG_ITERATION_MILLIS]))) {
-                            flags.add(String.format(Locale.ROOT, "%s %s, %s keys, %d threads: the JIT compiled over %.0f %% of a measured "
-                                    + "iteration (%s ms): measured while compiling", c, api, keysLabel(shape), threads,
+                        if (warm != null && warm.length >= RedisBenchmark.LOG_FIELDS
+                                && compiledWhileMeasured(warm[RedisBenchmark.LOG_COMPILE_MILLIS],
+                                        Long.parseLong(warm[RedisBenchmark.LOG_ITERATION_MILLIS]))) {
+                            flags.add(String.format(Locale.ROOT, "%s %s, %s keys, %d threads: the JIT compiled over "
+                                    + "%.0f %% of a measured iteration (%s ms): measured while compiling",
+                                    c, api, keysLabel(shape), threads,
                                     100 * SteadyLoad.JIT_QUIET, warm[RedisBenchmark.LOG_COMPILE_MILLIS]));
                         }
                         if (warm != null && !Boolean.parseBoolean(warm[RedisBenchmark.LOG_STEADY])) {
-                            flags.add(String.format(Locale.ROOT, "%s %s, %s keys, %d threads: still climbing or compiling after its %s s warm-up",
+                            flags.add(String.format(Locale.ROOT,
+                                    "%s %s, %s keys, %d threads: still climbing or compiling after its %s s warm-up",
                                     c, api, keysLabel(shape), threads, warm[RedisBenchmark.LOG_SECONDS]));
                         }
                     }
@@ -497,7 +534,8 @@ final class Report {
                     Double p50 = percentileMicros("decide", c, path, threads, 50);
                     Double p99 = percentileMicros("decide", c, path, threads, 99);
                     md.append(' ').append(rate == null ? "–" : String.format("%.1f M/s", rate / 1e6))
-                            .append(p50 == null ? "" : String.format(" (%.0f / %.0f ns)", p50 * 1e3, p99 * 1e3)).append(" |");
+                            .append(p50 == null ? "" : String.format(" (%.0f / %.0f ns)", p50 * 1e3, p99 * 1e3))
+                            .append(" |");
                 }
                 md.append('\n');
             }
@@ -541,23 +579,28 @@ final class Report {
                         ratioOf(perSecond(api, sluice, "1", 64), perSecond(api, "bucket4j-batching", "1", 64)), 1.0));
             }
             rows.add(atMost(shortName(sluice) + ", 1 thread, p50 latency ÷ floor's",
-                    ratioOf(percentileMicros("sync", sluice, "100000", 1, 50), percentileMicros("sync", "floor", "100000", 1, 50)), 1.15));
+                    ratioOf(percentileMicros("sync", sluice, "100000", 1, 50),
+                            percentileMicros("sync", "floor", "100000", 1, 50)), 1.15));
         }
         ScriptCost.Row loneFloor = scriptCost.stream()
-                .filter(r -> r.algorithm().equals(ScriptCost.FLOOR) && r.shape().equals(ScriptCost.LONE)).findFirst().orElse(null);
+                .filter(r -> r.algorithm().equals(ScriptCost.FLOOR) && r.shape().equals(ScriptCost.LONE))
+                .findFirst().orElse(null);
         for (ScriptCost.Row row : scriptCost) {
             if (loneFloor != null && row != loneFloor && row.shape().equals(ScriptCost.LONE)) {
                 rows.add(atMost("Redis µs per lone decision ÷ the floor's, " + row.algorithm() + " (commandstats)",
                         row.microsPerDecision() / loneFloor.microsPerDecision(), 1.15));
             }
             if (row.shape().equals(ScriptCost.HOT)) {
-                rows.add(atMost("Redis µs per decision, " + row.algorithm() + ", " + row.shape(), row.microsPerDecision(), 1.0));
+                rows.add(atMost("Redis µs per decision, " + row.algorithm() + ", " + row.shape(),
+                        row.microsPerDecision(), 1.0));
             }
         }
         for (String path : List.of("allowed", "rejected")) {
             for (int threads : List.of(1, 2)) {
-                rows.add(atLeast("in memory, " + path + ", " + threads + " thread(s): sluice-memory ÷ bucket4j-map throughput",
-                        ratioOf(perSecond("decide", "sluice-memory", path, threads), perSecond("decide", "bucket4j-map", path, threads)), 1.0));
+                rows.add(atLeast("in memory, " + path + ", " + threads
+                                + " thread(s): sluice-memory ÷ bucket4j-map throughput",
+                        ratioOf(perSecond("decide", "sluice-memory", path, threads),
+                                perSecond("decide", "bucket4j-map", path, threads)), 1.0));
             }
         }
         for (Footprint.Row row : footprint) {
@@ -569,18 +612,21 @@ final class Report {
         for (HttpBenchmark.Route route : http) {
             Double target = HttpBenchmark.target(route);
             if (target != null) {
-                String endpoint = route.path().startsWith("/work/") ? "endpoint doing " + HttpBenchmark.WORK_MICROS + " µs of work"
+                String endpoint = route.path().startsWith("/work/")
+                        ? "endpoint doing " + HttpBenchmark.WORK_MICROS + " µs of work"
                         : "trivial servlet";
-                rows.add(atLeast("HTTP req/s, " + endpoint + ", filter on " + route.path().substring(route.path().lastIndexOf('/') + 1)
-                        + " ÷ no filter", route.median() / HttpBenchmark.withoutFilter(http, route).median(), target));
+                rows.add(atLeast("HTTP req/s, " + endpoint + ", filter on "
+                                + route.path().substring(route.path().lastIndexOf('/') + 1) + " ÷ no filter",
+                        route.median() / HttpBenchmark.withoutFilter(http, route).median(), target));
             }
         }
         rows.add(atLeast("outbound: accepted ÷ a strict provider's quota (three instances at 9.25/s, provider 10/s)",
                 providerQuota == null ? null : providerQuota.share(), ProviderQuota.TARGET));
         md.append("### The issue's targets, this run\n\n");
         if (!sanity.isEmpty()) {
-            md.append("The sync rows \"÷ floor\" divide by the faster of this run's floor trial and the median of the sanity "
-                    + "check's floor JVMs at that thread count, so that a floor trial that ran low does not flatter them.\n\n");
+            md.append("The sync rows \"÷ floor\" divide by the faster of this run's floor trial and the median of the "
+                    + "sanity check's floor JVMs at that thread count, so that a floor trial that ran low does not "
+                    + "flatter them.\n\n");
         }
         md.append("| what | measured | target | met |\n|---|---:|---:|---|\n");
         for (String[] row : rows) {
@@ -612,11 +658,13 @@ final class Report {
     }
 
     private static String[] atLeast(String what, Double measured, double target) {
-        return new String[] {what, figure(measured), String.format("≥ %.2f", target), measured == null ? "–" : measured >= target ? "yes" : "no"};
+        return new String[] {what, figure(measured), String.format("≥ %.2f", target),
+                measured == null ? "–" : measured >= target ? "yes" : "no"};
     }
 
     private static String[] atMost(String what, Double measured, double target) {
-        return new String[] {what, figure(measured), String.format("≤ %.2f", target), measured == null ? "–" : measured <= target ? "yes" : "no"};
+        return new String[] {what, figure(measured), String.format("≤ %.2f", target),
+                measured == null ? "–" : measured <= target ? "yes" : "no"};
     }
 
     private static String figure(Double value) {
@@ -635,7 +683,8 @@ final class Report {
         if (perSecond == null) {
             return "–";
         }
-        return String.format("%,.0f", perSecond) + (errorPercent == null ? "" : String.format(" ±%.0f%%", errorPercent));
+        return String.format("%,.0f", perSecond)
+                + (errorPercent == null ? "" : String.format(" ±%.0f%%", errorPercent));
     }
 
     private static String ratio(Double a, Double b) {

@@ -169,7 +169,8 @@ final class SanityCheck {
             }
             Measured bench = redisBenchmark(redis, t, 0);
             Row row = new Row(t, floors, plains, bench);
-            System.out.printf(Locale.ROOT, "sanity check, %d threads: floor %s; plain evalSha loop %s; redis-benchmark EVALSHA %s%n",
+            System.out.printf(Locale.ROOT,
+                    "sanity check, %d threads: floor %s; plain evalSha loop %s; redis-benchmark EVALSHA %s%n",
                     t, rates(floors), rates(plains), describe(bench));
             rows.add(row);
         }
@@ -185,12 +186,15 @@ final class SanityCheck {
         double times = redisBenchmark / floor;
         boolean withinFactor = times <= FACTOR;
         boolean nearPlain = Double.isNaN(floorToPlain) || floorToPlain >= 1 - PLAIN_TOLERANCE;
-        String verdict = String.format(Locale.ROOT, "%s: redis-benchmark %.1fx the floor (floor within factor %.1f: %s)",
-                withinFactor && nearPlain ? "trustworthy" : "NOT trustworthy", times, FACTOR, withinFactor ? "yes" : "no");
+        String verdict = String.format(Locale.ROOT,
+                "%s: redis-benchmark %.1fx the floor (floor within factor %.1f: %s)",
+                withinFactor && nearPlain ? "trustworthy" : "NOT trustworthy", times, FACTOR,
+                withinFactor ? "yes" : "no");
         if (!Double.isNaN(floorToPlain)) {
             double below = 1 - floorToPlain;
             verdict += below > 0
-                    ? String.format(Locale.ROOT, "; the floor is %.0f %% below the plain loop (at most %.0f %% allowed)",
+                    ? String.format(Locale.ROOT,
+                            "; the floor is %.0f %% below the plain loop (at most %.0f %% allowed)",
                             100 * below, 100 * PLAIN_TOLERANCE)
                     : "; the floor is not below the plain loop";
         }
@@ -225,10 +229,10 @@ final class SanityCheck {
             return String.format(Locale.ROOT, "typical (%+.0f %% from the median of the floor's new JVMs)", 100 * off);
         }
         return off < 0
-                ? String.format(Locale.ROOT, "%.0f %% below the median of the floor's new JVMs: the ratios ÷ floor at this thread "
-                        + "count read high", -100 * off)
-                : String.format(Locale.ROOT, "%.0f %% above the median of the floor's new JVMs: the ratios ÷ floor at this thread "
-                        + "count read low", 100 * off);
+                ? String.format(Locale.ROOT, "%.0f %% below the median of the floor's new JVMs: the ratios ÷ floor at "
+                        + "this thread count read high", -100 * off)
+                : String.format(Locale.ROOT, "%.0f %% above the median of the floor's new JVMs: the ratios ÷ floor at "
+                        + "this thread count read low", 100 * off);
     }
 
     /**
@@ -254,7 +258,8 @@ final class SanityCheck {
                 Long allowed = script.evalSha(key, RScript.Mode.READ_WRITE, sha, RScript.ReturnType.LONG,
                         List.of(key), RATE, CAPACITY, TTL_MILLIS);
                 if (allowed != 1L) {
-                    throw new IllegalStateException("the floor script refused " + key + " under a limit that never runs out");
+                    throw new IllegalStateException(
+                            "the floor script refused " + key + " under a limit that never runs out");
                 }
                 return 1;
             };
@@ -264,10 +269,11 @@ final class SanityCheck {
             SteadyLoad.Result measured = SteadyLoad.measure(threads, Duration.ofSeconds(1), 5, step);
             double clientMicros = (processCpuNanos() - clientBefore) / 1e3 / measured.decisions();
             double redisMicros = (redisCpuSeconds(redis) - redisBefore) * 1e6 / measured.decisions();
-            return new Measured(SteadyLoad.median(measured.windows()), clientBefore < 0 ? Double.NaN : clientMicros, redisMicros,
+            return new Measured(SteadyLoad.median(measured.windows()), clientBefore < 0 ? Double.NaN : clientMicros,
+                    redisMicros,
                     String.format(Locale.ROOT, "warm-up %.1f s (%s), then 1 s windows %s; JIT %d ms while measured",
-                            warm.took().toNanos() / 1e9, warm.steady() ? "steady" : "NOT STEADY", rates(measured.windows()),
-                            sum(measured.compileMillis())));
+                            warm.took().toNanos() / 1e9, warm.steady() ? "steady" : "NOT STEADY",
+                            rates(measured.windows()), sum(measured.compileMillis())));
         } finally {
             client.shutdown();
         }
@@ -308,10 +314,12 @@ final class SanityCheck {
         try {
             // To a file, not a pipe: a child that hangs is then bounded by waitFor, not by a read.
             log = Files.createTempFile("sanity-plain-loop", ".log");
-            Process process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+            Process process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile())
+                    .start();
             if (!process.waitFor(steadyMax.toSeconds() + 120, TimeUnit.SECONDS)) {
                 process.destroyForcibly();
-                return new Measured(Double.NaN, "the plain loop's JVM did not exit within " + (steadyMax.toSeconds() + 120) + " s");
+                return new Measured(Double.NaN,
+                        "the plain loop's JVM did not exit within " + (steadyMax.toSeconds() + 120) + " s");
             }
             return parseResult(Files.readString(log), process.exitValue());
         } catch (IOException e) {
@@ -343,7 +351,8 @@ final class SanityCheck {
                 return new Measured(Double.parseDouble(f[1]), Double.parseDouble(f[2]), Double.parseDouble(f[3]), f[4]);
             }
         }
-        return new Measured(Double.NaN, "the plain loop's JVM failed (exit " + exitValue + "): " + lines[lines.length - 1]);
+        return new Measured(Double.NaN,
+                "the plain loop's JVM failed (exit " + exitValue + "): " + lines[lines.length - 1]);
     }
 
     /**
@@ -351,7 +360,8 @@ final class SanityCheck {
      * seconds; prints one {@value #RESULT} line.
      */
     public static void main(String[] args) {
-        Measured m = plainLoop(BenchRedis.get(), Integer.parseInt(args[0]), Duration.ofSeconds(Long.parseLong(args[1])));
+        Measured m = plainLoop(BenchRedis.get(), Integer.parseInt(args[0]),
+                Duration.ofSeconds(Long.parseLong(args[1])));
         System.out.println(String.join("\t", RESULT, Double.toString(m.perSecond()), Double.toString(m.clientMicros()),
                 Double.toString(m.redisMicros()), m.note().replace('\t', ' ').replace('\n', ' ')));
         System.exit(0); // Redisson's and the loop's threads are done; do not wait for stragglers
@@ -364,7 +374,8 @@ final class SanityCheck {
      */
     static Measured redisBenchmark(BenchRedis redis, int threads, int requests) {
         if (!redisBenchmarkInstalled()) {
-            return new Measured(Double.NaN, "redis-benchmark is not installed (Debian/Ubuntu: apt-get install redis-tools): check not run");
+            return new Measured(Double.NaN,
+                    "redis-benchmark is not installed (Debian/Ubuntu: apt-get install redis-tools): check not run");
         }
         URI uri = URI.create(redis.url()); // without credentials: BenchRedis refuses them
         redis.flushIfOwned();
@@ -449,9 +460,11 @@ final class SanityCheck {
         }
     }
 
-    private static double run(String host, int port, int threads, int requests, String sha) throws IOException, InterruptedException {
+    private static double run(String host, int port, int threads, int requests, String sha)
+            throws IOException, InterruptedException {
         Process process = new ProcessBuilder("redis-benchmark", "-h", host, "-p", Integer.toString(port),
-                "-c", Integer.toString(threads), "-n", Integer.toString(requests), "-r", Integer.toString(KEYS), "--csv",
+                "-c", Integer.toString(threads), "-n", Integer.toString(requests), "-r", Integer.toString(KEYS),
+                "--csv",
                 "EVALSHA", sha, "1", "rb:caller-__rand_int__", RATE, CAPACITY, TTL_MILLIS)
                 .redirectErrorStream(true).start();
         String output;
@@ -515,7 +528,8 @@ final class SanityCheck {
         StringBuilder out = new StringBuilder();
         for (Measured m : measured) {
             out.append(out.length() == 0 ? "" : ", ")
-                    .append(Double.isNaN(m.perSecond()) ? "– (" + m.note() + ")" : String.format(Locale.ROOT, "%,.0f", m.perSecond()));
+                    .append(Double.isNaN(m.perSecond()) ? "– (" + m.note() + ")"
+                            : String.format(Locale.ROOT, "%,.0f", m.perSecond()));
         }
         return out.toString();
     }

@@ -98,7 +98,8 @@ public final class ScriptCost {
 
                 before = scriptStats(redis);
                 inFlight(limiter, i -> "caller-" + i);
-                rows.add(row(name, IN_FLIGHT + " distinct callers in flight", (long) ROUNDS * IN_FLIGHT, before, scriptStats(redis)));
+                rows.add(row(name, IN_FLIGHT + " distinct callers in flight", (long) ROUNDS * IN_FLIGHT, before,
+                        scriptStats(redis)));
             }
             // The floor's lone call beside Sluice's: what a minimal script costs Redis on the same keys.
             FloorTokenBucket floor = new FloorTokenBucket(client, RedisContender.RATE, Duration.ofSeconds(1));
@@ -119,17 +120,22 @@ public final class ScriptCost {
     /** The rows as a Markdown table. */
     static String table(List<Row> rows) {
         StringBuilder md = new StringBuilder();
-        md.append("| algorithm | shape | decisions | script calls | decisions per call | Redis µs per call | Redis µs per decision | decisions/s per Redis core (script only) |\n");
+        md.append("| algorithm | shape | decisions | script calls | decisions per call | Redis µs per call "
+                + "| Redis µs per decision | decisions/s per Redis core (script only) |\n");
         md.append("|---|---|---:|---:|---:|---:|---:|---:|\n");
         for (Row row : rows) {
-            md.append(String.format("| %s | %s | %,d | %,d | %.1f | %.1f | %.2f | %,.0f |%n", row.algorithm(), row.shape(),
-                    row.decisions(), row.calls(), row.decisions() / (double) row.calls(), row.usec() / (double) row.calls(),
+            md.append(String.format("| %s | %s | %,d | %,d | %.1f | %.1f | %.2f | %,.0f |%n",
+                    row.algorithm(), row.shape(), row.decisions(), row.calls(),
+                    row.decisions() / (double) row.calls(), row.usec() / (double) row.calls(),
                     row.microsPerDecision(), 1e6 / row.microsPerDecision()));
         }
         return md.toString();
     }
 
-    /** {@link #DISTINCT} decisions of distinct callers from {@link #THREADS} threads: the callers' batches share calls. */
+    /**
+     * {@link #DISTINCT} decisions of distinct callers from {@link #THREADS} threads: the callers' batches share
+     * calls.
+     */
     private static void manyCallersAtOnce(RateLimiter limiter) {
         ExecutorService pool = Executors.newFixedThreadPool(THREADS);
         try {

@@ -269,9 +269,11 @@ final class SteadyLoad {
             }
         }
         if (failure.get() != null) {
-            throw new IllegalStateException("a decision failed while loading from " + threads + " threads", failure.get());
+            throw new IllegalStateException("a decision failed while loading from " + threads + " threads",
+                    failure.get());
         }
-        return new Result(List.copyOf(windows), List.copyOf(compiled), span > 0 ? steady : !(spread(windows) > TOLERANCE), done.sum(),
+        return new Result(List.copyOf(windows), List.copyOf(compiled),
+                span > 0 ? steady : !(spread(windows) > TOLERANCE), done.sum(),
                 Duration.ofNanos(System.nanoTime() - start));
     }
 }

@@ -6,6 +6,7 @@
  * ({@link dev.sluice.benchmarks.Footprint}), runs {@link dev.sluice.benchmarks.RedisBenchmark} and
  * {@link dev.sluice.benchmarks.MemoryBenchmark}, checks that the one-EVALSHA floor is a floor
  * (against a plain {@code evalSha} loop and {@code redis-benchmark}), and writes Markdown tables
- * of raw results, Sluice/peer ratios and per-iteration steadiness. Nothing here runs during {@code mvn verify}; see {@code docs/benchmarks.md}.
+ * of raw results, Sluice/peer ratios and per-iteration steadiness. Nothing here runs during
+ * {@code mvn verify}; see {@code docs/benchmarks.md}.
  */
 package dev.sluice.benchmarks;

@@ -29,6 +29,7 @@ class BenchRedisTest {
 
     @Test
     void aRedisUrlWithoutSecretsIsKept() {
-        assertThat(BenchRedis.withoutSecrets("REDIS_URL", "redis://127.0.0.1:6379")).isEqualTo("redis://127.0.0.1:6379");
+        assertThat(BenchRedis.withoutSecrets("REDIS_URL", "redis://127.0.0.1:6379"))
+                .isEqualTo("redis://127.0.0.1:6379");
     }
 }

@@ -56,7 +56,8 @@ class ContendersTest {
                 long started = System.nanoTime();
                 long longestPromise = OutboundContender.NO_PROMISE;
                 for (int i = 0; i < (perSecond ? 11 : 6); i++) {
-                    long promised = contender.async() ? contender.acquireAsync(0).get(10, TimeUnit.SECONDS) : contender.acquire(0);
+                    long promised = contender.async() ? contender.acquireAsync(0).get(10, TimeUnit.SECONDS)
+                            : contender.acquire(0);
                     longestPromise = Math.max(longestPromise, promised);
                 }
                 long tookMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
@@ -75,10 +76,12 @@ class ContendersTest {
     void theOutboundDriverStampsGrantsAndCountsTheirCommands() {
         // one sync peer (threads) and Sluice's async form (chains), on the real driver
         for (String name : new String[] {"bucket4j", "sluice-token-bucket-async"}) {
-            OutboundBenchmark.Row row = OutboundBenchmark.trial(BenchRedis.get(), name, 1, 2, Duration.ofMillis(200), Duration.ofMillis(600));
+            OutboundBenchmark.Row row = OutboundBenchmark.trial(BenchRedis.get(), name, 1, 2,
+                    Duration.ofMillis(200), Duration.ofMillis(600));
             assertThat(row.grants()).as(name).isPositive();
             assertThat(row.acquires()).as(name).isGreaterThanOrEqualTo(row.grants() / 2);
-            assertThat(row.commands()).as(name + ": every acquire costs Redis a command").isGreaterThanOrEqualTo(row.acquires());
+            assertThat(row.commands()).as(name + ": every acquire costs Redis a command")
+                    .isGreaterThanOrEqualTo(row.acquires());
             assertThat(row.scripts()).as(name).isPositive();
             assertThat(row.failures()).as(name).isZero();
             assertThat(row.schedule()).as(name).isNotNull();
@@ -97,7 +100,8 @@ class ContendersTest {
             long start = t0 + k * 1_000_000L;
             onTime.add(start - 10_000_000, start, 7_000_000);
         }
-        OutboundBenchmark.Row row = OutboundBenchmark.row("x", 1, 1, 1_000, t0, t1, new OutboundBenchmark.Stamps[] {onTime},
+        OutboundBenchmark.Row row = OutboundBenchmark.row("x", 1, 1, 1_000, t0, t1,
+                new OutboundBenchmark.Stamps[] {onTime},
                 0, 0, 2_000, java.util.Map.of(), java.util.Map.of("evalsha", new long[] {2_000, 4_000}));
         assertThat(row.grants()).isEqualTo(2_000);
         assertThat(row.achieved()).isEqualTo(1.0);
@@ -118,7 +122,8 @@ class ContendersTest {
                 0, 0, 2_005, java.util.Map.of(), java.util.Map.of());
         assertThat(row.maxInSecond()).isEqualTo(1_005);
         assertThat(row.overAdmitted()).isPositive();
-        assertThat(row.schedule().p50()).as("more grants than the rate: the later ones ahead of their slots").isNegative();
+        assertThat(row.schedule().p50()).as("more grants than the rate: the later ones ahead of their slots")
+                .isNegative();
     }
 
     @Test

@@ -20,16 +20,19 @@ class HttpTargetsTest {
 
     @Test
     void eachRouteIsDividedByItsOwnEndpointWithoutTheFilter() {
-        List<HttpBenchmark.Route> routes = List.of(route("/plain", 10_000), route("/memory", 9_600), route("/redis", 5_000),
+        List<HttpBenchmark.Route> routes = List.of(
+                route("/plain", 10_000), route("/memory", 9_600), route("/redis", 5_000),
                 route("/work/plain", 1_800), route("/work/memory", 1_790), route("/work/redis", 1_710));
         assertThat(HttpBenchmark.withoutFilter(routes, routes.get(2)).path()).isEqualTo("/plain");
         assertThat(HttpBenchmark.withoutFilter(routes, routes.get(5)).path()).isEqualTo("/work/plain");
-        assertThat(HttpBenchmark.table(true, 16, 3, routes)).contains("| /work/redis | 1710 | 0.95 |", "| /redis | 5000 | 0.50 |");
+        assertThat(HttpBenchmark.table(true, 16, 3, routes))
+                .contains("| /work/redis | 1710 | 0.95 |", "| /redis | 5000 | 0.50 |");
     }
 
     @Test
     void theReportOpensWithTheHttpTargetsAndWhetherTheyWereMet() {
-        List<HttpBenchmark.Route> routes = List.of(route("/plain", 10_000), route("/memory", 9_600), route("/redis", 5_000),
+        List<HttpBenchmark.Route> routes = List.of(
+                route("/plain", 10_000), route("/memory", 9_600), route("/redis", 5_000),
                 route("/work/plain", 1_800), route("/work/memory", 1_790), route("/work/redis", 1_710));
         Report report = new Report("now", BenchRedis.get(), "7.0", false, "--only=http");
         report.http(HttpBenchmark.table(true, 16, 3, routes), routes);
@@ -47,7 +50,9 @@ class HttpTargetsTest {
         Report report = new Report("now", BenchRedis.get(), "7.0", false, "--only=script");
         report.scriptCost(List.of(new ScriptCost.Row("token-bucket", ScriptCost.LONE, 1_000, 1_000, 24_000),
                 new ScriptCost.Row(ScriptCost.FLOOR, ScriptCost.LONE, 1_000, 1_000, 12_000)));
-        assertThat(report.markdown()).contains("| Redis µs per lone decision ÷ the floor's, token-bucket (commandstats) | 2.00 | ≤ 1.15 | no |")
+        assertThat(report.markdown())
+                .contains("| Redis µs per lone decision ÷ the floor's, token-bucket (commandstats) "
+                        + "| 2.00 | ≤ 1.15 | no |")
                 .doesNotContain("lone decision ÷ the floor's, floor");
     }
 }

@@ -21,7 +21,8 @@ class ProviderQuotaTest {
                 // the provider accepts at most 10 in any 1000 ms: 20 in 2 s
                 .isLessThanOrEqualTo(2L * ProviderQuota.PROVIDER_PER_SECOND);
         assertThat(row.share()).isEqualTo(row.accepted() / 2.0 / ProviderQuota.PROVIDER_PER_SECOND);
-        assertThat(ProviderQuota.table(row)).contains(String.format(java.util.Locale.ROOT, "| %.2f | ≥ 0.90 |", row.share()));
+        assertThat(ProviderQuota.table(row))
+                .contains(String.format(java.util.Locale.ROOT, "| %.2f | ≥ 0.90 |", row.share()));
         assertThat(ProviderQuota.line(row)).contains("(target 0.90)");
     }
 }

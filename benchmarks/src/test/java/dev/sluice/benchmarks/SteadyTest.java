@@ -38,7 +38,8 @@ class SteadyTest {
         // The floor: 2.3k in warm-up, then 5.8k, 10.3k while measured.
         assertThat(SteadyLoad.stoppedClimbing(List.of(2_300.0, 5_800.0, 10_300.0, 12_000.0), 2)).isFalse();
         assertThat(SteadyLoad.stoppedClimbing(List.of(2_300.0, 5_800.0), 2)).as("too few windows").isFalse();
-        assertThat(SteadyLoad.stoppedClimbing(List.of(2_300.0, 5_800.0, 10_300.0, 10_900.0, 10_100.0, 10_500.0), 2)).isTrue();
+        assertThat(SteadyLoad.stoppedClimbing(List.of(2_300.0, 5_800.0, 10_300.0, 10_900.0, 10_100.0, 10_500.0), 2))
+                .isTrue();
         // Falling is not climbing: a neighbour's burst must not keep the warm-up going forever.
         assertThat(SteadyLoad.stoppedClimbing(List.of(9_000.0, 9_500.0, 6_000.0, 6_200.0), 2)).isTrue();
         // A first run of this fix stopped here on the last window's dip, over spans of 1 s; over 2 s it goes on.
@@ -120,11 +121,15 @@ class SteadyTest {
     @Test
     void aFloorMoreThanTenPercentBelowThePlainLoopIsNotTrustworthy() {
         // The quiet run of 2026-12-01 at 1 thread: within the factor of redis-benchmark, yet 23 % below the plain way.
-        assertThat(SanityCheck.verdict(8_260, 8_260 / 10_704.0, 19_754)).startsWith("NOT trustworthy").contains("23 % below the plain loop");
-        assertThat(SanityCheck.verdict(12_276, 12_276 / 19_026.0, 54_933)).startsWith("NOT trustworthy").contains("35 % below the plain loop");
+        assertThat(SanityCheck.verdict(8_260, 8_260 / 10_704.0, 19_754)).startsWith("NOT trustworthy")
+                .contains("23 % below the plain loop");
+        assertThat(SanityCheck.verdict(12_276, 12_276 / 19_026.0, 54_933)).startsWith("NOT trustworthy")
+                .contains("35 % below the plain loop");
         assertThat(SanityCheck.PLAIN_TOLERANCE).isEqualTo(0.10);
-        assertThat(SanityCheck.verdict(17_500, 17_500 / 19_026.0, 54_933)).as("8 % below, 3.1x").startsWith("trustworthy");
-        assertThat(SanityCheck.verdict(20_000, 20_000 / 19_026.0, 54_933)).as("above the plain loop").startsWith("trustworthy");
+        assertThat(SanityCheck.verdict(17_500, 17_500 / 19_026.0, 54_933)).as("8 % below, 3.1x")
+                .startsWith("trustworthy");
+        assertThat(SanityCheck.verdict(20_000, 20_000 / 19_026.0, 54_933)).as("above the plain loop")
+                .startsWith("trustworthy");
     }
 
     @Test
@@ -137,10 +142,12 @@ class SteadyTest {
 
     @Test
     void aPlainLoopsJvmThatFailsSaysHow() {
-        SanityCheck.Measured failed = SanityCheck.parseResult("Exception in thread \"main\"\n\tat x\nCaused by: boom\n", 1);
+        SanityCheck.Measured failed =
+                SanityCheck.parseResult("Exception in thread \"main\"\n\tat x\nCaused by: boom\n", 1);
         assertThat(failed.perSecond()).isNaN();
         assertThat(failed.note()).isEqualTo("the plain loop's JVM failed (exit 1): Caused by: boom");
-        SanityCheck.Measured read = SanityCheck.parseResult("noise\n" + SanityCheck.RESULT + "\t12345.5\t61.0\tNaN\twarm-up 3.0 s\n", 0);
+        SanityCheck.Measured read =
+                SanityCheck.parseResult("noise\n" + SanityCheck.RESULT + "\t12345.5\t61.0\tNaN\twarm-up 3.0 s\n", 0);
         assertThat(read).isEqualTo(new SanityCheck.Measured(12_345.5, 61.0, Double.NaN, "warm-up 3.0 s"));
     }
 
@@ -155,8 +162,8 @@ class SteadyTest {
         assertThat(SanityCheck.typical(9_000, row.floorForks())).startsWith("typical (-9 %");
         assertThat(SanityCheck.typical(7_200, row.floorForks())).startsWith("27 % below").endsWith("read high");
         assertThat(SanityCheck.typical(11_000, row.floorForks())).startsWith("11 % above").endsWith("read low");
-        SanityCheck.Row failed = new SanityCheck.Row(1, List.of(new SanityCheck.Measured(Double.NaN, "failed")), measured(10_000),
-                new SanityCheck.Measured(20_000, ""));
+        SanityCheck.Row failed = new SanityCheck.Row(1, List.of(new SanityCheck.Measured(Double.NaN, "failed")),
+                measured(10_000), new SanityCheck.Measured(20_000, ""));
         assertThat(failed.floor()).isNaN();
         assertThat(SanityCheck.typical(9_000, failed.floorForks())).startsWith("no new JVM");
     }
@@ -172,8 +179,8 @@ class SteadyTest {
         assertThat(SanityCheck.verdict(row.floor(), row.floorToPlain(), 14_103))
                 .startsWith("NOT trustworthy").contains("11 % below the plain loop");
         assertThat(SanityCheck.verdict(7_000, 0.95, 14_000)).startsWith("trustworthy").contains("5 % below");
-        assertThat(SanityCheck.verdict(7_000, Double.NaN, 14_000)).as("no plain loop measured").startsWith("trustworthy")
-                .doesNotContain("plain loop");
+        assertThat(SanityCheck.verdict(7_000, Double.NaN, 14_000)).as("no plain loop measured")
+                .startsWith("trustworthy").doesNotContain("plain loop");
         SanityCheck.Row oneSideFailed = new SanityCheck.Row(1, List.of(new SanityCheck.Measured(Double.NaN, "failed")),
                 measured(10_000), new SanityCheck.Measured(20_000, ""));
         assertThat(oneSideFailed.floorToPlain()).isNaN();
@@ -181,14 +188,14 @@ class SteadyTest {
 
     @Test
     void ratiosDivideByTheFasterOfTheRunsFloorTrialAndTheMedianOfItsJvms() {
-        SanityCheck.Row row = new SanityCheck.Row(16, measured(21_014, 19_249, 18_327), measured(19_342, 17_541, 19_583),
-                new SanityCheck.Measured(42_878, ""));
+        SanityCheck.Row row = new SanityCheck.Row(16, measured(21_014, 19_249, 18_327),
+                measured(19_342, 17_541, 19_583), new SanityCheck.Measured(42_878, ""));
         // The run of 2026-12-01, late night: its own trial ran 28 % below the median.
         assertThat(SanityCheck.floorToDivideBy(13_847.0, row)).isEqualTo(19_249);
         assertThat(SanityCheck.floorToDivideBy(22_000.0, row)).isEqualTo(22_000);
         assertThat(SanityCheck.floorToDivideBy(null, row)).isEqualTo(19_249);
-        SanityCheck.Row failed = new SanityCheck.Row(16, List.of(new SanityCheck.Measured(Double.NaN, "failed")), measured(1),
-                new SanityCheck.Measured(1, ""));
+        SanityCheck.Row failed = new SanityCheck.Row(16, List.of(new SanityCheck.Measured(Double.NaN, "failed")),
+                measured(1), new SanityCheck.Measured(1, ""));
         assertThat(SanityCheck.floorToDivideBy(13_847.0, failed)).isEqualTo(13_847);
     }
 
@@ -198,8 +205,10 @@ class SteadyTest {
 
     @Test
     void redisBenchmarksCsvAnswerIsRead() {
-        String csv = "\"test\",\"rps\",\"avg_latency_ms\",\"min_latency_ms\",\"p50_latency_ms\",\"p95_latency_ms\",\"p99_latency_ms\",\"max_latency_ms\"\n"
-                + "\"EVALSHA 1c2d 1 floor:__rand_int__ 1000000.0 1000000 1000\",\"51053.11\",\"0.3\",\"0.1\",\"0.3\",\"0.5\",\"0.8\",\"4.1\"\n";
+        String csv = "\"test\",\"rps\",\"avg_latency_ms\",\"min_latency_ms\",\"p50_latency_ms\",\"p95_latency_ms\","
+                + "\"p99_latency_ms\",\"max_latency_ms\"\n"
+                + "\"EVALSHA 1c2d 1 floor:__rand_int__ 1000000.0 1000000 1000\",\"51053.11\",\"0.3\",\"0.1\",\"0.3\","
+                + "\"0.5\",\"0.8\",\"4.1\"\n";
         assertThat(SanityCheck.requestsPerSecond(csv)).isEqualTo(51_053.11);
         // redis-benchmark 6 prints no header line
         assertThat(SanityCheck.requestsPerSecond("\"EVALSHA x\",\"12.50\"\n")).isEqualTo(12.5);

@@ -62,10 +62,14 @@ class ConsoleBrowserTest {
     private static Path profile;
     private static ChromeDriver driver;
 
-    /** Every request to the console comes from an operator in role sluice-admin: the container's login, for this test. */
+    /**
+     * Every request to the console comes from an operator in role sluice-admin: the container's login, for this
+     * test.
+     */
     static final class OperatorLogin implements Filter {
         @Override
-        public void doFilter(ServletRequest req, ServletResponse res, FilterChain chain) throws IOException, ServletException {
+        public void doFilter(ServletRequest req, ServletResponse res, FilterChain chain)
+                throws IOException, ServletException {
             chain.doFilter(new HttpServletRequestWrapper((HttpServletRequest) req) {
                 @Override
                 public Principal getUserPrincipal() {
@@ -148,9 +152,10 @@ class ConsoleBrowserTest {
 
         driver.get(base + "/sluice/");
         WebDriverWait wait = new WebDriverWait(driver, Duration.ofSeconds(15));
-        WebElement policy = wait.until(ExpectedConditions.presenceOfElementLocated(By.cssSelector("section[data-policy='api']")));
-        wait.until(ExpectedConditions.textToBePresentInElementLocated(By.cssSelector("section[data-policy='api'] .limit"),
-                "2/1h"));
+        WebElement policy = wait.until(ExpectedConditions.presenceOfElementLocated(
+                By.cssSelector("section[data-policy='api']")));
+        wait.until(ExpectedConditions.textToBePresentInElementLocated(
+                By.cssSelector("section[data-policy='api'] .limit"), "2/1h"));
         assertThat(policy.findElement(By.cssSelector(".counts")).getText()).contains("allowed 2", "rejected 1");
         assertThat(policy.findElement(By.cssSelector(".store")).getText()).contains("memory");
         // The chart shows whole seconds only: the bars of these requests come once their second is
@@ -167,8 +172,8 @@ class ConsoleBrowserTest {
 
         policy.findElement(By.cssSelector("form.set-override input[name='limit']")).sendKeys("7/1h");
         policy.findElement(By.cssSelector("form.set-override button[type='submit']")).click();
-        wait.until(ExpectedConditions.textToBePresentInElementLocated(By.cssSelector("section[data-policy='api'] .limit"),
-                "7/1h"));
+        wait.until(ExpectedConditions.textToBePresentInElementLocated(
+                By.cssSelector("section[data-policy='api'] .limit"), "7/1h"));
         assertThat(policy.findElement(By.cssSelector(".override")).getText()).contains("7/1h", "by operator");
         assertThat(api("bob").headers().firstValue("RateLimit-Limit")).contains("7");
 
@@ -178,8 +183,8 @@ class ConsoleBrowserTest {
         Files.copy(shot.toPath(), target, StandardCopyOption.REPLACE_EXISTING);
 
         policy.findElement(By.cssSelector("button.clear-override")).click();
-        wait.until(ExpectedConditions.textToBePresentInElementLocated(By.cssSelector("section[data-policy='api'] .limit"),
-                "2/1h"));
+        wait.until(ExpectedConditions.textToBePresentInElementLocated(
+                By.cssSelector("section[data-policy='api'] .limit"), "2/1h"));
         assertThat(api("carol").headers().firstValue("RateLimit-Limit")).contains("2");
 
         // A tier's policy, api/gold: the page addresses it as two path segments, which containers accept.

@@ -17,6 +17,7 @@ import java.io.IOException;
 import java.io.PrintWriter;
 import java.util.Comparator;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
 /**
@@ -38,13 +39,15 @@ public class MetricsServlet extends HttpServlet {
         MeterRegistry registry = (MeterRegistry) getServletContext().getAttribute(RateLimitFilter.METER_REGISTRY);
         List<Meter> meters = registry.getMeters().stream()
                 .filter(m -> m.getId().getName().startsWith("sluice."))
-                .sorted(Comparator.comparing((Meter m) -> m.getId().getName()).thenComparing(m -> m.getId().getTags().toString()))
+                .sorted(Comparator.comparing((Meter m) -> m.getId().getName())
+                        .thenComparing(m -> m.getId().getTags().toString()))
                 .toList();
         for (Meter meter : meters) {
             String tags = meter.getId().getTags().stream().map(t -> t.getKey() + "=" + t.getValue())
                     .collect(Collectors.joining(",", "{", "}"));
             String value = meter instanceof Counter counter ? Long.toString((long) counter.count())
-                    : meter instanceof Timer timer ? timer.count() + " in " + (long) timer.totalTime(java.util.concurrent.TimeUnit.MICROSECONDS) + " us"
+                    : meter instanceof Timer timer
+                            ? timer.count() + " in " + (long) timer.totalTime(TimeUnit.MICROSECONDS) + " us"
                     : "";
             out.println(meter.getId().getName() + tags + " " + value);
         }

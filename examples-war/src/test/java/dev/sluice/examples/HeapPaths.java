@@ -79,7 +79,8 @@ final class HeapPaths {
     record Held(How how, String name, String path) {
         @Override
         public String toString() {
-            return (name == null ? "" : "'" + name + "' ") + (how == How.STRONGLY ? "" : how.name().toLowerCase(Locale.ROOT) + ": ")
+            return (name == null ? "" : "'" + name + "' ")
+                    + (how == How.STRONGLY ? "" : how.name().toLowerCase(Locale.ROOT) + ": ")
                     + path;
         }
     }
@@ -348,7 +349,8 @@ final class HeapPaths {
         int p = positions[i];
         return switch (dump.get(p) & 0xff) {
             case 0x20 -> "class " + className(ids[i]);
-            case 0x21 -> classOf(i) + (isA(id(p + 1 + idSize + 4), "java.lang.Thread") ? " '" + threadName(i) + "'" : "");
+            case 0x21 -> classOf(i)
+                    + (isA(id(p + 1 + idSize + 4), "java.lang.Thread") ? " '" + threadName(i) + "'" : "");
             case 0x22 -> className(id(p + 1 + idSize + 8));
             default -> "primitive array";
         };
@@ -398,7 +400,8 @@ final class HeapPaths {
     private void forEachField(int instance, FieldVisitor visitor) {
         int p = positions[instance];
         int at = p + 1 + idSize + 4 + idSize + 4;
-        for (ClassDump type = classes.get(id(p + 1 + idSize + 4)); type != null; type = classes.get(type.superclass())) {
+        for (ClassDump type = classes.get(id(p + 1 + idSize + 4)); type != null;
+                type = classes.get(type.superclass())) {
             for (int f = 0; f < type.fieldTypes().length; f++) {
                 visitor.field(type.fieldNames()[f], type.fieldTypes()[f], at);
                 at += size(type.fieldTypes()[f]);

@@ -40,7 +40,8 @@ class HeapPathsTest {
             ManagementFactory.getPlatformMXBean(HotSpotDiagnosticMXBean.class).dumpHeap(dump.toString(), true);
             List<HeapPaths.Held> held = HeapPaths.to(dump, Named.class.getName(), "label");
             assertThat(held).extracting(HeapPaths.Held::name).containsExactlyInAnyOrder("the first", "the second");
-            assertThat(held).allMatch(h -> h.how() == HeapPaths.How.STRONGLY).allMatch(h -> h.path().contains("static HELD"));
+            assertThat(held).allMatch(h -> h.how() == HeapPaths.How.STRONGLY)
+                    .allMatch(h -> h.path().contains("static HELD"));
             assertThat(HeapPaths.to(dump, Named.class.getName(), "absent")).extracting(HeapPaths.Held::name)
                     .containsOnlyNulls();
         } finally {

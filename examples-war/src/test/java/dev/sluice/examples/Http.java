@@ -48,7 +48,8 @@ final class Http {
     static Path war() {
         String war = System.getProperty("sluice.examples.war");
         if (war == null) {
-            throw new IllegalStateException("system property sluice.examples.war is not set; run through Maven (verify)");
+            throw new IllegalStateException(
+                    "system property sluice.examples.war is not set; run through Maven (verify)");
         }
         return Path.of(war);
     }

@@ -26,7 +26,8 @@ class JettyWarIT extends WarContract {
             assertThat(HttpCalls.header(challenged, "WWW-Authenticate")).startsWith("Basic");
             String login = "Basic " + Base64.getEncoder().encodeToString(
                     (DemoRealm.USER + ":" + DemoRealm.PASSWORD).getBytes(StandardCharsets.UTF_8));
-            HttpResponse<String> listed = HttpCalls.send("GET", app.base().resolve("sluice/policies"), "Authorization", login);
+            HttpResponse<String> listed =
+                    HttpCalls.send("GET", app.base().resolve("sluice/policies"), "Authorization", login);
             assertThat(listed.statusCode()).isEqualTo(200);
             assertThat(listed.body()).contains("\"name\":\"hello\"", "\"limit\":\"5/10s\"");
             HttpResponse<String> page = HttpCalls.send("GET", app.base().resolve("sluice/"), "Authorization", login);

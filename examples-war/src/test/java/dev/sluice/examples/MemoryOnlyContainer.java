@@ -34,7 +34,8 @@ final class MemoryOnlyContainer implements Deployed {
     static MemoryOnlyContainer start(MemoryOnlyWar war, String store) throws IOException, InterruptedException {
         String classpath = System.getProperty("sluice.container.classpath", "");
         if (classpath.isBlank() || classpath.contains("${")) {
-            throw new IllegalStateException("system property sluice.container.classpath is not set; run through Maven (verify)");
+            throw new IllegalStateException(
+                    "system property sluice.container.classpath is not set; run through Maven (verify)");
         }
         ProcessBuilder builder = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "-cp", classpath + File.pathSeparator + war.launcher, MemoryOnlyServer.class.getName(),
@@ -66,12 +67,14 @@ final class MemoryOnlyContainer implements Deployed {
     }
 
     private void read() {
-        try (BufferedReader in = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+        try (BufferedReader in =
+                new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
             for (String line; (line = in.readLine()) != null; ) {
                 synchronized (output) {
                     output.add(line);
                     if (line.startsWith(MemoryOnlyServer.STARTED)) {
-                        base = URI.create("http://127.0.0.1:" + line.substring(MemoryOnlyServer.STARTED.length()).trim() + "/");
+                        base = URI.create("http://127.0.0.1:"
+                                + line.substring(MemoryOnlyServer.STARTED.length()).trim() + "/");
                     } else if (line.startsWith(MemoryOnlyServer.FAILED)) {
                         failure = line.substring(MemoryOnlyServer.FAILED.length());
                     }

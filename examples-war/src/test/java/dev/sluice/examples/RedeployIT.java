@@ -214,7 +214,8 @@ class RedeployIT {
             if (alive > 0) {
                 List<HeapPaths.Held> held = heldFromTheRoots(loaderType);
                 alive = countAlive(loaders);
-                String survivors = "; held: " + held.stream().map(HeapPaths.Held::toString).collect(Collectors.joining(" | "))
+                String survivors = "; held: "
+                        + held.stream().map(HeapPaths.Held::toString).collect(Collectors.joining(" | "))
                         + describeSurvivors(loaders);
                 judge(held, alive, cycles, survivors);
                 System.out.println("RedeployIT: " + alive + " loader held by the JVM alone" + survivors);
@@ -285,8 +286,8 @@ class RedeployIT {
         MethodHandle getter = lookup.findGetter(Relinked.class, "marker", Marker.class);
         Marker marker = new Marker();
         Relinked one = new Relinked(marker);
-        Object equal = link(lookup, "equals", MethodType.methodType(boolean.class, Relinked.class, Object.class), getter)
-                .invoke(one, new Relinked(marker));
+        MethodType equalsType = MethodType.methodType(boolean.class, Relinked.class, Object.class);
+        Object equal = link(lookup, "equals", equalsType, getter).invoke(one, new Relinked(marker));
         assertThat(equal).isEqualTo(true);
         link(lookup, "hashCode", MethodType.methodType(int.class, Relinked.class), getter).invoke(one);
         link(lookup, "toString", MethodType.methodType(String.class, Relinked.class), getter).invoke(one);
@@ -294,7 +295,8 @@ class RedeployIT {
 
     private static MethodHandle link(MethodHandles.Lookup lookup, String method, MethodType type, MethodHandle getter)
             throws Throwable {
-        return ((CallSite) ObjectMethods.bootstrap(lookup, method, type, Relinked.class, "marker", getter)).dynamicInvoker();
+        return ((CallSite) ObjectMethods.bootstrap(lookup, method, type, Relinked.class, "marker", getter))
+                .dynamicInvoker();
     }
 
     /**
@@ -356,7 +358,8 @@ class RedeployIT {
             ClassLoader ccl = t.getContextClassLoader();
             int index = deploymentOf(loaders, ccl);
             System.out.println("RedeployIT: thread '" + t.getName() + "' " + t.getClass().getName() + " " + t.getState()
-                    + (t.isDaemon() ? " daemon" : "") + " ccl=" + (index >= 0 ? "WEBAPP#" + index : String.valueOf(ccl)));
+                    + (t.isDaemon() ? " daemon" : "")
+                    + " ccl=" + (index >= 0 ? "WEBAPP#" + index : String.valueOf(ccl)));
             for (int f = 0; f < Math.min(6, stack.length); f++) {
                 System.out.println("RedeployIT:     at " + stack[f]);
             }
@@ -388,7 +391,8 @@ class RedeployIT {
                         Object value = entry == null ? null : read(entry.getClass(), entry, "value");
                         index = value == null ? -1 : deploymentOf(loaders, value.getClass().getClassLoader());
                         if (index >= 0) {
-                            held.add("'" + t.getName() + "' " + field + " " + value.getClass().getName() + " (#" + index + ")");
+                            held.add("'" + t.getName() + "' " + field + " " + value.getClass().getName()
+                                    + " (#" + index + ")");
                         }
                     }
                 }

@@ -17,13 +17,17 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  */
 class RedeployVerdictTest {
 
-    private static final String FINALIZER = "class java.lang.ref.Finalizer .static unfinalized -> java.lang.ref.Finalizer"
-            + " .referent -> io.netty.buffer.AdaptivePoolingAllocator .<class> -> class ... .<loader> -> WebAppClassLoader";
-    private static final String CACHE = "class java.lang.runtime.ObjectMethods .static OBJECT_EQ -> ... -> WebAppClassLoader";
+    private static final String FINALIZER =
+            "class java.lang.ref.Finalizer .static unfinalized -> java.lang.ref.Finalizer"
+            + " .referent -> io.netty.buffer.AdaptivePoolingAllocator .<class> -> class ... .<loader>"
+            + " -> WebAppClassLoader";
+    private static final String CACHE =
+            "class java.lang.runtime.ObjectMethods .static OBJECT_EQ -> ... -> WebAppClassLoader";
 
     @Test
     void theUncountedLastDeploymentHeldByACacheDoesNotFailAToleratedSurvivor() {
-        List<HeapPaths.Held> held = List.of(new HeapPaths.Held(AWAITING_FINALIZATION, RedeployIT.deployment(15), FINALIZER),
+        List<HeapPaths.Held> held = List.of(
+                new HeapPaths.Held(AWAITING_FINALIZATION, RedeployIT.deployment(15), FINALIZER),
                 new HeapPaths.Held(STRONGLY, RedeployIT.UNCOUNTED, CACHE));
         assertThatCode(() -> RedeployIT.judge(held, 1, 20, "")).doesNotThrowAnyException();
     }
@@ -46,7 +50,8 @@ class RedeployVerdictTest {
 
     @Test
     void twoCountedSurvivorsFailEvenAwaitingFinalization() {
-        List<HeapPaths.Held> held = List.of(new HeapPaths.Held(AWAITING_FINALIZATION, RedeployIT.deployment(3), FINALIZER),
+        List<HeapPaths.Held> held = List.of(
+                new HeapPaths.Held(AWAITING_FINALIZATION, RedeployIT.deployment(3), FINALIZER),
                 new HeapPaths.Held(AWAITING_FINALIZATION, RedeployIT.deployment(4), FINALIZER));
         assertThatThrownBy(() -> RedeployIT.judge(held, 2, 20, "")).isInstanceOf(AssertionError.class)
                 .hasMessageContaining("still reachable");

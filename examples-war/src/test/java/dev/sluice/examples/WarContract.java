@@ -116,7 +116,8 @@ abstract class WarContract {
         List<HttpResponse<String>> burst = times(5, () -> get(app, "api/bucket", "bucket"));
         assertThat(burst).extracting(HttpResponse::statusCode).containsOnly(200);
         assertThat(burst).extracting(r -> header(r, "RateLimit-Remaining")).containsExactly("4", "3", "2", "1", "0");
-        assertThat(burst).extracting(r -> header(r, "RateLimit-Limit")).as("the bucket's size, not its rate").containsOnly("5");
+        assertThat(burst).extracting(r -> header(r, "RateLimit-Limit")).as("the bucket's size, not its rate")
+                .containsOnly("5");
         assertThat(burst.get(0).body()).startsWith("token bucket");
 
         HttpResponse<String> refused = get(app, "api/bucket", "bucket");

@@ -53,13 +53,15 @@ class SpringBootFilterTest {
         assertThat(refused.headers().firstValue("Retry-After")).get().satisfies(
                 seconds -> assertThat(Long.parseLong(seconds)).isBetween(1L, 60L));
         assertThat(refused.headers().firstValue("RateLimit-Remaining")).hasValue("0");
-        assertThat(refused.headers().firstValue("Content-Type")).get().asString().startsWith("application/problem+json");
+        assertThat(refused.headers().firstValue("Content-Type")).get().asString()
+                .startsWith("application/problem+json");
         JsonNode problem = new ObjectMapper().readTree(refused.body());
         assertThat(problem.get("type").asString()).isEqualTo("about:blank");
         assertThat(problem.get("title").asString()).isEqualTo("Too Many Requests");
         assertThat(problem.get("status").asInt()).isEqualTo(429);
         assertThat(problem.get("policy").asString()).isEqualTo("search");
-        assertThat(problem.get("detail").asString()).startsWith("Rate limit exceeded for policy 'search'; retry after ");
+        assertThat(problem.get("detail").asString())
+                .startsWith("Rate limit exceeded for policy 'search'; retry after ");
     }
 
     static HttpResponse<String> getAccount(int port, String user) throws Exception {
@@ -67,7 +69,8 @@ class SpringBootFilterTest {
                 .timeout(Duration.ofSeconds(10)).GET();
         if (user != null) {
             String credentials = user + ":" + user + "-secret";
-            request.header("Authorization", "Basic " + Base64.getEncoder().encodeToString(credentials.getBytes(StandardCharsets.UTF_8)));
+            request.header("Authorization",
+                    "Basic " + Base64.getEncoder().encodeToString(credentials.getBytes(StandardCharsets.UTF_8)));
         }
         return HTTP.send(request.build(), HttpResponse.BodyHandlers.ofString());
     }
@@ -115,7 +118,8 @@ class SpringBootFilterTest {
         HttpResponse<String> refused = get(port, "/suggest/sl", "any");
         assertThat(refused.statusCode()).isEqualTo(429);
         assertThat(refused.headers().firstValue("Retry-After")).isPresent();
-        assertThat(new ObjectMapper().readTree(refused.body()).get("policy").asString()).startsWith("SearchController.suggest~");
+        assertThat(new ObjectMapper().readTree(refused.body()).get("policy").asString())
+                .startsWith("SearchController.suggest~");
         assertThat(get(port, "/suggest", "any").statusCode()).isEqualTo(200);
     }
 }
