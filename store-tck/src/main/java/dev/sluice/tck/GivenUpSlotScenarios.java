@@ -6,7 +6,6 @@ import dev.sluice.Limit;
 import dev.sluice.RateLimiter;
 import dev.sluice.TimeSource;
 import dev.sluice.spi.RateLimitStore;
-
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 

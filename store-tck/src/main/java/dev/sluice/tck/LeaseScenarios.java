@@ -6,7 +6,6 @@ import dev.sluice.FailureMode;
 import dev.sluice.Lease;
 import dev.sluice.Limit;
 import dev.sluice.spi.RateLimitStore;
-
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
