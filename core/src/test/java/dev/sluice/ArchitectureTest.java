@@ -64,6 +64,10 @@ class ArchitectureTest {
                     "ServletClientAddress"),
             "dev.sluice.spring.boot", Set.of("SluiceAutoConfiguration"));
 
+    /** The store test kit (sluice-store-tck): API as well, for the tests of store authors. */
+    private static final Map<String, Set<String>> TEST_KIT =
+            Map.of("dev.sluice.tck", Set.of("Capability", "RateLimitStoreKit"));
+
     /**
      * Plumbing: public only so Sluice's own modules can share it, never API. Package -> the modules
      * that may refer to it. The benchmarks are not published and measure the stores' internals.
@@ -153,7 +157,8 @@ class ArchitectureTest {
     void everyPublishedPackageIsEitherApiOrPlumbing() {
         Set<String> unclassified = new TreeSet<>();
         MODULES.forEach((module, packages) -> packages.keySet().stream()
-                .filter(p -> !UNPUBLISHED.contains(module) && !API.containsKey(p) && !PLUMBING.containsKey(p))
+                .filter(p -> !UNPUBLISHED.contains(module) && !API.containsKey(p) && !TEST_KIT.containsKey(p)
+                        && !PLUMBING.containsKey(p))
                 .forEach(p -> unclassified.add(module + ": " + p)));
         assertThat(unclassified).as("packages neither in API nor in PLUMBING").isEmpty();
     }
@@ -164,6 +169,13 @@ class ArchitectureTest {
         published.keySet().retainAll(API.keySet());
         assertThat(published).as("public types of the API packages (make a type package-private, or list it in API)")
                 .isEqualTo(new TreeMap<>(API));
+    }
+
+    @Test
+    void theTestKitsPublicTypesAreListed() {
+        Map<String, Set<String>> published = new TreeMap<>(PUBLIC_TYPES);
+        published.keySet().retainAll(TEST_KIT.keySet());
+        assertThat(published).as("public types of the store test kit").isEqualTo(new TreeMap<>(TEST_KIT));
     }
 
     @Test

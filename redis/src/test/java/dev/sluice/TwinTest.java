@@ -4,8 +4,8 @@ import dev.sluice.spi.RateLimitStore;
 import dev.sluice.redis.RedisStore;
 import dev.sluice.redis.ScriptBatches;
 import dev.sluice.testing.ManualClock;
-import dev.sluice.testing.RateLimitStoreContract;
 import dev.sluice.testing.Stores;
+import dev.sluice.tck.RateLimitStoreKit;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -305,7 +305,7 @@ class TwinTest {
             }
             String id = "lease-" + step;
             Decision decision = shared.acquireLease(caller, cap, id).toCompletableFuture().join();
-            RateLimitStoreContract.assertWithinTheLimit(decision, cap, "seed " + seed + " step " + step + " " + cap);
+            RateLimitStoreKit.assertWithinTheLimit(decision, cap, "seed " + seed + " step " + step + " " + cap);
             if (decision.outcome() == Decision.Outcome.ALLOWED) {
                 leases.add(id);
             } else {
@@ -438,7 +438,7 @@ class TwinTest {
                 // (with reservations ahead, a reset or retry reaches past a whole budget's time by
                 // up to the wait reserved, so only the twins' equality is checked)
                 if (!reservations) {
-                    RateLimitStoreContract.assertWithinTheLimit(
+                    RateLimitStoreKit.assertWithinTheLimit(
                             new Decision(decision.outcome(), List.of(quota), quota.retryAfter()), quota.limit(), where);
                 }
                 if (!quota.allowed() && (cost == 0 ? quota.limit().cost() : cost) == 1) {

@@ -16,7 +16,7 @@ import java.util.concurrent.CompletionStage;
  * <p>Sluice ships two: {@link dev.sluice.memory.MemoryStore} (one JVM) and
  * {@code dev.sluice.redis.RedisStore} in {@code sluice-redis} (many JVMs sharing one Redis, one
  * atomic script per decision). Both give identical decisions for identical inputs: both run the
- * store contract ({@code RateLimitStoreContract} in core's test jar). An application's
+ * store test kit ({@code RateLimitStoreKit} in {@code sluice-store-tck}). An application's
  * {@code store} setting finds its store through a {@link StoreProvider}. An implementation must:
  *
  * <ul>

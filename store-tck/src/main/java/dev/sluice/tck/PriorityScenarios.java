@@ -1,4 +1,4 @@
-package dev.sluice.testing;
+package dev.sluice.tck;
 
 import dev.sluice.Decision;
 import dev.sluice.Limit;
@@ -19,28 +19,29 @@ import java.util.concurrent.atomic.AtomicInteger;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * {@link Permits}' priorities in real time, three instances sharing one store's state: a backlog
- * of low-priority calls (60 waiters, six seconds of their lane) and, behind it, high-priority calls
- * within their share. The shared limit is 20 per second, burst 4, half of it kept for high
- * priority: the lane is 10 per second, burst 2. High-priority calls come one at a time, four per
- * second (within the share of 10, a burst of 1 within 4 - 2), so none must wait for the backlog:
- * in theory none waits at all beyond the lag between a lane slot and its booking in the shared
- * limit; the bound asserted, 400 ms, leaves a loaded machine its pauses, while without the lane the
- * first would wait behind 60 bookings (3 s) and booking lane and shared limit in one reservation
- * would make it wait for the whole backlog (6 s). Every grant is counted against the limits: the
- * k-th grant since the start, at t, satisfies k &lt;= burst + rate * t (a grant goes out at its slot
- * or later, so this holds whatever the lag) for the shared limit over all calls and for the lane
- * over the low-priority ones.
+ * {@link Permits}' priorities in real time (the store's own clock), three instances sharing one
+ * store's state ({@link RateLimitStoreKit#sharedInstances()}): a backlog of low-priority calls (60
+ * waiters, six seconds of their lane) and, behind it, high-priority calls within their share. The
+ * shared limit is 20 per second, burst 4, half of it kept for high priority: the lane is 10 per
+ * second, burst 2. High-priority calls come one at a time, four per second (within the share of
+ * 10, a burst of 1 within 4 - 2), so none must wait for the backlog: in theory none waits at all
+ * beyond the lag between a lane slot and its booking in the shared limit; the bound asserted,
+ * 400 ms, leaves a loaded machine its pauses, while without the lane the first would wait behind
+ * 60 bookings (3 s) and booking lane and shared limit in one reservation would make it wait for the
+ * whole backlog (6 s). Every grant is counted against the limits: the k-th grant since the start,
+ * at t, satisfies k &lt;= burst + rate * t (a grant goes out at its slot or later, so this holds
+ * whatever the lag) for the shared limit over all calls and for the lane over the low-priority ones.
  */
-public abstract class PrioritiesContract {
+abstract class PriorityScenarios extends Scenarios {
 
     private static final Limit SHARED = Limit.of("provider", 20, Duration.ofSeconds(1)).withBurst(4);
     private static final int BACKLOG = 60;
     private static final int HIGH_CALLS = 8;
     private static final Duration HIGH_BOUND = Duration.ofMillis(400);
 
-    /** Three stores sharing one state, one per application instance, each with its own connection where it has one. */
-    protected abstract List<RateLimitStore> instances();
+    PriorityScenarios(RateLimitStoreKit kit) {
+        super(kit, Capability.RESERVATIONS);
+    }
 
     private static Permits permits(RateLimitStore store) {
         RateLimiter limiter = RateLimiter.builder().limit(SHARED).store(store).timeout(Duration.ofSeconds(2)).build();
@@ -50,11 +51,20 @@ public abstract class PrioritiesContract {
 
     @Test
     void aLowPriorityBacklogNeverHoldsAHighPriorityCallWithinItsShareAndTheLimitsHold() throws Exception {
-        List<Permits> instances = instances().stream().map(PrioritiesContract::permits).toList();
+        List<RateLimitStore> stores = sharedInstances();
+        try {
+            highPriorityCallsPassTheBacklog(stores.stream().map(PriorityScenarios::permits).toList());
+        } finally {
+            // one store may stand for all three instances: close each once
+            stores.stream().distinct().forEach(RateLimitStore::close);
+        }
+    }
+
+    private void highPriorityCallsPassTheBacklog(List<Permits> instances) throws Exception {
         String key = "provider-" + System.nanoTime();
         assertThat(instances.get(0).lowPriorityLimits()).as("the lane: half of 20/s, half of burst 4")
-                .extracting(Limit::policy, Limit::count, Limit::burst).containsExactly(org.assertj.core.groups.Tuple.tuple(
-                        "provider~low", 10L, 2L));
+                .extracting(Limit::policy, Limit::count, Limit::burst)
+                .containsExactly(org.assertj.core.groups.Tuple.tuple("provider~low", 10L, 2L));
 
         long start = System.nanoTime();
         List<Long> lowGrants = Collections.synchronizedList(new ArrayList<>());
@@ -70,7 +80,8 @@ public abstract class PrioritiesContract {
             backlog.add(call);
         }
         TimeUnit.MILLISECONDS.sleep(500);
-        assertThat(backlog.stream().filter(CompletableFuture::isDone).count()).as("a backlog still waits").isLessThan(BACKLOG / 2);
+        assertThat(backlog.stream().filter(CompletableFuture::isDone).count()).as("a backlog still waits")
+                .isLessThan(BACKLOG / 2);
 
         List<Long> waits = new ArrayList<>();
         for (int i = 0; i < HIGH_CALLS; i++) {
