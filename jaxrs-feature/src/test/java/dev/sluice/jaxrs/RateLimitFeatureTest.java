@@ -12,7 +12,7 @@ import java.util.UUID;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** The feature in Jersey on Jetty, over real HTTP, deciding on a real Redis. */
-class RateLimitFeatureIT {
+class RateLimitFeatureTest {
 
     private static JerseyApp app;
 
