@@ -13,7 +13,7 @@ import jakarta.ws.rs.ext.ExceptionMapper;
 
 import java.util.Arrays;
 
-/** Resources for {@code charge = "after"} and {@code algorithm = CONCURRENCY}, called by {@link AfterResponseIT}. */
+/** Resources for {@code charge = "after"} and {@code algorithm = CONCURRENCY}, called by {@link AfterResponseTest}. */
 final class AfterResponseResources {
 
     private AfterResponseResources() {

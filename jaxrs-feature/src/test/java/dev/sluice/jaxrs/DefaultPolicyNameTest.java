@@ -6,7 +6,7 @@ import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** The shape of default policy names at their edges; their use over HTTP is in {@link DefaultPolicyNamesIT}. */
+/** The shape of default policy names at their edges; their use over HTTP is in {@link DefaultPolicyNamesTest}. */
 class DefaultPolicyNameTest {
 
     @Test

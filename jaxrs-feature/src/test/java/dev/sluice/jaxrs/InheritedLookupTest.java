@@ -9,7 +9,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * Runtimes differ in which method {@code ResourceInfo} names (Jersey: the implementation; others
  * may name the interface method carrying the JAX-RS annotations): the lookup gives the same
- * limits either way. Over HTTP, see {@link AnnotationInheritanceIT}.
+ * limits either way. Over HTTP, see {@link AnnotationInheritanceTest}.
  */
 class InheritedLookupTest {
 

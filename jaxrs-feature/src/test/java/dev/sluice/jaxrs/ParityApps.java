@@ -37,7 +37,7 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The two sides of {@link AdapterParityIT}, each one Jetty 12 EE11 context on 127.0.0.1 serving
+ * The two sides of {@link AdapterParityTest}, each one Jetty 12 EE11 context on 127.0.0.1 serving
  * {@code /<app>/<route>} for every {@link App} and {@link Route}: the servlet side has one
  * {@code dev.sluice.servlet.RateLimitFilter} per limit of the route, configured by init-params
  * only, in front of a servlet answering "ok"; the JAX-RS side has one Jersey application per app,

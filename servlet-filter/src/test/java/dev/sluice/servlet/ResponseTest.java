@@ -4,105 +4,19 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
 import java.net.http.HttpResponse;
-import java.util.Map;
 
 import static dev.sluice.servlet.Http.get;
 import static dev.sluice.servlet.Http.header;
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** What the filter writes: the rate-limit headers in every style, 429 answers and their bodies. */
+/**
+ * What the filter writes beyond the adapter matrix ({@code ServletMatrixTest}): the draft's {@code t}, sub-second
+ * periods, stacked filters and partition keys.
+ */
 class ResponseTest {
 
     static Iterable<Container> containers() {
         return Container.selected();
-    }
-
-    private static final String[] RATE_LIMIT_HEADERS = {"RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset",
-        "RateLimit-Policy", "RateLimit"};
-
-    @ParameterizedTest(name = "{0}")
-    @MethodSource("containers")
-    void headerStylesWriteExactValues(Container container) throws Exception {
-        TestApp app = new TestApp()
-                .filter("legacy", "/legacy/*", "limit", "5/1m")
-                .filter("draft", "/draft/*", "limit", "5/1m", "headers", "draft")
-                .filter("both", "/both/*", "limit", "5/1m", "headers", "both", "policy", "api.v2")
-                .filter("none", "/none/*", "limit", "5/1m", "headers", "none");
-        try (var running = container.start(app)) {
-            // 5 per minute: one token every 12 s, so one spent request is fully restored in 12 s.
-            HttpResponse<String> legacy = get(running.uri("/legacy/x"));
-            assertThat(legacy.statusCode()).isEqualTo(200);
-            assertThat(legacy.body()).isEqualTo("ok");
-            assertThat(header(legacy, "RateLimit-Limit")).isEqualTo("5");
-            assertThat(header(legacy, "RateLimit-Remaining")).isEqualTo("4");
-            assertThat(header(legacy, "RateLimit-Reset")).isEqualTo("12");
-            assertThat(header(legacy, "RateLimit-Policy")).isNull();
-            assertThat(header(legacy, "RateLimit")).isNull();
-
-            HttpResponse<String> draft = get(running.uri("/draft/x"));
-            assertThat(draft.statusCode()).isEqualTo(200);
-            assertThat(header(draft, "RateLimit-Policy")).isEqualTo("\"draft\";q=5;w=60");
-            assertThat(header(draft, "RateLimit")).isEqualTo("\"draft\";r=4;t=12");
-            assertThat(header(draft, "RateLimit-Limit")).isNull();
-            assertThat(header(draft, "RateLimit-Remaining")).isNull();
-
-            get(running.uri("/both/x"));
-            HttpResponse<String> both = get(running.uri("/both/x"));
-            assertThat(header(both, "RateLimit-Limit")).isEqualTo("5");
-            assertThat(header(both, "RateLimit-Remaining")).isEqualTo("3");
-            // two spent: the next of them is back in 12 s (the whole budget in 24 s)
-            assertThat(header(both, "RateLimit-Reset")).isEqualTo("12");
-            assertThat(header(both, "RateLimit-Policy")).isEqualTo("\"api.v2\";q=5;w=60");
-            assertThat(header(both, "RateLimit")).isEqualTo("\"api.v2\";r=3;t=12");
-
-            HttpResponse<String> none = get(running.uri("/none/x"));
-            assertThat(none.statusCode()).isEqualTo(200);
-            for (String name : RATE_LIMIT_HEADERS) {
-                assertThat(header(none, name)).as(name).isNull();
-            }
-        }
-    }
-
-    @ParameterizedTest(name = "{0}")
-    @MethodSource("containers")
-    void rejectionIs429WithRetryAfterHeadersAndProblemBody(Container container) throws Exception {
-        TestApp app = new TestApp().filter("search", "/search/*", "limit", "1/1m", "headers", "both");
-        try (var running = container.start(app)) {
-            assertThat(get(running.uri("/search/q")).statusCode()).isEqualTo(200);
-
-            HttpResponse<String> rejected = get(running.uri("/search/q"));
-            assertThat(rejected.statusCode()).isEqualTo(429);
-            assertThat(header(rejected, "Retry-After")).isEqualTo("60");
-            assertThat(header(rejected, "RateLimit-Limit")).isEqualTo("1");
-            assertThat(header(rejected, "RateLimit-Remaining")).isEqualTo("0");
-            assertThat(header(rejected, "RateLimit-Reset")).isEqualTo("60");
-            assertThat(header(rejected, "RateLimit")).isEqualTo("\"search\";r=0;t=60");
-            assertThat(header(rejected, "Content-Type")).startsWith("application/problem+json");
-            Map<String, Object> problem = Http.json(rejected);
-            assertThat(problem).containsEntry("type", "about:blank").containsEntry("title", "Too Many Requests")
-                    .containsEntry("status", 429L).containsEntry("policy", "search");
-            assertThat((String) problem.get("detail")).contains("retry after 60 s");
-            assertThat(rejected.body()).doesNotContain("ok");
-        }
-    }
-
-    @ParameterizedTest(name = "{0}")
-    @MethodSource("containers")
-    void rejectionReportsRemainingZeroEvenWhenUnitsAreLeft(Container container) throws Exception {
-        // 3 per minute, 2 per request: after one request 1 unit is left, too few for the next.
-        TestApp app = new TestApp().filter("costly", "/*", "limit", "3/1m", "cost", "2", "headers", "both");
-        try (var running = container.start(app)) {
-            HttpResponse<String> first = get(running.uri("/x"));
-            assertThat(first.statusCode()).isEqualTo(200);
-            assertThat(header(first, "RateLimit-Remaining")).isEqualTo("1");
-
-            HttpResponse<String> second = get(running.uri("/x"));
-            assertThat(second.statusCode()).isEqualTo(429);
-            assertThat(header(second, "RateLimit-Remaining")).isEqualTo("0");
-            assertThat(header(second, "RateLimit")).startsWith("\"costly\";r=0;");
-            // One more unit arrives 20 s after the first request.
-            assertThat(header(second, "Retry-After")).isEqualTo("20");
-        }
     }
 
     @ParameterizedTest(name = "{0}")
@@ -169,25 +83,6 @@ class ResponseTest {
             HttpResponse<String> outerOnly = get(running.uri("/other"));
             assertThat(header(outerOnly, "RateLimit")).matches("\"outer\";r=96;t=\\d+");
             assertThat(header(outerOnly, "RateLimit-Limit")).isEqualTo("100");
-        }
-    }
-
-    @ParameterizedTest(name = "{0}")
-    @MethodSource("containers")
-    void draftRejectionsUseTheQuotaExceededProblemType(Container container) throws Exception {
-        TestApp app = new TestApp()
-                .filter("draft", "/draft/*", "limit", "1/1m", "headers", "draft-10")
-                .filter("legacy", "/legacy/*", "limit", "1/1m");
-        try (var running = container.start(app)) {
-            get(running.uri("/draft/x"));
-            Map<String, Object> draft = Http.json(get(running.uri("/draft/x")));
-            assertThat(draft).containsEntry("type", "https://iana.org/assignments/http-problem-types#quota-exceeded")
-                    .containsEntry("title", "Quota Exceeded").containsEntry("status", 429L);
-            assertThat((Object[]) draft.get("violated-policies")).containsExactly("draft");
-
-            get(running.uri("/legacy/x"));
-            Map<String, Object> legacy = Http.json(get(running.uri("/legacy/x")));
-            assertThat(legacy).containsEntry("type", "about:blank").doesNotContainKey("violated-policies");
         }
     }
 

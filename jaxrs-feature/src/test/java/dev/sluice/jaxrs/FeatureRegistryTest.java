@@ -10,7 +10,7 @@ import java.util.UUID;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** Every route the feature builds is in its {@link PolicyRegistry}: reset and override apply to {@code @RateLimit} routes. */
-class FeatureRegistryIT {
+class FeatureRegistryTest {
 
     @Test
     void everyAnnotatedMethodIsRegisteredAndResetAndOverrideApplyToIt() throws Exception {

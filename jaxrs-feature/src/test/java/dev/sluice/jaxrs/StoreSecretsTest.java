@@ -22,7 +22,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * A password in {@code sluice.store} never reaches a log line or an exception message of the
  * start-up, whether the value is good or bad: Sluice writes it {@code redis://app:***@host:port}.
  */
-class StoreSecretsIT {
+class StoreSecretsTest {
 
     private static final String PASSWORD = "Pw-" + UUID.randomUUID();
     private static TestRedis locked;

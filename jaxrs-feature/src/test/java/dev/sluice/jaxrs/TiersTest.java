@@ -31,7 +31,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** {@code @RateLimit(tiers = ...)} with {@code sluice.tier}, {@code sluice.exempt} and {@code methods}, in Jersey on Jetty. */
-class TiersIT {
+class TiersTest {
 
     /** The roles of each user; changed by the tests. */
     static final Map<String, Set<String>> ROLES = new ConcurrentHashMap<>();

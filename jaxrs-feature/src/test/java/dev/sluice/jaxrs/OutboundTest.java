@@ -64,7 +64,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * each, and each must get at least a quarter. The instances start once their Redis store answers
  * a reservation: before that, failing open, their calls would go without a permit.
  */
-class OutboundIT {
+class OutboundTest {
 
     private static final int PROVIDER_PER_SECOND = 10;
     private static final Duration PROVIDER_PERIOD = Duration.ofSeconds(1);
@@ -362,7 +362,7 @@ class OutboundIT {
         }
         List<Grant> granted = sorted(grants);
         String seen = seen(granted, started);
-        System.out.println("OutboundIT busy: " + seen);
+        System.out.println("OutboundTest busy: " + seen);
 
         assertThat(failures.get()).as("calls that failed; " + seen).isZero();
         assertGrantedWithinTheLimit(granted, seen);
@@ -506,7 +506,7 @@ class OutboundIT {
         }
         List<Grant> granted = sorted(grants);
         String seen = seen(granted, started) + "; " + timeline(provider.calls, closed);
-        System.out.println("OutboundIT pause: " + seen);
+        System.out.println("OutboundTest pause: " + seen);
         assertThat(failures.get()).as("calls that failed; " + seen).isZero();
         assertThat(provider.refused).as("429s while the provider was closed; " + seen).isNotEmpty();
         assertThat(pauses).as("pauses stored; " + seen).isNotEmpty();

@@ -36,7 +36,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * low one would wait for the next lane slot. The clients are warmed up first, unlimited, so a
  * cold start is not taken for a wait.
  */
-class OutboundPriorityIT {
+class OutboundPriorityTest {
 
     private static final Limit SHARED = Limit.of("provider", 2, Duration.ofSeconds(1)).withBurst(2);
     private static final long LANE_SLOT = TimeUnit.MILLISECONDS.toNanos(950);

@@ -15,7 +15,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * A servlet filter in front of a rate-limited resource method, in one application: the response
  * reports both layers, and the legacy headers the binding limit of the two.
  */
-class LayersIT {
+class LayersTest {
 
     private static JerseyApp app;
     private static JerseyApp draftApp;

@@ -46,7 +46,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * never runs and the 429 lists the first alone, and when the second refuses, the first has
  * already spent a unit ({@code "wide";r=2} where the feature answers {@code r=3}).
  */
-class AdapterParityIT {
+class AdapterParityTest {
 
     private static final Set<String> LEGACY = Set.of("ratelimit-limit", "ratelimit-remaining", "ratelimit-reset");
     private static final Set<String> DRAFT = Set.of("ratelimit", "ratelimit-policy");
@@ -206,7 +206,7 @@ class AdapterParityIT {
             return copy;
         }
         if (json instanceof Object[] array) {
-            return Stream.of(array).map(AdapterParityIT::normalised).toList();
+            return Stream.of(array).map(AdapterParityTest::normalised).toList();
         }
         return json;
     }

@@ -23,7 +23,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * {@code printf '%s' 'dev.sluice.jaxrs.names.a.Twin.get()' | sha256sum | cut -c1-8}. A literal
  * also pins that the name does not depend on this JVM (no hash codes, no declaration order).
  */
-class DefaultPolicyNamesIT {
+class DefaultPolicyNamesTest {
 
     private static JerseyApp app;
 

@@ -41,7 +41,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * comes a second after the first call's, long after it is given up (30 ms), so a call still
  * waiting would arrive before the next one.
  */
-class OutboundGiveUpIT {
+class OutboundGiveUpTest {
 
     private static final Map<String, Consumer<CompletableFuture<HttpResponse<Void>>>> GIVING_UP = new LinkedHashMap<>();
 

@@ -29,7 +29,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** The JAX-RS console over real HTTP on Jersey: its access rules, and its overrides and resets on {@code @RateLimit} routes. */
-class ConsoleResourceIT {
+class ConsoleResourceTest {
 
     private static final String[] ADMIN = {"X-Test-User", "alice", "X-Test-Roles", "sluice-admin"};
 

@@ -15,7 +15,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * every client shares the balancer's budget: the feature logs it once, for all its resource
  * methods, and decides as before.
  */
-class UntrustedProxyWarningIT {
+class UntrustedProxyWarningTest {
 
     @Path("lb")
     public static class Balanced {

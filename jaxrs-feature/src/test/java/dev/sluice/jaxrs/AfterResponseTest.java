@@ -23,7 +23,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * {@code @RateLimit(charge = "after")} and {@code algorithm = CONCURRENCY} in Jersey on Jetty,
  * over real HTTP, on the memory store and on Redis.
  */
-class AfterResponseIT {
+class AfterResponseTest {
 
     private static final HttpClient CLIENT = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
             .connectTimeout(Duration.ofSeconds(5)).build();

@@ -37,7 +37,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * completes, and the cap is used (two at once is reached). The rate limit is generous so the
  * cap alone shapes the traffic.
  */
-class OutboundInFlightIT {
+class OutboundInFlightTest {
 
     private static final int CALLS_PER_THREAD = 5;
 

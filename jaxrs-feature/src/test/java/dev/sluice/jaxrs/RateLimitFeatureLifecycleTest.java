@@ -22,7 +22,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.fail;
 
 /** Start-up, shutdown and store failure: what happens around the requests. */
-class RateLimitFeatureLifecycleIT {
+class RateLimitFeatureLifecycleTest {
 
     private static final Duration PATIENCE = Duration.ofSeconds(20);
 

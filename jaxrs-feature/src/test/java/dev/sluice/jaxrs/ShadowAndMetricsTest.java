@@ -16,7 +16,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * counted; with Micrometer on the class path the counts reach its global registry and match the
  * requests made over HTTP.
  */
-class ShadowAndMetricsIT {
+class ShadowAndMetricsTest {
 
     /** A resource of this test alone, so that its counters start at zero. */
     @Path("/metered")

@@ -25,7 +25,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * is a fault injection that always fails (Redis stalled and killed: the servlet filter's
  * {@code LocalFailureModeTest}).
  */
-class LocalFailureModeIT {
+class LocalFailureModeTest {
 
     /** A resource of this test alone, so that its counters start at zero. */
     @Path("/local")

@@ -20,7 +20,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * The application's own caller resolution and choice of limits, given to the feature in Java, over
  * real HTTP in Jersey.
  */
-class ApplicationHooksIT {
+class ApplicationHooksTest {
 
     @Path("/hooks")
     public static class Hooked {

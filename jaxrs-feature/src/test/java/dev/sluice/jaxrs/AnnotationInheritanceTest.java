@@ -19,7 +19,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * {@link RateLimit} inherited from interfaces and superclasses, following Jakarta REST's
  * annotation inheritance, in Jersey on Jetty over real HTTP, deciding on a real Redis.
  */
-class AnnotationInheritanceIT {
+class AnnotationInheritanceTest {
 
     private static JerseyApp app;
 
