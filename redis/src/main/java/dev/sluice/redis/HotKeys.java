@@ -86,7 +86,7 @@ final class HotKeys {
      * @param testTime  the clock to use instead of the Redis server's, or {@code null} in production
      */
     HotKeys(RedissonClient client, int threshold, TimeSource testTime, Direct direct) {
-        this.script = new LuaScript(client, "state.lua", "slice.lua");
+        this.script = new LuaScript(client, "slice.lua");
         this.testTime = testTime;
         this.direct = direct;
         this.threshold = threshold;
