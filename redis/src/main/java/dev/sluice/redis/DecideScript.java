@@ -41,7 +41,7 @@ import java.util.function.IntFunction;
  */
 final class DecideScript {
 
-    static final String SCRIPT = LuaScript.compose("decide.lua");
+    static final String SCRIPT = LuaSource.compose("decide.lua");
     static final String SHA = sha1(SCRIPT);
     /** {@code ARGV} values per limit: algorithm id, count, window, perToken, perMicro, capacity, cost. */
     private static final int ARGS_PER_LIMIT = 7;

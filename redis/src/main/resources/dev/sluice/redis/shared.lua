@@ -1,13 +1,14 @@
 --[[
 Sluice: what every script of this package that counts by an algorithm shares, sent in front of it
-(LuaScript composes each such script once, at load time: this file, then each file of algorithms/
+(LuaSource composes each such script once, at load time: this file, then each file of algorithms/
 wrapped as a module, then the script itself; Redis scripts have no require). Here: the algorithm
 ids, the modules, integer arithmetic, TTLs, fingerprints, the clock and a limit's arguments.
 
-A module (one file of algorithms/) is a function returning a table of operations; use(name) runs
-it at most once per call, so a call creates the functions of the algorithms it counts by and no
-others (a function is created anew on every call: defining them all would cost a lone decision
-about a tenth of its Redis time).
+A module (one file of algorithms/) is a function returning a table of its operations, the return
+that ends the file; use(name) runs it at most once per call. Every function and table is created
+anew on every call, so a call creates the modules of the algorithms it counts by only, and
+LuaSource leaves out of each script the operations its driver never calls (run.<operation>) and
+the functions nothing references any more.
 
 Every algorithm module answers (see token_bucket.lua for the contract of each operation):
   prepare(a)                        completes limit a: a bucket's burst, a window's fingerprint
@@ -16,7 +17,7 @@ Every algorithm module answers (see token_bucket.lua for the contract of each op
   pause(key, now, a, till, slots)   holds the budget spent until till
   give_back(key, a, e, er, slot, slots, now)   returns a reservation its waiter gave up
   slot_end(key, a)                  where a reservation left the schedule: e, er
-and, for the reservation form, optionally returned(slots, a, now), holds(key, a, x) and
+and, for reserve.lua, optionally returned(slots, a, now), holds(key, a, x) and
 take(slots, key, a, at, now) (slots given up inside a bucket's schedule), and now_only (a limit
 that reserves only what it has now).
 --]]
@@ -31,16 +32,15 @@ local algorithms = {
   [5] = 'sliding_log',
 }
 
--- Each file of algorithms/ by its name, as a function returning its operations (filled in by the
--- composed text that follows this file), and those run in this call
-local modules = {}
-local loaded = {}
+-- Each file of algorithms/ by its name: a function returning its operations, replaced by them once
+-- run in this call (the composed text that follows this file fills it in, in one constructor)
+local modules
 
 local function use(name)
-  local m = loaded[name]
-  if not m then
-    m = modules[name]()
-    loaded[name] = m
+  local m = modules[name]
+  if type(m) == 'function' then
+    m = m()
+    modules[name] = m
   end
   return m
 end
@@ -108,18 +108,20 @@ end
 -- module, which completes the limit (prepare). An unknown id fails the call before any key is
 -- written.
 local function read_limit(base)
+  local name = algorithms[tonumber(ARGV[base])]
+  if not name then error('unknown algorithm id ' .. ARGV[base], 0) end
+  -- every field in the constructor: a table that grows is allocated again
   local l = {
-    algorithm = tonumber(ARGV[base]),
     count = tonumber(ARGV[base + 1]),
     window = tonumber(ARGV[base + 2]),
     per_token = tonumber(ARGV[base + 3]),
     per_micro = tonumber(ARGV[base + 4]),
     capacity = tonumber(ARGV[base + 5]),
     cost = tonumber(ARGV[base + 6]),
+    run = use(name),
+    burst = false,
+    fp = false,
   }
-  local name = algorithms[l.algorithm]
-  if not name then error('unknown algorithm id ' .. ARGV[base], 0) end
-  l.run = use(name)
   l.run.prepare(l)
   return l
 end

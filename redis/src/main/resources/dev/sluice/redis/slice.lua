@@ -5,8 +5,8 @@ unused rest of the previous slice given back, in one round trip (token bucket an
 KEYS[1]   the state of the limit, as decide.lua names it
 ARGV[1]   the time in microseconds, or '' to read the Redis server's clock (TIME); production
           always sends ''
-ARGV[2..8] the limit's seven values exactly as decide.lua reads them: algorithm (1 token-bucket,
-          2 gcra), count, window, perToken, perMicro, capacity, cost (units of one request)
+ARGV[2..8] the limit's seven values exactly as decide.lua reads them: algorithm (token-bucket's
+          or gcra's id), count, window, perToken, perMicro, capacity, cost (units of one request)
 ARGV[9]   requests given back: what the instance took earlier and did not grant (0 for none)
 ARGV[10]  requests wanted: the instance's own estimate of its next slice (0 to only give back)
 ARGV[11]  the share: a slice is at most the whole requests the budget holds divided by this (at

@@ -22,15 +22,13 @@ Invariant: a state is read (and decoded) once per call and key; a write forgets 
 after a write (the refused of a batch that admitted some) reads what was written.
 --]]
 
-local bucket = {}
-
 -- Each key's state as this call read it, decoded: a group's read pass and its commit fetch and
 -- decode a bucket once (one GET, one SET per decision)
 local states = {}
 
 -- A bucket's stored state, or nil: the time it was written, its debt then, and the per_token,
 -- per_micro and capacity it was written under
-function bucket.read(key)
+local function read(key)
   local s = states[key]
   if not s then
     local v = redis.call('GET', key)
@@ -47,7 +45,7 @@ end
 
 -- Writes a bucket's state in the current format, expiring after ttl_us (a decision) or keeping
 -- the key's TTL (a refund, when ttl_us is nil)
-function bucket.write(key, time, debt, a, ttl_us)
+local function write(key, time, debt, a, ttl_us)
   states[key] = nil
   local value = struct.pack('>I7', time) .. cmsgpack.pack(debt, a.per_token, a.per_micro, a.burst)
   if not ttl_us then
@@ -58,18 +56,18 @@ function bucket.write(key, time, debt, a, ttl_us)
 end
 
 -- Whether a bucket's state was written under this limit's units
-function bucket.same_units(per_token, per_micro, capacity, a)
+local function same_units(per_token, per_micro, capacity, a)
   return per_token == a.per_token and per_micro == a.per_micro and capacity == a.capacity
 end
 
 -- A bucket's limit carries its burst: its units are in its state
-function bucket.prepare(a)
+local function prepare(a)
   a.burst = idiv(a.capacity, a.per_token)
 end
 
 -- The tokens a bucket written under other units had used, as units of this one: whole tokens,
 -- rounded up, at most this burst
-function bucket.converted_debt(old_debt, old_per_token, a)
+local function converted_debt(old_debt, old_per_token, a)
   local used = cdiv(old_debt, old_per_token)
   if used > a.burst then used = a.burst end
   return used * a.per_token
@@ -77,8 +75,8 @@ end
 
 -- Where a reservation left the schedule: the theoretical arrival time and remainder
 -- (time + debt / perMicro, debt % perMicro). The Java twin is LimitState.end.
-function bucket.slot_end(key, a)
-  local time, debt = bucket.read(key)
+local function slot_end(key, a)
+  local time, debt = read(key)
   local d = idiv(debt, a.per_micro)
   return time + d, debt - d * a.per_micro
 end
@@ -130,7 +128,7 @@ local function covers(e, er, x, need, per_micro)
 end
 
 -- The slots returned at `slots` from now on under limit a's units: {at, tokens}
-function bucket.returned(slots, a, now)
+local function returned(slots, a, now)
   local found = {}
   for _, slot in ipairs(read_slots(slots, a)) do
     if slot[1] >= now then found[#found + 1] = slot end
@@ -140,27 +138,27 @@ end
 
 -- Whether the schedule at `key` still holds limit a's cost from instant x on (a slot returned
 -- there may be taken), under a's units
-function bucket.holds(key, a, x)
-  local time, debt, per_token, per_micro, capacity = bucket.read(key)
-  if not time or not bucket.same_units(per_token, per_micro, capacity, a) then return false end
+local function holds(key, a, x)
+  local time, debt, per_token, per_micro, capacity = read(key)
+  if not time or not same_units(per_token, per_micro, capacity, a) then return false end
   local d = idiv(debt, a.per_micro)
   return covers(time + d, debt - d * a.per_micro, x, a.cost * a.per_token, a.per_micro)
 end
 
 -- Takes limit a's cost from the slot returned at `at`: the schedule granted its units already
-function bucket.take(slots, key, a, at, now)
+local function take(slots, key, a, at, now)
   local kept = read_slots(slots, a)
   for _, s in ipairs(kept) do
     if s[1] == at then s[2] = s[2] - a.cost end
   end
-  local e = bucket.slot_end(key, a)
+  local e = slot_end(key, a)
   write_slots(slots, a, kept, now, e + 1)
 end
 
 -- Keeps cost tokens at slot among the returned slots at `slots`, expiring with the schedule,
 -- which ends at `till`
 local function return_slot(slots, a, slot, till, now)
-  local kept = bucket.returned(slots, a, now)
+  local kept = returned(slots, a, now)
   local at = #kept + 1
   for j, s in ipairs(kept) do
     if s[1] == slot then
@@ -185,9 +183,9 @@ end
 -- were placed after it, and moving the end back would put two calls in one slot: the slot is kept
 -- among the returned slots while it is ahead of now and the schedule still holds it. Keeps the
 -- state key's TTL. The Java twin is LimitState.giveBack.
-function bucket.give_back(key, a, e, er, slot, slots, now)
-  local time, debt, per_token, per_micro, capacity = bucket.read(key)
-  if not time or not bucket.same_units(per_token, per_micro, capacity, a) then return end
+local function give_back(key, a, e, er, slot, slots, now)
+  local time, debt, per_token, per_micro, capacity = read(key)
+  if not time or not same_units(per_token, per_micro, capacity, a) then return end
   local d = idiv(debt, a.per_micro)
   local end_at, end_rem = time + d, debt - d * a.per_micro
   if end_at == e and end_rem == er then
@@ -199,7 +197,7 @@ function bucket.give_back(key, a, e, er, slot, slots, now)
       t, left = t - 1, left + a.per_micro
     end
     if left <= a.capacity then
-      bucket.write(key, t, left, a)
+      write(key, t, left, a)
       return
     end
   end
@@ -208,4 +206,15 @@ function bucket.give_back(key, a, e, er, slot, slots, now)
   end
 end
 
-return bucket
+return {
+  read = read,
+  write = write,
+  same_units = same_units,
+  prepare = prepare,
+  converted_debt = converted_debt,
+  slot_end = slot_end,
+  returned = returned,
+  holds = holds,
+  take = take,
+  give_back = give_back,
+}

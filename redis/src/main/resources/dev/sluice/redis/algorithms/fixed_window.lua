@@ -20,13 +20,11 @@ start, until the old window ends (its key gone).
 Invariants: 0 <= remaining <= count; the key expires when its window ends.
 --]]
 
-local fixed_window = {}
-
-function fixed_window.prepare(a)
+local function prepare(a)
   a.fp = int(a.count) .. ',' .. int(a.window)
 end
 
-function fixed_window.decide(key, now, a, commit)
+local function decide(key, now, a, commit)
   local count, window = a.count, a.window
   local idx = idiv(now, window)
   local w, n, gone = idx, 0, false
@@ -71,7 +69,7 @@ function fixed_window.decide(key, now, a, commit)
   return fits, remaining, reset, retry, nxt, batch, from
 end
 
-function fixed_window.refund(key, now, a)
+local function refund(key, now, a)
   local s = redis.call('HMGET', key, 'w', 'n', 'f')
   if not s[1] or (s[3] and second(s[3]) ~= a.window) then return end
   if tonumber(s[1]) < idiv(now, a.window) then return end
@@ -80,7 +78,7 @@ function fixed_window.refund(key, now, a)
   redis.call('HSET', key, 'n', int(n))
 end
 
-function fixed_window.pause(key, now, a, till)
+local function pause(key, now, a, till)
   local last = idiv(till - 1, a.window)
   local n = a.count
   local s = redis.call('HMGET', key, 'w', 'n', 'f')
@@ -93,7 +91,7 @@ function fixed_window.pause(key, now, a, till)
   expire(key, (last + 1) * a.window - now)
 end
 
-function fixed_window.give_back(key, a, e)
+local function give_back(key, a, e)
   local s = redis.call('HMGET', key, 'w', 'n', 'f')
   if not s[1] or (s[3] and second(s[3]) ~= a.window) or tonumber(s[1]) ~= e then return end
   local n = tonumber(s[2]) - a.cost
@@ -101,8 +99,15 @@ function fixed_window.give_back(key, a, e)
   redis.call('HSET', key, 'n', int(n))
 end
 
-function fixed_window.slot_end(key)
+local function slot_end(key)
   return tonumber(redis.call('HGET', key, 'w')), 0
 end
 
-return fixed_window
+return {
+  prepare = prepare,
+  decide = decide,
+  refund = refund,
+  pause = pause,
+  give_back = give_back,
+  slot_end = slot_end,
+}

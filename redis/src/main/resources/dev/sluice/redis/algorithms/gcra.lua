@@ -20,16 +20,7 @@ when nothing is owed.
 local bucket = use('bucket')
 local read, same_units = bucket.read, bucket.same_units
 
-local gcra = {
-  prepare = bucket.prepare,
-  give_back = bucket.give_back,
-  slot_end = bucket.slot_end,
-  returned = bucket.returned,
-  holds = bucket.holds,
-  take = bucket.take,
-}
-
-function gcra.decide(key, now, a, commit)
+local function decide(key, now, a, commit)
   local per_token, per_micro, cap = a.per_token, a.per_micro, a.capacity
   local need = a.cost * per_token
   local delay, r, gone = -1, 0, false
@@ -86,7 +77,7 @@ function gcra.decide(key, now, a, commit)
   return fits, remaining, reset, retry, nxt, batch, 0
 end
 
-function gcra.refund(key, now, a)
+local function refund(key, now, a)
   local written, owed, per_token, per_micro, capacity = read(key)
   if not written or not same_units(per_token, per_micro, capacity, a) then return end
   local d = idiv(owed, a.per_micro)
@@ -98,7 +89,7 @@ function gcra.refund(key, now, a)
   bucket.write(key, now, debt, a)
 end
 
-function gcra.pause(key, now, a, till, slots)
+local function pause(key, now, a, till, slots)
   -- a slot given up before the pause's end must not be sent in it
   redis.call('DEL', slots)
   local tat, r = till + idiv(a.capacity, a.per_micro), a.capacity % a.per_micro
@@ -114,7 +105,7 @@ function gcra.pause(key, now, a, till, slots)
 end
 
 -- The state (time t0, units used) moved on to time x (slice.lua): the units owed at x
-function gcra.at_time(t0, used, x, a)
+local function at_time(t0, used, x, a)
   if not t0 then return x, 0 end
   local d = idiv(used, a.per_micro)
   local delay = t0 + d - x
@@ -122,4 +113,15 @@ function gcra.at_time(t0, used, x, a)
   return x, 0
 end
 
-return gcra
+return {
+  prepare = bucket.prepare,
+  give_back = bucket.give_back,
+  slot_end = bucket.slot_end,
+  returned = bucket.returned,
+  holds = bucket.holds,
+  take = bucket.take,
+  decide = decide,
+  refund = refund,
+  pause = pause,
+  at_time = at_time,
+}

@@ -25,9 +25,7 @@ has passed since the newest entry (its key gone).
 Invariants: 0 <= remaining <= count; entries ascend; a commit leaves at most count entries.
 --]]
 
-local sliding_log = {now_only = true}
-
-function sliding_log.prepare(a)
+local function prepare(a)
   a.fp = int(a.window)
 end
 
@@ -39,7 +37,7 @@ local function entry(key, i)
   return tonumber(s), false
 end
 
-function sliding_log.decide(key, now, a, commit)
+local function decide(key, now, a, commit)
   local count, window, cost = a.count, a.window, a.cost
   local size = redis.call('LLEN', key)
   local t = now
@@ -140,7 +138,7 @@ local function drop_newest(key, cost, fp)
   end
 end
 
-function sliding_log.refund(key, now, a)
+local function refund(key, now, a)
   local newest = redis.call('LINDEX', key, -1)
   if not newest then return end
   local at = string.find(newest, '@', 1, true)
@@ -148,7 +146,7 @@ function sliding_log.refund(key, now, a)
   drop_newest(key, a.cost, at and a.fp)
 end
 
-function sliding_log.pause(key, now, a, till)
+local function pause(key, now, a, till)
   local count, window = a.count, a.window
   local old = {}
   local newest = redis.call('LINDEX', key, -1)
@@ -177,7 +175,7 @@ function sliding_log.pause(key, now, a, till)
   expire(key, last + window - now)
 end
 
-function sliding_log.give_back(key, a, e)
+local function give_back(key, a, e)
   local newest = redis.call('LINDEX', key, -1)
   if not newest then return end
   local at = string.find(newest, '@', 1, true)
@@ -190,8 +188,16 @@ function sliding_log.give_back(key, a, e)
   drop_newest(key, a.cost, at and a.fp)
 end
 
-function sliding_log.slot_end(key)
+local function slot_end(key)
   return entry(key, -1), 0
 end
 
-return sliding_log
+return {
+  now_only = true,
+  prepare = prepare,
+  decide = decide,
+  refund = refund,
+  pause = pause,
+  give_back = give_back,
+  slot_end = slot_end,
+}

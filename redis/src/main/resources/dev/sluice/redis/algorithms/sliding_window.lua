@@ -26,13 +26,11 @@ state has passed (its key gone).
 Invariants: 0 <= remaining <= count; the key expires one window after its window ends.
 --]]
 
-local sliding_window = {}
-
-function sliding_window.prepare(a)
+local function prepare(a)
   a.fp = int(a.count) .. ',' .. int(a.window)
 end
 
-function sliding_window.decide(key, now, a, commit)
+local function decide(key, now, a, commit)
   local count, window, cost = a.count, a.window, a.cost
   local idx = idiv(now, window)
   local w, cur, prev, gone = idx, 0, 0, false
@@ -125,7 +123,7 @@ function sliding_window.decide(key, now, a, commit)
   return fits, remaining, reset, retry, nxt, batch, from
 end
 
-function sliding_window.refund(key, now, a)
+local function refund(key, now, a)
   local s = redis.call('HMGET', key, 'w', 'c', 'f')
   if not s[1] or (s[3] and second(s[3]) ~= a.window) then return end
   if tonumber(s[1]) < idiv(now, a.window) - 1 then return end
@@ -134,7 +132,7 @@ function sliding_window.refund(key, now, a)
   redis.call('HSET', key, 'c', int(c))
 end
 
-function sliding_window.pause(key, now, a, till)
+local function pause(key, now, a, till)
   local last = idiv(till - 1, a.window)
   local c, p = a.count, a.count
   local s = redis.call('HMGET', key, 'w', 'c', 'p', 'f')
@@ -154,7 +152,7 @@ function sliding_window.pause(key, now, a, till)
   expire(key, (last + 2) * a.window - now)
 end
 
-function sliding_window.give_back(key, a, e)
+local function give_back(key, a, e)
   local s = redis.call('HMGET', key, 'w', 'c', 'p', 'f')
   if not s[1] or (s[4] and second(s[4]) ~= a.window) then return end
   local w = tonumber(s[1])
@@ -171,8 +169,15 @@ function sliding_window.give_back(key, a, e)
   redis.call('HSET', key, field, int(n))
 end
 
-function sliding_window.slot_end(key)
+local function slot_end(key)
   return tonumber(redis.call('HGET', key, 'w')), 0
 end
 
-return sliding_window
+return {
+  prepare = prepare,
+  decide = decide,
+  refund = refund,
+  pause = pause,
+  give_back = give_back,
+  slot_end = slot_end,
+}

@@ -31,15 +31,6 @@ grants nothing: the level counts from the stored time); the key expires when the
 local bucket = use('bucket')
 local read, same_units = bucket.read, bucket.same_units
 
-local token_bucket = {
-  prepare = bucket.prepare,
-  give_back = bucket.give_back,
-  slot_end = bucket.slot_end,
-  returned = bucket.returned,
-  holds = bucket.holds,
-  take = bucket.take,
-}
-
 -- A bucket's level after elapsed microseconds of refill
 local function refill(l, cap, per_micro, elapsed)
   local missing = cap - l
@@ -50,7 +41,7 @@ local function refill(l, cap, per_micro, elapsed)
   return l
 end
 
-function token_bucket.decide(key, now, a, commit)
+local function decide(key, now, a, commit)
   local per_token, per_micro, cap = a.per_token, a.per_micro, a.capacity
   local t, l, gone = now, cap, false
   local ts, debt, old_per_token, old_per_micro, old_cap = read(key)
@@ -93,7 +84,7 @@ function token_bucket.decide(key, now, a, commit)
   return fits, idiv(l, per_token), reset, retry, nxt, batch, skew
 end
 
-function token_bucket.refund(key, now, a)
+local function refund(key, now, a)
   local ts, debt, per_token, per_micro, capacity = read(key)
   if not ts or not same_units(per_token, per_micro, capacity, a) then return end
   local t = now
@@ -103,7 +94,7 @@ function token_bucket.refund(key, now, a)
   bucket.write(key, t, a.capacity - l, a)
 end
 
-function token_bucket.pause(key, now, a, till, slots)
+local function pause(key, now, a, till, slots)
   local ts, debt, per_token, per_micro, capacity = read(key)
   local t, l = till, 0
   if ts then
@@ -121,7 +112,7 @@ end
 
 -- The state (time t0, units used) moved on to time x (slice.lua): capacity - level after refill to
 -- x; a bucket written after x stays at its own time
-function token_bucket.at_time(t0, used, x, a)
+local function at_time(t0, used, x, a)
   if not t0 then return x, 0 end
   local t = x
   if t0 > x then t = t0 end
@@ -130,4 +121,15 @@ function token_bucket.at_time(t0, used, x, a)
   return t, used
 end
 
-return token_bucket
+return {
+  prepare = bucket.prepare,
+  give_back = bucket.give_back,
+  slot_end = bucket.slot_end,
+  returned = bucket.returned,
+  holds = bucket.holds,
+  take = bucket.take,
+  decide = decide,
+  refund = refund,
+  pause = pause,
+  at_time = at_time,
+}
