@@ -170,7 +170,7 @@ class DecideScriptTest {
         List<Object> refused = new java.util.ArrayList<>(java.util.Collections.nCopies(12, (Object) 1L));
         refused.set(0, 0L);
         refused.addAll(List.of(0L, -2L, -5_000_000L, -1L, -1L));
-        Decision no = DecideScript.decision(refused, 0, limits);
+        Decision no = DecideReply.decision(refused, 0, limits);
         assertThat(no.outcome()).isEqualTo(Decision.Outcome.REJECTED);
         assertThat(no.remaining()).isZero();
         assertThat(no.reset()).isZero();
@@ -178,7 +178,7 @@ class DecideScriptTest {
         assertThat(no.binding().nextUnit()).isZero();
         // admitted: remaining 20 before, reset a + ceil((b + m c) / (d + m e)) = -5 s, next 3 s
         List<Object> admitted = List.of(1L, 20L, -5_000_000L, 0L, 0L, 1L, 0L, 3_000_000L, 0L, 0L, 1L, 0L);
-        Decision yes = DecideScript.decision(admitted, 0, limits);
+        Decision yes = DecideReply.decision(admitted, 0, limits);
         assertThat(yes.outcome()).isEqualTo(Decision.Outcome.ALLOWED);
         assertThat(yes.remaining()).as("capped at the capacity").isEqualTo(10);
         assertThat(yes.reset()).isZero();
@@ -199,7 +199,7 @@ class DecideScriptTest {
     @Test
     void anUnreadableReplyNamesTheScript() {
         List<Limit> limits = List.of(Limit.of("short", 1, Duration.ofSeconds(1)));
-        assertThatThrownBy(() -> DecideScript.decision(List.of(1L, 1L), 0, limits))
+        assertThatThrownBy(() -> DecideReply.decision(List.of(1L, 1L), 0, limits))
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageStartingWith("unreadable reply from decide.lua: ");
     }
