@@ -54,7 +54,7 @@ class TwinTest {
     }
 
     /**
-     * The same traces with reservations (decide.lua's reservation form, Caller.reserve) and
+     * The same traces with reservations (reserve.lua, Caller.reserve) and
      * pauses (pause.lua, LimitState.pause) before
      * about a third of the decisions, each of a random longest wait, and some given up by their
      * waiters (giveback.lua, LimitState.giveBack), the last one booked or an earlier one (whose
@@ -114,7 +114,7 @@ class TwinTest {
     /**
      * Traces of reservations queued far ahead on a bucket (alone, or with a fixed window beside
      * it), many given up from the middle of the schedule, with decisions and clock steps between
-     * them: decide.lua's reservation form and giveback.lua must keep and take the returned slots
+     * them: reserve.lua and giveback.lua must keep and take the returned slots
      * (the bucket's {@code :slots} key) exactly as Caller.reserve and LimitState.giveBack do, and
      * the traces must take some.
      */

@@ -6,7 +6,6 @@ import dev.sluice.Algorithm;
 import dev.sluice.Decision;
 import dev.sluice.Limit;
 import dev.sluice.TimeSource;
-import dev.sluice.internal.Timeouts;
 import dev.sluice.internal.UnreadableStateException;
 import dev.sluice.spi.CompiledLimit;
 import org.redisson.api.RScript;
@@ -14,10 +13,6 @@ import org.redisson.api.RScriptAsync;
 import org.redisson.api.RedissonClient;
 import org.redisson.api.options.OptionalOptions;
 import org.redisson.client.RedisException;
-import org.redisson.client.RedisNoScriptException;
-import org.redisson.client.RedisNodeNotFoundException;
-import org.redisson.client.RedisRedirectException;
-import org.redisson.client.RedisTryAgainException;
 import org.redisson.client.codec.StringCodec;
 
 import java.nio.charset.StandardCharsets;
@@ -30,7 +25,6 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
-import java.util.concurrent.TimeUnit;
 import java.util.function.IntFunction;
 
 /**
@@ -41,7 +35,7 @@ import java.util.function.IntFunction;
  */
 final class DecideScript {
 
-    static final String SCRIPT = LuaScript.source("state.lua", "decide.lua");
+    static final String SCRIPT = LuaSource.compose("decide.lua");
     static final String SHA = sha1(SCRIPT);
     /** {@code ARGV} values per limit: algorithm id, count, window, perToken, perMicro, capacity, cost. */
     private static final int ARGS_PER_LIMIT = 7;
@@ -49,17 +43,14 @@ final class DecideScript {
      * Values decide.lua returns per limit for the admitted requests: remaining before the batch,
      * then reset and next after {@code m} admissions, each as {@code a + ceil((b + m c) / (d + m e))}.
      */
-    private static final int BATCH_PER_LIMIT = 11;
+    static final int BATCH_PER_LIMIT = 11;
     /** Values decide.lua returns per limit for the refused requests: fits, remaining, reset_us, retry_us, next_us. */
-    private static final int VALUES_PER_LIMIT = 5;
-    /** The most times a call answered TRYAGAIN (or sent to a slot of no known master) is sent again; see {@link #resend}. */
-    static final int TRY_AGAIN_SENDS = 5;
-    /** The pause before such a call is first sent again, doubling after each. */
-    static final long TRY_AGAIN_PAUSE_MILLIS = 5;
+    static final int VALUES_PER_LIMIT = 5;
     /** What decide.lua answers in place of {@code admitted} for a batch that failed, before its error's message. */
     private static final long FAILED = -1;
 
     private final RScript script;
+    private final DecideResends resends;
     private final TimeSource testTime;
     // Identity-keyed and weak: a limiter's limits are encoded once, and forgotten with the limiter.
     private final Cache<Limit, String[]> encoded = Caffeine.newBuilder().weakKeys().executor(Runnable::run).build();
@@ -70,12 +61,14 @@ final class DecideScript {
     DecideScript(RedissonClient client, TimeSource testTime) {
         // No retries: a consuming script re-sent after a response timeout would charge twice.
         this.script = client.getScript(OptionalOptions.defaults().codec(StringCodec.INSTANCE).retryAttempts(0));
+        this.resends = new DecideResends(script);
         this.testTime = testTime;
     }
 
     /**
-     * The id decide.lua's {@code algorithms} table gives each algorithm. Explicit, never the enum's
-     * order: reordering {@link Algorithm} must not make Redis count by another algorithm.
+     * The id shared.lua's {@code algorithms} table (the Lua scripts' one table of ids) gives each
+     * algorithm. Explicit, never the enum's order: reordering {@link Algorithm} must not make Redis
+     * count by another algorithm.
      */
     static int id(Algorithm algorithm) {
         return switch (algorithm) {
@@ -210,65 +203,9 @@ final class DecideScript {
                 call.keys(), call.args()).toCompletableFuture();
     }
 
-    /**
-     * After a failed send: on {@code NOSCRIPT} the script did not run, so sending it in full (which
-     * caches it again) charges once. When its slot was moving ({@link #moving}) it did not run
-     * either, and is sent again alone, by SHA-1: at once after {@code MOVED} or {@code ASK}
-     * (Redisson follows both for a call of its own, and routes by the slots it has learnt
-     * meanwhile); after {@code TRYAGAIN}, which lasts while a caller's keys are split between two
-     * masters, or a slot Redisson has no master for (for a moment while it updates its map), up to
-     * {@value #TRY_AGAIN_SENDS} times, {@value #TRY_AGAIN_PAUSE_MILLIS} ms apart and then twice as
-     * long each time. Any other failure stands: a call that timed out may have run.
-     */
+    /** After a failed send: the call sent again if it cannot have run, as {@link DecideResends} says, or the failure. */
     CompletableFuture<List<Object>> resend(Call call, Throwable failure) {
-        Throwable cause = unwrap(failure);
-        if (cause instanceof RedisNoScriptException) {
-            return inFull(call);
-        }
-        if (moving(cause)) {
-            return again(call, cause, 0);
-        }
-        return CompletableFuture.failedFuture(cause);
-    }
-
-    /** Sends a call that did not run ({@code cause}, {@code sent} times already) again, after a pause if TRYAGAIN. */
-    private CompletableFuture<List<Object>> again(Call call, Throwable cause, int sent) {
-        CompletableFuture<Void> turn = cause instanceof RedisRedirectException
-                ? CompletableFuture.completedFuture(null) : pause(TRY_AGAIN_PAUSE_MILLIS << sent);
-        return turn.thenCompose(go -> evalSha(script, call)).handle((reply, failure) -> {
-            if (failure == null) {
-                return CompletableFuture.completedFuture(reply);
-            }
-            Throwable next = unwrap(failure);
-            if (next instanceof RedisNoScriptException) {
-                return inFull(call);
-            }
-            if (moving(next) && !(next instanceof RedisRedirectException) && sent + 1 < TRY_AGAIN_SENDS) {
-                return again(call, next, sent + 1);
-            }
-            return CompletableFuture.<List<Object>>failedFuture(next);
-        }).thenCompose(stage -> stage);
-    }
-
-    /** Completes after {@code millis}, on Sluice's timer thread (not the JDK's JVM-global one; see Timeouts). */
-    private static CompletableFuture<Void> pause(long millis) {
-        return Timeouts.orTimeout(new CompletableFuture<Void>(), TimeUnit.MILLISECONDS.toNanos(millis))
-                .exceptionally(elapsed -> null);
-    }
-
-    private CompletableFuture<List<Object>> inFull(Call call) {
-        return script.<List<Object>>evalAsync(call.route(), RScript.Mode.READ_WRITE, SCRIPT, RScript.ReturnType.LIST,
-                call.keys(), call.args()).toCompletableFuture();
-    }
-
-    /**
-     * Whether a call failed, without running, because its slot is moving between a cluster's
-     * masters: {@code TRYAGAIN} (some of a caller's keys moved, some not yet), a redirection
-     * Redisson gave up on, or a slot Redisson does not know a master of yet.
-     */
-    static boolean moving(Throwable cause) {
-        return cause instanceof RedisTryAgainException || cause instanceof RedisRedirectException
-                || cause instanceof RedisNodeNotFoundException;
+        return resends.resend(call, failure);
     }
 
     /**
@@ -286,23 +223,8 @@ final class DecideScript {
         if (admitted < 0 || admitted > batch.size() || end > reply.size()) {
             throw new IllegalStateException("a batch of " + batch.size() + " admitted " + admitted + ", reply of " + reply.size());
         }
-        answer.complete(decisions(reply.subList(at, end), limits));
+        answer.complete(DecideReply.decisions(reply.subList(at, end), limits));
         return end;
-    }
-
-    /** Request {@code i}'s decision from one batch's reply. */
-    private static IntFunction<Decision> decisions(List<Object> values, List<Limit> limits) {
-        // every refused request of a batch gets the same answer: decoded once, shared (immutable)
-        Decision[] refused = new Decision[1];
-        return request -> {
-            if (request < number(values, 0)) {
-                return decision(values, request, limits);
-            }
-            if (refused[0] == null) {
-                refused[0] = decision(values, request, limits);
-            }
-            return refused[0];
-        };
     }
 
     /** One limit's {@code ARGV} values, in the order decide.lua reads them. */
@@ -317,48 +239,6 @@ final class DecideScript {
         args[5] = Long.toString(compiled.capacityUnits());
         args[6] = Long.toString(compiled.cost());
         return args;
-    }
-
-    /**
-     * The decision of request number {@code request} (from 0, in arrival order) in a reply: one
-     * of the first {@code admitted} is allowed after {@code request + 1} admissions, with its own
-     * remaining, reset and next unit; every later one is refused as the state after the batch says.
-     */
-    static Decision decision(List<Object> reply, int request, List<Limit> limits) {
-        try {
-            long admitted = number(reply, 0);
-            int n = limits.size();
-            List<Decision.Quota> quotas = new ArrayList<>(n);
-            if (request < admitted) {
-                long m = request + 1L;
-                for (int i = 0; i < n; i++) {
-                    int base = 1 + BATCH_PER_LIMIT * i;
-                    long remaining = number(reply, base) - m * limits.get(i).cost();
-                    quotas.add(quota(limits.get(i), true, remaining, micros(after(reply, base + 1, m)),
-                            Duration.ZERO, micros(after(reply, base + 6, m))));
-                }
-                return new Decision(Decision.Outcome.ALLOWED, quotas, Duration.ZERO);
-            }
-            Duration retry = Duration.ZERO;
-            for (int i = 0; i < n; i++) {
-                int base = 1 + BATCH_PER_LIMIT * n + VALUES_PER_LIMIT * i;
-                Duration limitRetry = micros(number(reply, base + 3));
-                quotas.add(quota(limits.get(i), number(reply, base) == 1, number(reply, base + 1),
-                        micros(number(reply, base + 2)), limitRetry, micros(number(reply, base + 4))));
-                if (limitRetry.compareTo(retry) > 0) {
-                    retry = limitRetry;
-                }
-            }
-            return new Decision(Decision.Outcome.REJECTED, quotas, retry);
-        } catch (RuntimeException e) {
-            throw new IllegalStateException("unreadable reply from decide.lua: " + e, e);
-        }
-    }
-
-    /** {@code a + ceil((b + m c) / (d + m e))} from the five values at {@code index}: a time after {@code m} admissions. */
-    private static long after(List<Object> reply, int index, long m) {
-        long divisor = number(reply, index + 3) + m * number(reply, index + 4);
-        return number(reply, index) - Math.floorDiv(-(number(reply, index + 1) + m * number(reply, index + 2)), divisor);
     }
 
     static long number(List<Object> reply, int index) {

@@ -16,11 +16,11 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 
 /**
- * The Java side of {@code refund.lua}, {@code pause.lua}, {@code giveback.lua}, {@code lease.lua}
- * and of {@code decide.lua}'s reservation form, and the only Java knowing their layouts: a refund
- * is one script call with {@code decide.lua}'s values per limit ({@link DecideScript#encode}), and
- * so is a reservation ({@code RateLimiter.acquire}) and the return of one its waiter gave up
- * (those values and where it ends each limit's schedule); taking a concurrency lease is one call of {@code lease.lua};
+ * The Java side of {@code refund.lua}, {@code reserve.lua}, {@code pause.lua}, {@code giveback.lua}
+ * and {@code lease.lua}, and the only Java knowing their layouts: a refund is one script call with
+ * {@code decide.lua}'s values per limit ({@link DecideScript#encode}), and so is a reservation
+ * ({@code RateLimiter.acquire}) and the return of one its waiter gave up (those values and where it
+ * ends each limit's schedule); taking a concurrency lease is one call of {@code lease.lua};
  * returning one is one {@code ZREM} of its id.
  */
 final class LeaseScripts {
@@ -29,7 +29,7 @@ final class LeaseScripts {
     private final TimeSource testTime;
     private final LuaScript refund;
     private final LuaScript lease;
-    /** decide.lua, called in its reservation form ({@code ARGV[2] = -1}): no batching, no local copy. */
+    /** Reservations: no batching, no local copy. */
     private final LuaScript reserve;
     private final LuaScript pause;
     private final LuaScript giveBack;
@@ -40,19 +40,20 @@ final class LeaseScripts {
     LeaseScripts(RedissonClient client, TimeSource testTime) {
         this.client = client;
         this.testTime = testTime;
-        this.refund = new LuaScript(client, "state.lua", "refund.lua");
-        this.lease = new LuaScript(client, "lease.lua");
-        this.reserve = new LuaScript(client, "state.lua", "decide.lua");
-        this.pause = new LuaScript(client, "state.lua", "pause.lua");
-        this.giveBack = new LuaScript(client, "state.lua", "giveback.lua");
+        this.refund = new LuaScript(client, "refund.lua");
+        this.lease = LuaScript.alone(client, "lease.lua");
+        this.reserve = new LuaScript(client, "reserve.lua");
+        this.pause = new LuaScript(client, "pause.lua");
+        this.giveBack = new LuaScript(client, "giveback.lua");
     }
 
-    /** Loads both scripts into the script cache of every master (and replica). */
+    /** Loads every one of these scripts into the script cache of every master (and replica). */
     CompletableFuture<Void> loadEverywhere() {
-        return CompletableFuture.allOf(refund.loadEverywhere(), lease.loadEverywhere());
+        return CompletableFuture.allOf(refund.loadEverywhere(), lease.loadEverywhere(), reserve.loadEverywhere(),
+                pause.loadEverywhere(), giveBack.loadEverywhere());
     }
 
-    /** {@code ARGV[1]} of both scripts: the injected time, or '' for the Redis server's clock. */
+    /** {@code ARGV[1]} of every one of these scripts: the injected time, or '' for the Redis server's clock. */
     private String now() {
         return testTime == null ? "" : Long.toString(testTime.nowMicros());
     }
@@ -115,15 +116,13 @@ final class LeaseScripts {
 
     /**
      * Reserves one request of {@code key}'s caller under its limits, at most {@code maxWait} ahead,
-     * telling where it ends each limit's schedule: one call of decide.lua's reservation form.
+     * telling where it ends each limit's schedule: one call of reserve.lua.
      */
     CompletableFuture<RateLimitStore.Booking> book(StorageKey key, Duration maxWait) {
         List<Limit> limits = key.limits;
-        List<Object> args = new ArrayList<>(4 + 7 * limits.size());
+        List<Object> args = new ArrayList<>(2 + 7 * limits.size());
         args.add(now());
-        args.add("-1");
         args.add(Long.toString(maxWait.toNanos() / 1_000));
-        args.add(Integer.toString(limits.size()));
         for (Limit limit : limits) {
             args.addAll(List.of(DecideScript.encode(limit)));
         }
@@ -136,7 +135,7 @@ final class LeaseScripts {
     }
 
     /**
-     * The reply of decide.lua's reservation form: reserved, wait_us, then per limit fits,
+     * The reply of reserve.lua: reserved, wait_us, then per limit fits,
      * remaining, reset_us, retry_us, next_us; when reserved, then per limit end, end_rem and the
      * reserved instant.
      */
@@ -162,7 +161,7 @@ final class LeaseScripts {
             }
             return new RateLimitStore.Booking(decision, ends);
         } catch (RuntimeException e) {
-            throw new IllegalStateException("unreadable reply from decide.lua's reservation: " + e, e);
+            throw new IllegalStateException("unreadable reply from reserve.lua: " + e, e);
         }
     }
 

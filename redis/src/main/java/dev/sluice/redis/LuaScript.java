@@ -6,16 +6,13 @@ import org.redisson.api.options.OptionalOptions;
 import org.redisson.client.RedisNoScriptException;
 import org.redisson.client.codec.StringCodec;
 
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * One Lua script of this package besides {@code decide.lua} ({@code refund.lua}, {@code lease.lua}):
- * loaded from the class path once (behind the helpers it shares with {@code decide.lua}, if any), sent by its SHA-1 and in full after {@code NOSCRIPT} (which
+ * One Lua script of this package besides {@code decide.lua} ({@code reserve.lua}, {@code refund.lua},
+ * {@code pause.lua}, {@code giveback.lua}, {@code slice.lua}, {@code lease.lua}): composed from the
+ * class path once ({@link LuaSource}), sent by its SHA-1 and in full after {@code NOSCRIPT} (which
  * caches it again), with Redisson's retries disabled, because these scripts consume or give back
  * and a re-sent one would do it twice.
  */
@@ -26,12 +23,21 @@ final class LuaScript {
     private final String sha;
     private final RScript script;
 
-    /** @param files the script's files, in order: shared helpers first ({@code state.lua}), the script itself last */
-    LuaScript(RedissonClient client, String... files) {
-        this.name = files[files.length - 1];
-        this.text = source(files);
+    /** A script counting by the algorithms: {@code driver} composed behind them ({@link LuaSource#compose}). */
+    LuaScript(RedissonClient client, String driver) {
+        this(client, driver, LuaSource.compose(driver));
+    }
+
+    private LuaScript(RedissonClient client, String name, String text) {
+        this.name = name;
+        this.text = text;
         this.sha = DecideScript.sha1(text);
         this.script = client.getScript(OptionalOptions.defaults().codec(StringCodec.INSTANCE).retryAttempts(0));
+    }
+
+    /** A script that counts by no algorithm ({@code lease.lua}): its file alone. */
+    static LuaScript alone(RedissonClient client, String file) {
+        return new LuaScript(client, file, LuaSource.alone(file));
     }
 
     /** Loads the script into the script cache of every master (and replica). */
@@ -56,29 +62,6 @@ final class LuaScript {
                     return CompletableFuture.<R>failedFuture(cause);
                 })
                 .thenCompose(stage -> stage);
-    }
-
-    /**
-     * The text Redis runs: the files one after another. Redis scripts cannot load code, so
-     * helpers two scripts share ({@code state.lua}) travel in front of each of them.
-     */
-    static String source(String... files) {
-        StringBuilder text = new StringBuilder();
-        for (String file : files) {
-            text.append(load(file)).append('\n');
-        }
-        return text.toString();
-    }
-
-    private static String load(String name) {
-        try (InputStream in = LuaScript.class.getResourceAsStream(name)) {
-            if (in == null) {
-                throw new IllegalStateException(name + " is missing from the class path");
-            }
-            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
     }
 
     @Override

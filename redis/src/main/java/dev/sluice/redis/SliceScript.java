@@ -21,7 +21,7 @@ final class SliceScript {
 
     /** @param testTime the clock to use instead of the Redis server's, or {@code null} in production */
     SliceScript(RedissonClient client, TimeSource testTime) {
-        this.script = new LuaScript(client, "state.lua", "slice.lua");
+        this.script = new LuaScript(client, "slice.lua");
         this.testTime = testTime;
     }
 

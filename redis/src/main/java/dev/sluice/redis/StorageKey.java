@@ -51,7 +51,7 @@ final class StorageKey {
 
     /**
      * The Redis key of each limit's state, then of each limit's returned slots (a token bucket's or
-     * GCRA's slots given up inside its schedule; see {@code state.lua}), in the limits' order:
+     * GCRA's slots given up inside its schedule; see {@code algorithms/bucket.lua}), in the limits' order:
      * for a reservation, a give-back, a pause and a reset, never for a decision.
      */
     List<Object> keysWithSlots() {

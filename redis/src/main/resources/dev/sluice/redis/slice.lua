@@ -5,8 +5,8 @@ unused rest of the previous slice given back, in one round trip (token bucket an
 KEYS[1]   the state of the limit, as decide.lua names it
 ARGV[1]   the time in microseconds, or '' to read the Redis server's clock (TIME); production
           always sends ''
-ARGV[2..8] the limit's seven values exactly as decide.lua reads them: algorithm (1 token-bucket,
-          2 gcra), count, window, perToken, perMicro, capacity, cost (units of one request)
+ARGV[2..8] the limit's seven values exactly as decide.lua reads them: algorithm (token-bucket's
+          or gcra's id), count, window, perToken, perMicro, capacity, cost (units of one request)
 ARGV[9]   requests given back: what the instance took earlier and did not grant (0 for none)
 ARGV[10]  requests wanted: the instance's own estimate of its next slice (0 to only give back)
 ARGV[11]  the share: a slice is at most the whole requests the budget holds divided by this (at
@@ -37,12 +37,14 @@ A give-back is a refund (refund.lua) of as many requests as of the last grant: i
 more than an untouched key would hold, so the fleet never admits more than one caller deciding
 alone would. Given back alone, the state is written as of that grant: decide.lua converts a state
 written under other units from its time, so a state moved on to now would convert otherwise. The state is
-read and written as decide.lua does (state.lua, sent in front of this script), with the TTL a
-decision gives it.
+read and written by the module decide.lua uses (algorithms/bucket.lua, sent in front of this
+script), with the TTL a decision gives it.
 --]]
 
--- idiv, cdiv, int, expire, numbers, second, same_units, read_state, write_state, clock,
--- read_limit: state.lua, sent in front of this script
+-- shared.lua and the algorithms' modules are sent in front of this script (LuaScript composes
+-- them): idiv, cdiv, clock, read_limit, use, the bucket's at_time
+
+local bucket = use('bucket')
 
 local key = KEYS[1]
 local now = clock()
@@ -59,26 +61,14 @@ if ARGV[12] and ARGV[12] ~= '' then
   if at > now then at = now end
 end
 
-local stamp, debt, old_per_token, old_per_micro, old_cap = read_state(key)
-if stamp and not same_units(old_per_token, old_per_micro, old_cap, a) then
+local stamp, debt, old_per_token, old_per_micro, old_cap = bucket.read(key)
+if stamp and not bucket.same_units(old_per_token, old_per_micro, old_cap, a) then
   return {-2, 0, 0, 0, 0, 0, 0, 0}
 end
 
--- The state (time t, units used) moved on to time x: for the token bucket capacity - level after
--- refill to x, for gcra the units owed at x (a bucket written after x stays at its own time)
+-- The state (time t, units used) moved on to time x: the algorithm's at_time
 local function at_time(t0, used, x)
-  if not t0 then return x, 0 end
-  if a.algorithm == 1 then
-    local t = x
-    if t0 > x then t = t0 end
-    if used > 0 and t - t0 >= cdiv(used, per_micro) then return t, 0 end
-    if used > 0 then return t, used - (t - t0) * per_micro end
-    return t, used
-  end
-  local d = idiv(used, per_micro)
-  local delay = t0 + d - x
-  if delay >= 0 then return x, delay * per_micro + (used - d * per_micro) end
-  return x, 0
+  return a.run.at_time(t0, used, x, a)
 end
 
 -- the give-back, as of the last grant (or the state's own time, when written later): at least
@@ -112,12 +102,12 @@ debt = debt + granted * need
 local skew = t - now
 local reset = skew + cdiv(debt, per_micro)
 if granted > 0 then
-  write_state(key, t, debt, a, reset)
+  bucket.write(key, t, debt, a, reset)
 elseif stamp and (give > 0 or ARGV[12] ~= '') then
   -- as decide.lua left it at the last grant, expiring when that state would be whole again
   local ttl = given_at - now + cdiv(given_debt, per_micro)
   if ttl < 0 then ttl = 0 end
-  write_state(key, given_at, given_debt, a, ttl)
+  bucket.write(key, given_at, given_debt, a, ttl)
 end
 local l = cap - debt
 local remaining = 0

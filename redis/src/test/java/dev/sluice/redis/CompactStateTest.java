@@ -28,7 +28,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * The token bucket's and GCRA's state is one short binary string: Redis keeps it in one
  * allocation with its header (embstr, up to 44 bytes), 48 bytes for up to 28 bytes of value,
  * where the hex string before took 64. Its numbers stay exact to the largest units a limit
- * allows, and refund.lua reads and writes it with the same helpers (state.lua, sent in front of both).
+ * allows, and refund.lua reads and writes it with the same helpers (algorithms/bucket.lua, composed into both).
  */
 class CompactStateTest {
 

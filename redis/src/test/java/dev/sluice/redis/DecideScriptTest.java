@@ -33,13 +33,13 @@ class DecideScriptTest {
 
     private final RedissonClient client = Stores.client();
 
-    /** decide.lua's {@code algorithms} table: id to the name of the Lua function it runs. */
+    /** shared.lua's {@code algorithms} table, as decide.lua is sent: id to the name of the Lua module it runs. */
     private static Map<Integer, String> luaTable() {
         String script = DecideScript.SCRIPT;
         int start = script.indexOf("local algorithms = {");
         String table = script.substring(start, script.indexOf('}', start));
         Map<Integer, String> functions = new HashMap<>();
-        Matcher entry = Pattern.compile("\\[(\\d+)] = (\\w+),").matcher(table);
+        Matcher entry = Pattern.compile("\\[(\\d+)] = '(\\w+)',").matcher(table);
         while (entry.find()) {
             functions.put(Integer.parseInt(entry.group(1)), entry.group(2));
         }
@@ -170,7 +170,7 @@ class DecideScriptTest {
         List<Object> refused = new java.util.ArrayList<>(java.util.Collections.nCopies(12, (Object) 1L));
         refused.set(0, 0L);
         refused.addAll(List.of(0L, -2L, -5_000_000L, -1L, -1L));
-        Decision no = DecideScript.decision(refused, 0, limits);
+        Decision no = DecideReply.decision(refused, 0, limits);
         assertThat(no.outcome()).isEqualTo(Decision.Outcome.REJECTED);
         assertThat(no.remaining()).isZero();
         assertThat(no.reset()).isZero();
@@ -178,7 +178,7 @@ class DecideScriptTest {
         assertThat(no.binding().nextUnit()).isZero();
         // admitted: remaining 20 before, reset a + ceil((b + m c) / (d + m e)) = -5 s, next 3 s
         List<Object> admitted = List.of(1L, 20L, -5_000_000L, 0L, 0L, 1L, 0L, 3_000_000L, 0L, 0L, 1L, 0L);
-        Decision yes = DecideScript.decision(admitted, 0, limits);
+        Decision yes = DecideReply.decision(admitted, 0, limits);
         assertThat(yes.outcome()).isEqualTo(Decision.Outcome.ALLOWED);
         assertThat(yes.remaining()).as("capped at the capacity").isEqualTo(10);
         assertThat(yes.reset()).isZero();
@@ -199,7 +199,7 @@ class DecideScriptTest {
     @Test
     void anUnreadableReplyNamesTheScript() {
         List<Limit> limits = List.of(Limit.of("short", 1, Duration.ofSeconds(1)));
-        assertThatThrownBy(() -> DecideScript.decision(List.of(1L, 1L), 0, limits))
+        assertThatThrownBy(() -> DecideReply.decision(List.of(1L, 1L), 0, limits))
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageStartingWith("unreadable reply from decide.lua: ");
     }

@@ -1,0 +1,142 @@
+package dev.sluice.redis;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.HashSet;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * The text Redis runs for a script of this package: Redis scripts cannot load code, so a script
+ * that counts by the algorithms travels whole, composed here once when it is loaded (its SHA-1 is of
+ * the composed text).
+ *
+ * <p>The text is {@code shared.lua}; then every file of {@code algorithms/} that its table of ids
+ * names, and every file those {@code use}, each wrapped as a module, a function returning the
+ * algorithm's operations, which {@code use(name)} runs at most once per call; then the script
+ * itself, the driver. Redis runs the whole text on every call, and every function and table it
+ * creates costs the call: a lone decision is a few dozen microseconds, and each function about one
+ * percent of it. So a call creates only the modules of the algorithms it counts by, and each
+ * module only the operations the driver calls ({@code run.<operation>} in the driver or in
+ * {@code shared.lua}): the others, and every {@code local function} no longer referenced, are left
+ * out of that script's text.
+ */
+final class LuaSource {
+
+    /** An entry of {@code shared.lua}'s table of algorithm ids: {@code [1] = 'token_bucket',}. */
+    private static final Pattern ALGORITHM = Pattern.compile("^ *\\[\\d+] = '(\\w+)',", Pattern.MULTILINE);
+    /** A module one file uses: {@code use('bucket')}. */
+    private static final Pattern USE = Pattern.compile("use\\('(\\w+)'\\)");
+    /** An operation a driver calls on a limit's module: {@code l.run.decide(}. */
+    private static final Pattern RUN = Pattern.compile("\\brun\\.(\\w+)");
+    /** A line of a module's table of operations, the {@code return} that ends its file: {@code   decide = decide,}. */
+    private static final Pattern EXPORT = Pattern.compile("^  (\\w+) = [\\w.]+,\\n", Pattern.MULTILINE);
+    /** A function at the top of a file, through the {@code end} at the start of a line that closes it. */
+    private static final Pattern FUNCTION = Pattern.compile("^local function (\\w+)\\(.*?^end\\n",
+            Pattern.MULTILINE | Pattern.DOTALL);
+    private static final Pattern COMMENT = Pattern.compile("--\\[\\[.*?--]]|--[^\\n]*", Pattern.DOTALL);
+
+    private LuaSource() {
+    }
+
+    /** A script that counts by no algorithm ({@code lease.lua}): its file alone. */
+    static String alone(String file) {
+        return load(file);
+    }
+
+    /** {@code driver} composed behind {@code shared.lua} and the algorithms' modules, as the class says. */
+    static String compose(String driver) {
+        String shared = load("shared.lua");
+        String main = load(driver);
+        Set<String> wanted = new HashSet<>(names(RUN, shared));
+        wanted.addAll(names(RUN, main));
+        Set<String> modules = new LinkedHashSet<>();
+        Deque<String> pending = new ArrayDeque<>(names(ALGORITHM, shared));
+        pending.addAll(names(USE, main));
+        StringBuilder text = new StringBuilder(shared).append("\nmodules = {\n");
+        while (!pending.isEmpty()) {
+            String module = pending.removeFirst();
+            if (modules.add(module)) {
+                String source = load("algorithms/" + module + ".lua");
+                pending.addAll(names(USE, source));
+                text.append("['").append(module).append("'] = function()\n").append(source).append("end,\n");
+            }
+        }
+        return withoutUnused(text.append("}\n").append(main).append('\n').toString(), wanted);
+    }
+
+    /**
+     * {@code text} without the operations no one calls (neither {@code wanted} nor named as
+     * {@code module.operation} by another module) and without the functions nothing references,
+     * until none is left.
+     */
+    private static String withoutUnused(String text, Set<String> wanted) {
+        while (true) {
+            String code = COMMENT.matcher(text).replaceAll("");
+            String exports = EXPORT.matcher(code).replaceAll("");
+            Matcher export = EXPORT.matcher(text);
+            StringBuilder kept = new StringBuilder();
+            while (export.find()) {
+                String name = export.group(1);
+                boolean used = wanted.contains(name) || Pattern.compile("\\." + name + "\\b").matcher(exports).find();
+                export.appendReplacement(kept, used ? Matcher.quoteReplacement(export.group()) : "");
+            }
+            export.appendTail(kept);
+            String next = kept.toString();
+            Matcher function = FUNCTION.matcher(next);
+            String unreferenced = COMMENT.matcher(next).replaceAll("");
+            StringBuilder live = new StringBuilder();
+            while (function.find()) {
+                // modules may define functions of one name: a use is any mention but a definition
+                String name = function.group(1);
+                boolean used = count("\\b" + name + "\\b", unreferenced)
+                        > count("local function " + name + "\\(", unreferenced);
+                function.appendReplacement(live, used ? Matcher.quoteReplacement(function.group()) : "");
+            }
+            function.appendTail(live);
+            next = live.toString();
+            if (next.equals(text)) {
+                return text;
+            }
+            text = next;
+        }
+    }
+
+    private static int count(String regex, String text) {
+        Matcher match = Pattern.compile(regex).matcher(text);
+        int count = 0;
+        while (match.find()) {
+            count++;
+        }
+        return count;
+    }
+
+    /** The first group of each match of {@code pattern} in {@code text}, in order. */
+    private static List<String> names(Pattern pattern, String text) {
+        List<String> names = new ArrayList<>();
+        Matcher match = pattern.matcher(text);
+        while (match.find()) {
+            names.add(match.group(1));
+        }
+        return names;
+    }
+
+    private static String load(String name) {
+        try (InputStream in = LuaSource.class.getResourceAsStream(name)) {
+            if (in == null) {
+                throw new IllegalStateException(name + " is missing from the class path");
+            }
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+}
