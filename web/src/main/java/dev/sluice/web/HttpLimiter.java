@@ -232,15 +232,15 @@ public final class HttpLimiter implements AutoCloseable {
          * {@code send-error} or {@code exception}.
          *
          * @param adapter the adapter, for messages, such as {@code a servlet filter}
+         * @throws IllegalArgumentException naming a form that is not a value of {@code reject}
          */
         public Builder rejections(String adapter, String... forms) {
             this.adapter = Objects.requireNonNull(adapter, "adapter");
             List<Rejection> out = new ArrayList<>(List.of(Rejection.PROBLEM));
             for (String form : forms) {
-                for (Rejection known : Rejection.values()) {
-                    if (known.configName().equals(form) && !out.contains(known)) {
-                        out.add(known);
-                    }
+                Rejection known = Rejection.parse(name -> form, adapter, Rejection.values());
+                if (!out.contains(known)) {
+                    out.add(known);
                 }
             }
             this.rejections = out.toArray(new Rejection[0]);
