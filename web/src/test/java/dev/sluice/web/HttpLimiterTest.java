@@ -5,10 +5,10 @@ import dev.sluice.FailureMode;
 import dev.sluice.Limit;
 import dev.sluice.RateLimiter;
 import dev.sluice.spi.RateLimitStore;
+import dev.sluice.web.internal.TestRequest;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -40,44 +40,6 @@ class HttpLimiterTest {
         }
     }
 
-    /** A request from 192.0.2.1 with attributes of its own. */
-    private record View(Map<String, Object> attributes) implements RequestView {
-        @Override
-        public String header(String name) {
-            return null;
-        }
-
-        @Override
-        public List<String> headers(String name) {
-            return List.of();
-        }
-
-        @Override
-        public String principal() {
-            return null;
-        }
-
-        @Override
-        public String param(String name) {
-            return null;
-        }
-
-        @Override
-        public String remoteAddr() {
-            return "192.0.2.1";
-        }
-
-        @Override
-        public Object attribute(String name) {
-            return attributes.get(name);
-        }
-
-        @Override
-        public void setAttribute(String name, Object value) {
-            attributes.put(name, value);
-        }
-    }
-
     private static HttpLimiter held(Held store, FailureMode mode) {
         RateLimiter limiter = RateLimiter.builder().limit(Limit.of("held", "10/s")).store(store).failureMode(mode)
                 .timeout(Duration.ofSeconds(5)).build();
@@ -87,7 +49,7 @@ class HttpLimiterTest {
     @Test
     void checkReturnsBeforeTheStoreAnswers() throws Exception {
         Held store = new Held();
-        View view = new View(new HashMap<>());
+        TestRequest view = new TestRequest();
         CompletableFuture<Verdict> verdict = held(store, FailureMode.OPEN).check(view).toCompletableFuture();
 
         assertThat(verdict).as("the verdict while the store has not answered").isNotDone();
@@ -96,14 +58,14 @@ class HttpLimiterTest {
         assertThat(failedOpen.proceeds()).isTrue();
         assertThat(failedOpen.answer().headers()).as("no rate-limit headers when failing open").isEmpty();
         assertThat(failedOpen.awaitsEnd()).isFalse();
-        assertThat(view.attributes()).containsEntry(RequestAttributes.OUTCOME, "failed_open");
+        assertThat(view.attribute(RequestAttributes.OUTCOME)).isEqualTo("failed_open");
     }
 
     @Test
     void aClosedRouteWhoseStoreFailsAnswers503WithRetryAfterAndAProblem() throws Exception {
         Held store = new Held();
         store.answer.completeExceptionally(new IllegalStateException("connection refused"));
-        Verdict verdict = held(store, FailureMode.CLOSED).check(new View(new HashMap<>())).toCompletableFuture()
+        Verdict verdict = held(store, FailureMode.CLOSED).check(new TestRequest()).toCompletableFuture()
                 .get(5, TimeUnit.SECONDS);
 
         assertThat(verdict.proceeds()).isFalse();
