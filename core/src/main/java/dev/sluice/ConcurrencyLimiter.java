@@ -6,7 +6,9 @@ import java.security.SecureRandom;
 import java.util.HexFormat;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
@@ -75,7 +77,31 @@ public final class ConcurrencyLimiter extends LimiterShell {
         Objects.requireNonNull(caller, "caller");
         long started = System.nanoTime();
         String id = idPrefix + Long.toString(ids.incrementAndGet(), 36);
-        Lease lease = new Lease(this, caller, id, shadowAndListener.apply(resilience.await(caller, id, started), started));
+        return lease(caller, id, resilience.await(caller, id, started), started);
+    }
+
+    /**
+     * As {@link #acquire}, without blocking a thread: the stage completes within the timeout and
+     * never exceptionally; a stage that waited on the store completes on the limiter's executor.
+     */
+    public CompletionStage<Lease> acquireAsync(String caller) {
+        Objects.requireNonNull(caller, "caller");
+        long started = System.nanoTime();
+        String id = idPrefix + Long.toString(ids.incrementAndGet(), 36);
+        CompletableFuture<Lease> result = new CompletableFuture<>();
+        Decision atOnce = resilience.ask(caller, id, started, decision -> {
+            Lease lease = lease(caller, id, decision, started);
+            try {
+                settings.executor().execute(() -> result.complete(lease));
+            } catch (RejectedExecutionException e) {
+                result.complete(lease);
+            }
+        });
+        return atOnce == null ? result : CompletableFuture.completedFuture(lease(caller, id, atOnce, started));
+    }
+
+    private Lease lease(String caller, String id, Decision decided, long started) {
+        Lease lease = new Lease(this, caller, id, shadowAndListener.apply(decided, started));
         if (lease.held()) {
             shadowAndListener.lease(true);
         }

@@ -57,8 +57,8 @@ class ArchitectureTest {
             "dev.sluice.metrics", Set.of("MicrometerMetrics", "OptionalMetrics"),
             "dev.sluice.outbound", Set.of("Permits", "PermitUnavailableException", "Priority", "RateLimitedHttpClient"),
             "dev.sluice.redis", Set.of("RedisStore", "RedisStoreProvider"),
-            "dev.sluice.web", Set.of("HeaderStyle", "KeyResolver", "LimitResolver", "PolicyRegistry", "PolicyView",
-                    "RequestAttributes", "RequestView"),
+            "dev.sluice.web", Set.of("Answer", "HeaderStyle", "HttpLimiter", "KeyResolver", "LimitResolver",
+                    "PolicyRegistry", "PolicyView", "RequestAttributes", "RequestView", "Verdict"),
             "dev.sluice.servlet", Set.of("ConsoleServlet", "RateLimitFilter"),
             "dev.sluice.jaxrs", Set.of("ConsoleResource", "RateLimit", "RateLimitClientFilter", "RateLimitExceededException", "RateLimitFeature",
                     "ServletClientAddress"),
@@ -179,9 +179,9 @@ class ArchitectureTest {
     }
 
     @Test
-    void theWebApiStandsApartFromItsPlumbing() {
+    void theWebApiStandsApartFromTheCoresPlumbing() {
         assertThat(MODULES.get("web").get("dev.sluice.web")).as("what dev.sluice.web refers to")
-                .noneMatch(p -> p.startsWith("dev.sluice.web.internal") || p.startsWith("dev.sluice.internal"));
+                .noneMatch(p -> p.startsWith("dev.sluice.internal"));
     }
 
     private static String packageOf(String type) {
@@ -189,7 +189,11 @@ class ArchitectureTest {
     }
 
     private static String layer(String pkg) {
-        return pkg.equals("dev.sluice.spi") ? "dev.sluice" : pkg;
+        // The web API is a facade over its plumbing, which receives the API's values (Failsafe's
+        // FailsafeExecutor and its internal executors): the two count as one node too. That no
+        // public signature of dev.sluice.web names a plumbing type is the web module's WebApiTest.
+        return pkg.equals("dev.sluice.spi") ? "dev.sluice"
+                : pkg.equals("dev.sluice.web.internal") ? "dev.sluice.web" : pkg;
     }
 
     private static List<String> referencesOf(String module, String... prefixes) {

@@ -1,6 +1,6 @@
 package dev.sluice.servlet;
 
-import dev.sluice.web.internal.AfterResponse;
+import dev.sluice.web.Verdict;
 import jakarta.servlet.AsyncContext;
 import jakarta.servlet.AsyncEvent;
 import jakarta.servlet.AsyncListener;
@@ -16,11 +16,12 @@ import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 
 /**
- * Runs the chain for a request whose guard has something left to do when its response is complete
- * (a lease to return, a refund to decide), and calls the {@link AfterResponse} with the status that
- * decides: the status the client received. Once the response is committed its status line is on
- * the wire, so that status decides whatever happens next (an exception, a failed write to a
- * client that reset the connection, an async error or timeout). Before that:
+ * Runs the chain for a request whose verdict has something left to do when its response is
+ * complete (a lease to return, a refund to decide), and reports the end
+ * ({@link Verdict#responseEnded}) with the status that decides: the status the client received.
+ * Once the response is committed its status line is on the wire, so that status decides whatever
+ * happens next (an exception, a failed write to a client that reset the connection, an async
+ * error or timeout). Before that:
  *
  * <ul>
  *   <li>synchronous: when the chain returns, the response's status; when it throws, 500;
@@ -55,8 +56,8 @@ final class ResponseEnd {
         return response.isCommitted() ? response.getStatus() : FAILED;
     }
 
-    static void proceed(HttpServletRequest request, HttpServletResponse response, FilterChain chain, AfterResponse completion)
-            throws IOException, ServletException {
+    static void proceed(HttpServletRequest request, HttpServletResponse response, FilterChain chain,
+                        Verdict completion) throws IOException, ServletException {
         Noticing noticing = new Noticing(request, response, completion);
         boolean threw = true;
         try {
@@ -64,9 +65,9 @@ final class ResponseEnd {
             threw = false;
         } finally {
             if (threw) {
-                completion.complete(failed(response));
+                completion.responseEnded(failed(response));
             } else if (!noticing.async) {
-                completion.complete(response.getStatus());
+                completion.responseEnded(response.getStatus());
             }
         }
     }
@@ -74,11 +75,11 @@ final class ResponseEnd {
     /** The request as the chain sees it: the same, except that starting async mode is noticed. */
     private static final class Noticing extends HttpServletRequestWrapper {
         private final HttpServletResponse response;
-        private final AfterResponse completion;
+        private final Verdict completion;
         /** Whether the request went async; its listener then follows it through every later cycle. */
         private volatile boolean async;
 
-        Noticing(HttpServletRequest request, HttpServletResponse response, AfterResponse completion) {
+        Noticing(HttpServletRequest request, HttpServletResponse response, Verdict completion) {
             super(request);
             this.response = response;
             this.completion = completion;
@@ -112,9 +113,9 @@ final class ResponseEnd {
     private static final class Completing implements AsyncContext {
         private final AsyncContext context;
         private final HttpServletResponse response;
-        private final AfterResponse completion;
+        private final Verdict completion;
 
-        Completing(AsyncContext context, HttpServletResponse response, AfterResponse completion) {
+        Completing(AsyncContext context, HttpServletResponse response, Verdict completion) {
             this.context = context;
             this.response = response;
             this.completion = completion;
@@ -123,7 +124,7 @@ final class ResponseEnd {
         @Override
         public void complete() {
             try {
-                completion.complete(response.getStatus());
+                completion.responseEnded(response.getStatus());
             } finally {
                 context.complete();
             }
@@ -200,21 +201,21 @@ final class ResponseEnd {
      */
     private static final class Listener implements AsyncListener {
         private final HttpServletResponse response;
-        private final AfterResponse completion;
+        private final Verdict completion;
 
-        Listener(HttpServletResponse response, AfterResponse completion) {
+        Listener(HttpServletResponse response, Verdict completion) {
             this.response = response;
             this.completion = completion;
         }
 
         @Override
         public void onComplete(AsyncEvent event) {
-            completion.complete(response.getStatus());
+            completion.responseEnded(response.getStatus());
         }
 
         @Override
         public void onError(AsyncEvent event) {
-            completion.complete(failed(response));
+            completion.responseEnded(failed(response));
         }
 
         @Override
@@ -222,7 +223,7 @@ final class ResponseEnd {
             // Committed: the client has its status, whatever the timeout adds. Otherwise the container
             // (or the application's own listener, called after this one) answers, and onComplete sees it.
             if (response.isCommitted()) {
-                completion.complete(response.getStatus());
+                completion.responseEnded(response.getStatus());
             }
         }
 

@@ -12,19 +12,13 @@ import dev.sluice.Limit;
 import dev.sluice.spi.RateLimitStore;
 import dev.sluice.RateLimiter;
 
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
-import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.function.UnaryOperator;
-import java.util.Locale;
 import java.util.Objects;
 import java.util.Set;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
 
 /**
  * The rate limit of one route (a servlet filter, a JAX-RS resource method), built once at
@@ -66,20 +60,15 @@ import java.util.concurrent.atomic.LongAdder;
 public final class Guard {
 
     /** Proceed untouched: exempt, a method not limited, or an unlimited tier without a cap. */
-    private static final HttpAnswer PASS = new HttpAnswer(HttpAnswer.PROCEED, List.of(), null);
-    /** The outcomes as {@link RequestAttributes#OUTCOME} (and the metrics) name them. */
-    private static final String[] OUTCOMES = Arrays.stream(Decision.Outcome.values())
-            .map(o -> o.name().toLowerCase(Locale.ROOT)).toArray(String[]::new);
-    /** Shadow mode logs a would-be rejection at most this often per route. */
-    private static final long SHADOW_LOG_NANOS = TimeUnit.SECONDS.toNanos(10);
-    private static final Logger LOG = LoggerFactory.getLogger(Guard.class);
+    private static final CompletionStage<HttpAnswer> PASSED = CompletableFuture.completedStage(
+            new HttpAnswer(HttpAnswer.PROCEED, List.of(), null));
 
     /** The route's rate limits per tier as configured, or {@code null} when it has only a concurrency limit. */
     private final LimitChoice configured;
     /** The rate limits deciding now: {@link #configured}, or with an operator's overrides. */
     private volatile LimitChoice choice;
-    /** What the route decided, for the console. */
-    private final Traffic traffic = new Traffic();
+    /** What the route decided: the request attributes, the console's traffic, the shadow-mode log. */
+    private final Outcomes outcomes;
     /** The route's concurrency limit, or {@code null}. */
     private final ConcurrencyLimiter concurrency;
     private final Charging charging;
@@ -87,13 +76,11 @@ public final class Guard {
     /** The application's own caller resolution, tried before the key sources; {@code null}: none. */
     private final KeyResolver keyResolver;
     private final HeaderStyle headers;
-    private final boolean partitionKey;
+    private final Answers answers;
     private final Set<String> methods;
     private final Cidr[] exempt;
     /** The route, for log lines, such as {@code filter 'search'}. */
     private final String where;
-    private final LongAdder shadowRejections = new LongAdder();
-    private final AtomicLong shadowLogged = new AtomicLong(System.nanoTime() - SHADOW_LOG_NANOS);
 
     /**
      * A guard deciding with a limiter built elsewhere, whose store, timeout, failure mode and
@@ -119,7 +106,8 @@ public final class Guard {
         this.resolver = new CallerResolver(key, web, where);
         this.keyResolver = null;
         this.headers = web.headers();
-        this.partitionKey = web.partitionKey() && web.headers().draft();
+        this.answers = new Answers(web.headers(), web.partitionKey() && web.headers().draft());
+        this.outcomes = new Outcomes(where);
         this.methods = Set.copyOf(methods);
         this.exempt = web.callers().exempt().toArray(new Cidr[0]);
         this.where = where;
@@ -133,7 +121,8 @@ public final class Guard {
         this.resolver = resolver;
         this.keyResolver = keyResolver;
         this.headers = from.headers;
-        this.partitionKey = from.partitionKey;
+        this.answers = from.answers;
+        this.outcomes = new Outcomes(from.where);
         this.methods = from.methods;
         this.exempt = from.exempt;
         this.where = from.where;
@@ -148,8 +137,8 @@ public final class Guard {
         if (configured == null) {
             throw new IllegalStateException("a route with only a concurrency limit has no rate limits to resolve");
         }
-        return new Guard(this, configured.withResolver(Objects.requireNonNull(limitResolver, "limitResolver")), resolver,
-                keyResolver);
+        return new Guard(this, configured.withResolver(Objects.requireNonNull(limitResolver, "limitResolver")),
+                resolver, keyResolver);
     }
 
     /**
@@ -204,55 +193,103 @@ public final class Guard {
         return new Guard(choice, concurrency, group.charging(), group.key(), web, group.methods(), where);
     }
 
-    /** Decides one request; see the class description. */
+    /**
+     * Decides one request, waiting at most the limiters' timeout on this thread; see the class
+     * description and {@link #checkAsync}.
+     */
     public HttpAnswer check(RequestView request) {
+        try {
+            return checkAsync(request).toCompletableFuture().join();
+        } catch (CompletionException e) {
+            throw e.getCause() instanceof RuntimeException r ? r : e;
+        }
+    }
+
+    /**
+     * Decides one request without blocking a thread; see the class description. The stage
+     * completes within the limiters' timeout and never exceptionally but for a failure of the
+     * request's own code (a {@link KeyResolver}, the view); one that waited on the store completes
+     * on the limiters' executor, having set the request's attributes there.
+     */
+    public CompletionStage<HttpAnswer> checkAsync(RequestView request) {
         if (!HttpMethods.limits(methods, request.method())) {
-            return PASS;
+            return PASSED;
         }
         // Found at most once per request: by the exemption if there is one, else by the key sources if they ask.
         byte[] client = CallerResolver.UNRESOLVED;
         if (exempt.length > 0) {
             client = resolver.clientBytes(request);
             if (Cidr.anyContains(exempt, client)) {
-                return PASS;
+                return PASSED;
             }
         }
         LimitChoice current = choice;
         LimitChoice.Branch branch = current == null ? LimitChoice.UNLIMITED : current.of(request);
         RateLimiter limiter = branch.limiter();
         if (limiter == null && concurrency == null) {
-            return PASS;
+            return PASSED;
         }
         String caller = caller(request, client);
-        String partition = PartitionKeys.of(caller); // once: the attribute, the log and the draft's pk; cached per caller
-        Decision decision = limiter == null ? null : limiter.decide(caller);
-        if (decision != null && !decision.allowed()) {
-            note(request, decision, limiter, caller, partition);
-            return refusal(request, decision, partition, branch);
+        // Once: the attribute, the log and the draft's pk; cached per caller.
+        String partition = PartitionKeys.of(caller);
+        Checked checked = new Checked(request, limiter, caller, partition, branch);
+        if (limiter == null) {
+            return checked.leased(null);
         }
-        Lease lease = concurrency == null ? null : concurrency.acquire(caller);
-        if (lease != null && !lease.decision().allowed()) {
-            // All or nothing: a request refused its place is not charged by the rate limits either.
-            if (decision != null && decision.outcome() == Decision.Outcome.ALLOWED) {
-                limiter.refund(caller);
+        return limiter.decideAsync(caller).thenCompose(checked::leased);
+    }
+
+    /** One request being checked: what its answer is made of, once the store has decided. */
+    private final class Checked {
+        private final RequestView request;
+        private final RateLimiter limiter;
+        private final String caller;
+        private final String partition;
+        private final LimitChoice.Branch branch;
+
+        Checked(RequestView request, RateLimiter limiter, String caller, String partition, LimitChoice.Branch branch) {
+            this.request = request;
+            this.limiter = limiter;
+            this.caller = caller;
+            this.partition = partition;
+            this.branch = branch;
+        }
+
+        /** After the rate limits decided ({@code null}: none), takes the lease if the route caps concurrency. */
+        CompletionStage<HttpAnswer> leased(Decision decision) {
+            if (decision != null && !decision.allowed()) {
+                outcomes.note(request, decision, limiter, concurrency, caller, partition);
+                return CompletableFuture.completedFuture(answers.refusal(request, decision, partition, branch));
             }
-            Decision refused = lease.decision();
-            note(request, refused, null, caller, partition);
-            if (refused.outcome() == Decision.Outcome.FAILED_CLOSED) {
-                return refusal(request, refused, partition, branch);
+            if (concurrency == null) {
+                return CompletableFuture.completedFuture(answer(decision, null));
             }
-            List<HttpAnswer.Header> out = new ArrayList<>(6);
-            out.add(retryAfter(refused));
-            out.addAll(headers(request));
-            return HttpAnswer.refusal(429, out, Problems.tooManyInFlight(refused), refused);
+            return concurrency.acquireAsync(caller).thenApply(lease -> answer(decision, lease));
         }
-        note(request, decision != null ? decision : lease.decision(), decision != null ? limiter : null, caller, partition);
-        AfterResponse completion = completion(limiter, caller, decision, lease);
-        if (decision == null || decision.outcome() == Decision.Outcome.FAILED_OPEN) {
-            return completion == AfterResponse.NONE ? HttpAnswer.FAILED_OPEN
-                    : new HttpAnswer(HttpAnswer.PROCEED, List.of(), null, completion);
+
+        private HttpAnswer answer(Decision decision, Lease lease) {
+            if (lease != null && !lease.decision().allowed()) {
+                // All or nothing: a request refused its place is not charged by the rate limits either.
+                if (decision != null && decision.outcome() == Decision.Outcome.ALLOWED) {
+                    limiter.refund(caller);
+                }
+                Decision refused = lease.decision();
+                outcomes.note(request, refused, null, concurrency, caller, partition);
+                if (refused.outcome() == Decision.Outcome.FAILED_CLOSED) {
+                    return answers.refusal(request, refused, partition, branch);
+                }
+                return answers.tooManyInFlight(request, refused);
+            }
+            outcomes.note(request, decision != null ? decision : lease.decision(), decision != null ? limiter : null,
+                    concurrency, caller, partition);
+            AfterResponse completion = completion(limiter, caller, decision, lease);
+            if (decision == null || decision.outcome() == Decision.Outcome.FAILED_OPEN) {
+                return completion == AfterResponse.NONE ? HttpAnswer.FAILED_OPEN
+                        : new HttpAnswer(HttpAnswer.PROCEED, List.of(), null, completion);
+            }
+            return new HttpAnswer(HttpAnswer.PROCEED, answers.layerHeaders(request, decision, partition, branch), null,
+                    completion);
         }
-        return new HttpAnswer(HttpAnswer.PROCEED, layerHeaders(request, decision, partition, branch), null, completion);
     }
 
     /**
@@ -269,43 +306,7 @@ public final class Guard {
         return resolver.resolve(request, client);
     }
 
-    /** The answer to a request its rate limits refused, or whose store failed on a closed route. */
-    private HttpAnswer refusal(RequestView request, Decision decision, String partition, LimitChoice.Branch branch) {
-        if (decision.outcome() == Decision.Outcome.FAILED_CLOSED) {
-            return HttpAnswer.refusal(503, List.of(retryAfter(decision)), Problems.SERVICE_UNAVAILABLE, decision);
-        }
-        List<HttpAnswer.Header> out = new ArrayList<>(6);
-        out.add(retryAfter(decision));
-        out.addAll(layerHeaders(request, decision, partition, branch));
-        return HttpAnswer.refusal(429, out, Problems.tooManyRequests(decision, headers), decision);
-    }
 
-    /**
-     * Puts what was decided on the request ({@link RequestAttributes}) and logs a rejection shadow
-     * mode let through, naming the route, the policy and the caller by its partition key.
-     *
-     * @param limiter the rate limiter that decided; {@code null}: the concurrency limiter
-     */
-    private void note(RequestView request, Decision decision, RateLimiter limiter, String caller, String partition) {
-        traffic.record(decision.outcome(), caller, partition);
-        Decision.Quota binding = decision.binding();
-        // Named (and joined) only when the store could not decide: no string built per request.
-        String policy = binding != null ? binding.limit().policy()
-                : limiter != null ? limiter.name() : concurrency.limit().policy();
-        request.setAttribute(RequestAttributes.OUTCOME, OUTCOMES[decision.outcome().ordinal()]);
-        request.setAttribute(RequestAttributes.POLICY, policy);
-        request.setAttribute(RequestAttributes.REMAINING, binding == null ? null : binding.remaining());
-        request.setAttribute(RequestAttributes.PARTITION, partition);
-        if (decision.outcome() == Decision.Outcome.SHADOW_REJECTED) {
-            shadowRejections.increment();
-            long now = System.nanoTime();
-            long last = shadowLogged.get();
-            if (now - last >= SHADOW_LOG_NANOS && shadowLogged.compareAndSet(last, now)) {
-                LOG.info("{}: shadow mode let through a request policy '{}' would have rejected, of caller {} ({} "
-                        + "so far on this route)", where, policy, partition, shadowRejections.sum());
-            }
-        }
-    }
 
     /**
      * What is left to do when the response is complete: return the lease, and with
@@ -336,7 +337,7 @@ public final class Guard {
      * adapter that writes them on the way out (JAX-RS), when later layers are known.
      */
     public List<HttpAnswer.Header> headers(RequestView request) {
-        return write(Layers.of(request).all());
+        return answers.headers(request);
     }
 
     /**
@@ -404,7 +405,7 @@ public final class Guard {
 
     /** What the route decided. */
     Traffic traffic() {
-        return traffic;
+        return outcomes.traffic();
     }
 
     /** The route, such as {@code filter 'search'}. */
@@ -412,21 +413,6 @@ public final class Guard {
         return where;
     }
 
-    /** Adds this guard's decision to the request's layers and returns the headers of them all. */
-    private List<HttpAnswer.Header> layerHeaders(RequestView request, Decision decision, String partition,
-                                                 LimitChoice.Branch branch) {
-        Layers.Layer layer = new Layers.Layer(decision, partitionKey ? partition : null,
-                branch.windows(decision));
-        return write(Layers.of(request).add(layer, headers));
-    }
-
-    private List<HttpAnswer.Header> write(List<Layers.Layer> layers) {
-        return RateLimitHeaders.headers(layers, headers);
-    }
-
-    private static HttpAnswer.Header retryAfter(Decision decision) {
-        return new HttpAnswer.Header("Retry-After", RateLimitHeaders.decimal(RateLimitHeaders.retryAfterSeconds(decision)));
-    }
 
     @Override
     public String toString() {

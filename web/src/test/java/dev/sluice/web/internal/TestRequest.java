@@ -9,16 +9,18 @@ import java.util.Map;
  * One request from {@code 192.0.2.1} with no principal or parameters, its own attributes, and the
  * given method (default unknown) and headers (default none).
  */
-final class TestRequest implements RequestView {
+public final class TestRequest implements RequestView {
     private final Map<String, Object> attributes = new HashMap<>();
     private final String method;
     private final Map<String, String> headers;
 
-    TestRequest() {
+    /** A request of no known method, without headers. */
+    public TestRequest() {
         this(null, Map.of());
     }
 
-    TestRequest(String method, Map<String, String> headers) {
+    /** A request of {@code method} with {@code headers}. */
+    public TestRequest(String method, Map<String, String> headers) {
         this.method = method;
         this.headers = Map.copyOf(headers);
     }
