@@ -15,27 +15,12 @@ import static dev.sluice.spi.algorithm.Arithmetic.untilGone;
  * window counts into the stored window. Read under another period, the count stays in the new
  * window that holds the old window's start, until the old window ends.
  */
-public final class FixedWindow extends RateAlgorithm {
-    /** The length of a state. */
-    public static final int LENGTH = 5;
-    private static final int PRESENT = 0;
-    private static final int W = 1;
+public final class FixedWindow extends Window {
     private static final int N = 2;
     private static final int W_COUNT = 3;
-    private static final int W_WINDOW = 4;
-
-    private final long count;
-    private final long window;
 
     FixedWindow(CompiledLimit limit) {
         super(limit);
-        this.count = limit.count();
-        this.window = limit.periodMicros();
-    }
-
-    @Override
-    public long[] absent() {
-        return new long[LENGTH];
     }
 
     @Override
@@ -88,11 +73,6 @@ public final class FixedWindow extends RateAlgorithm {
         return next;
     }
 
-    /** Whether {@code s} is present and was written under this limit's period. */
-    private boolean samePeriod(long[] s) {
-        return s[PRESENT] != 0 && s[W_WINDOW] == window;
-    }
-
     @Override
     public long[] pause(long[] s, long now, long until, long[] into) {
         long last = floorDiv(until - 1, window);
@@ -117,12 +97,6 @@ public final class FixedWindow extends RateAlgorithm {
         long[] next = target(s, into);
         next[N] = Math.max(0, s[N] - cost);
         return next;
-    }
-
-    @Override
-    public void end(long[] s, long[] out, int at) {
-        out[at] = s[W];
-        out[at + 1] = 0;
     }
 
     /** Off the count of the reservation's window, while it is the stored one. */

@@ -18,27 +18,12 @@ import static dev.sluice.spi.algorithm.Arithmetic.untilGone;
  * stay; under another period, each old window's count goes to the new window that holds its start
  * (at most the count), until the old state has passed.
  */
-public final class SlidingWindow extends RateAlgorithm {
-    /** The length of a state. */
-    public static final int LENGTH = 5;
-    private static final int PRESENT = 0;
-    private static final int W = 1;
+public final class SlidingWindow extends Window {
     private static final int CUR = 2;
     private static final int PREV = 3;
-    private static final int W_WINDOW = 4;
-
-    private final long count;
-    private final long window;
 
     SlidingWindow(CompiledLimit limit) {
         super(limit);
-        this.count = limit.count();
-        this.window = limit.periodMicros();
-    }
-
-    @Override
-    public long[] absent() {
-        return new long[LENGTH];
     }
 
     @Override
@@ -134,11 +119,6 @@ public final class SlidingWindow extends RateAlgorithm {
         return next;
     }
 
-    /** Whether {@code s} is present and was written under this limit's period. */
-    private boolean samePeriod(long[] s) {
-        return s[PRESENT] != 0 && s[W_WINDOW] == window;
-    }
-
     @Override
     public long[] pause(long[] s, long now, long until, long[] into) {
         long last = floorDiv(until - 1, window);
@@ -174,12 +154,6 @@ public final class SlidingWindow extends RateAlgorithm {
         long[] next = target(s, into);
         next[CUR] = Math.max(0, s[CUR] - cost);
         return next;
-    }
-
-    @Override
-    public void end(long[] s, long[] out, int at) {
-        out[at] = s[W];
-        out[at + 1] = 0;
     }
 
     /** Off the count of the reservation's window: the stored current one, or the previous one. */
