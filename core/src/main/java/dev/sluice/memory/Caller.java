@@ -102,7 +102,7 @@ final class Caller extends StateTable {
                 if (slot < 0) {
                     return lock.validate(stamp) ? null : CONFLICT;
                 }
-                all = algorithms[slot].evaluate(current(slot, now), now, limits.get(i).cost(), null, null);
+                all = algorithms[slot].fits(current(slot, now), now, limits.get(i).cost());
             }
             if (!all) {
                 seen = new Verdict[n];
@@ -221,7 +221,7 @@ final class Caller extends StateTable {
         boolean all = true;
         for (int i = 0; i < n; i++) {
             int slot = state(limits.get(i), now);
-            all &= algorithms[slot].evaluate(states[slot], now, limits.get(i).cost(), null, null);
+            all &= algorithms[slot].fits(states[slot], now, limits.get(i).cost());
         }
         for (int i = 0; i < n; i++) {
             int slot = slot(limits.get(i));

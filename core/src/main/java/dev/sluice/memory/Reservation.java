@@ -108,7 +108,7 @@ final class Reservation {
             caller.keepReturned(slot, kept);
             caller.keepUntil(caller.commit(slot, at, cost, seen[i]));
             if (ends != null) {
-                algorithm.end(seen[i].state(), ends, 3 * i);
+                algorithm.end(caller.stored(slot), ends, 3 * i);
                 ends[3 * i + 2] = at;
             }
         }
@@ -116,7 +116,8 @@ final class Reservation {
     }
 
     private static boolean evaluate(Caller caller, int slot, long at, long cost, Verdict out) {
-        return caller.algorithm(slot).evaluate(caller.current(slot, at), at, cost, null, out);
+        caller.algorithm(slot).evaluate(caller.current(slot, at), at, cost, null, out);
+        return out.fits();
     }
 
     /**

@@ -40,12 +40,18 @@ abstract class StateTable {
      */
     long commit(int slot, long at, long cost, Verdict out) {
         long[] s = writable(slot, at);
-        if (!algorithms[slot].evaluate(s, at, cost, s, out)) {
+        long[] next = algorithms[slot].evaluate(s, at, cost, s, out);
+        if (!out.fits()) {
             return at;
         }
-        states[slot] = out.state();
+        states[slot] = next;
         expires[slot] = at + out.ttlMicros();
         return expires[slot];
+    }
+
+    /** The state stored in {@code slot}, expired or not. */
+    long[] stored(int slot) {
+        return states[slot];
     }
 
     /** Where the state of this very limit instance is, or -1. */

@@ -24,7 +24,7 @@ public final class FixedWindow extends Window {
     }
 
     @Override
-    public boolean evaluate(long[] s, long now, long cost, long[] into, Verdict out) {
+    public long[] evaluate(long[] s, long now, long cost, long[] into, Verdict out) {
         long idx = floorDiv(now, window);
         long cw = idx;
         long cn = 0;
@@ -45,13 +45,13 @@ public final class FixedWindow extends Window {
         }
         boolean fits = cn + cost <= count;
         if (out == null) {
-            return fits;
+            return fits ? s : null;
         }
         boolean commit = fits && into != null;
-        out.state = s;
+        long[] result = s;
         if (commit) {
             cn += cost;
-            out.state = write(s, into, cw, cn);
+            result = write(s, into, cw, cn);
         }
         long reset = (cw + 1) * window - now;
         // counted units come back all at once, when the window ends
@@ -60,7 +60,7 @@ public final class FixedWindow extends Window {
         if (!commit) {
             untilGone(gone, now, out);
         }
-        return fits;
+        return result;
     }
 
     private long[] write(long[] s, long[] into, long w, long n) {

@@ -42,7 +42,7 @@ public final class Gcra extends Bucket {
     }
 
     @Override
-    public boolean evaluate(long[] s, long now, long cost, long[] into, Verdict out) {
+    public long[] evaluate(long[] s, long now, long cost, long[] into, Verdict out) {
         long need = cost * perToken;
         long delay = -1;
         long r = 0;
@@ -74,10 +74,10 @@ public final class Gcra extends Bucket {
         long debt = overCapacity ? capacity + 1 : delay * perMicro + r;
         boolean fits = !overCapacity && debt + need <= capacity;
         if (out == null) {
-            return fits;
+            return fits ? s : null;
         }
         boolean commit = fits && into != null;
-        out.state = s;
+        long[] result = s;
         if (commit) {
             debt += need;
             delay = floorDiv(debt, perMicro, byMicro);
@@ -87,7 +87,7 @@ public final class Gcra extends Bucket {
             next[REM] = r;
             next[WRITTEN] = now;
             written(next);
-            out.state = next;
+            result = next;
         }
         long reset = delay + (r > 0 ? 1 : 0);
         long remaining = overCapacity ? 0 : Math.max(0, floorDiv(capacity - debt, perToken, byToken));
@@ -100,7 +100,7 @@ public final class Gcra extends Bucket {
         if (!commit) {
             untilGone(gone, now, out);
         }
-        return fits;
+        return result;
     }
 
     @Override

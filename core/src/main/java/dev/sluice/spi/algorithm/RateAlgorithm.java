@@ -61,14 +61,20 @@ public abstract class RateAlgorithm {
 
     /**
      * Decides {@code cost} units at {@code now}: whether they fit, and with {@code into} given and
-     * a fit, consumes them. Writes the outcome, after any consumption, to {@code out} (and the next
-     * state to {@link Verdict#state()}); with {@code out} null (and no {@code into}) it only tells
-     * whether the cost fits, skipping the divisions the rest needs.
+     * a fit, consumes them. Writes the outcome, after any consumption, to {@code out}.
      *
      * @param into where a commit writes (see the class comment); {@code null}: read only
-     * @return whether the cost fits
+     * @param out  the verdict; {@code null} only as {@link #fits} passes it, skipping the divisions
+     *             the verdict needs (then the answer is {@code state} if the cost fits, else null)
+     * @return the state after the decision: the array committed to ({@code into}, or a longer one a
+     *         sliding log grew into), else {@code state}
      */
-    public abstract boolean evaluate(long[] state, long now, long cost, long[] into, Verdict out);
+    public abstract long[] evaluate(long[] state, long now, long cost, long[] into, Verdict out);
+
+    /** Whether {@code cost} units fit at {@code now}, and nothing more: the quick form of {@link #evaluate}. */
+    public final boolean fits(long[] state, long now, long cost) {
+        return evaluate(state, now, cost, null, null) != null;
+    }
 
     /**
      * Gives back {@code cost} units spent under this limit's parameters at {@code now}, as the

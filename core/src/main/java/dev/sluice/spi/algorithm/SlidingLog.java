@@ -46,7 +46,7 @@ public final class SlidingLog extends RateAlgorithm {
     }
 
     @Override
-    public boolean evaluate(long[] s, long now, long cost, long[] into, Verdict out) {
+    public long[] evaluate(long[] s, long now, long cost, long[] into, Verdict out) {
         long size = s[SIZE];
         long t = now;
         long expired = 0;
@@ -70,7 +70,7 @@ public final class SlidingLog extends RateAlgorithm {
         long live = size - expired;
         boolean fits = live + cost <= count;
         if (out == null) {
-            return fits;
+            return fits ? s : null;
         }
         long retry = 0;
         if (!fits) {
@@ -86,7 +86,6 @@ public final class SlidingLog extends RateAlgorithm {
             r[W_WINDOW] = window;
             live += cost;
         }
-        out.state = r;
         long kept = r[SIZE];
         long reset = kept == 0 || live == 0 ? 0 : at(r, kept - 1) + window - now;
         // One unit more than remaining: the oldest live entry leaves (after a commit the expired
@@ -102,7 +101,7 @@ public final class SlidingLog extends RateAlgorithm {
         if (!commit) {
             untilGone(gone, now, out);
         }
-        return fits;
+        return r;
     }
 
     /** {@code s} with {@code n} entries at {@code t} appended: {@code s} itself, or a longer ring. */

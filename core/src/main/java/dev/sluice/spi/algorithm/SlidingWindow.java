@@ -27,7 +27,7 @@ public final class SlidingWindow extends Window {
     }
 
     @Override
-    public boolean evaluate(long[] s, long now, long cost, long[] into, Verdict out) {
+    public long[] evaluate(long[] s, long now, long cost, long[] into, Verdict out) {
         long idx = floorDiv(now, window);
         long cw = idx;
         long cc = 0;
@@ -71,13 +71,13 @@ public final class SlidingWindow extends Window {
         long room = count - cc - cost;
         boolean fits = room >= 0 && weighted <= room * window;
         if (out == null) {
-            return fits;
+            return fits ? s : null;
         }
         boolean commit = fits && into != null;
-        out.state = s;
+        long[] result = s;
         if (commit) {
             cc += cost;
-            out.state = write(s, into, cw, cc, cp);
+            result = write(s, into, cw, cc, cp);
         }
         long remaining = Math.max(0, count - ceilDiv(weighted, window) - cc);
         long end = start + window;
@@ -106,7 +106,7 @@ public final class SlidingWindow extends Window {
         if (!commit) {
             untilGone(gone, now, out);
         }
-        return fits;
+        return result;
     }
 
     private long[] write(long[] s, long[] into, long w, long cur, long prev) {

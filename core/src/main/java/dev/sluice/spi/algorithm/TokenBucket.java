@@ -35,7 +35,7 @@ public final class TokenBucket extends Bucket {
     }
 
     @Override
-    public boolean evaluate(long[] s, long now, long cost, long[] into, Verdict out) {
+    public long[] evaluate(long[] s, long now, long cost, long[] into, Verdict out) {
         long t = now;
         long l = capacity;
         long gone = -1;
@@ -58,17 +58,17 @@ public final class TokenBucket extends Bucket {
         long need = cost * perToken;
         boolean fits = l >= need;
         if (out == null) {
-            return fits;
+            return fits ? s : null;
         }
         boolean commit = fits && into != null;
-        out.state = s;
+        long[] result = s;
         if (commit) {
             l -= need;
             long[] next = target(s, into);
             next[LEVEL] = l;
             next[TS] = t;
             written(next);
-            out.state = next;
+            result = next;
         }
         long skew = t - now;
         long reset = skew + ceilDiv(capacity - l, perMicro, byMicro);
@@ -81,7 +81,7 @@ public final class TokenBucket extends Bucket {
         if (!commit) {
             untilGone(gone, now, out);
         }
-        return fits;
+        return result;
     }
 
     @Override

@@ -2,7 +2,7 @@ package dev.sluice.spi.algorithm;
 
 /**
  * What one limit says about one request at one instant, as a {@link RateAlgorithm} writes it: the
- * durations in microseconds relative to that instant, and the state after the decision.
+ * durations in microseconds relative to that instant.
  *
  * <p>Mutable, so that a store deciding many requests reuses one per limit and a decision allocates
  * nothing; not thread-safe: one thread fills and reads it.
@@ -15,7 +15,6 @@ public final class Verdict {
     long nextMicros;
     long ttlMicros;
     long fromMicros;
-    long[] state;
 
     /** An empty verdict, to be filled by {@link RateAlgorithm#evaluate}. */
     public Verdict() {
@@ -66,13 +65,5 @@ public final class Verdict {
      */
     public long fromMicros() {
         return fromMicros;
-    }
-
-    /**
-     * The state after the decision: the array written when it committed (the one given as
-     * {@code into}, or a longer one a sliding log grew into), else the state read.
-     */
-    public long[] state() {
-        return state;
     }
 }

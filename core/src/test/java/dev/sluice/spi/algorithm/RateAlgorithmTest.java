@@ -45,12 +45,13 @@ class RateAlgorithmTest {
                 Verdict a = new Verdict();
                 Verdict b = new Verdict();
                 long[] read = copied.clone();
-                boolean fits = math.evaluate(inPlace, now, cost, inPlace, a);
-                assertThat(math.evaluate(copied, now, cost, new long[copied.length], b)).as("step %d", step).isEqualTo(fits);
+                long[] written = math.evaluate(inPlace, now, cost, inPlace, a);
+                long[] next = math.evaluate(copied, now, cost, new long[copied.length], b);
+                assertThat(b.fits()).as("step %d", step).isEqualTo(a.fits());
                 assertThat(copied).as("step %d: the state read", step).isEqualTo(read);
                 assertThat(numbers(a)).as("step %d", step).isEqualTo(numbers(b));
-                inPlace = a.state();
-                copied = b.state();
+                inPlace = written;
+                copied = next;
             }
             assertThat(entries(math, inPlace)).as("step %d", step).isEqualTo(entries(math, copied));
         }
