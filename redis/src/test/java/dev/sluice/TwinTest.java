@@ -46,7 +46,7 @@ class TwinTest {
         twinsAgree(algorithm, false);
     }
 
-    /** The same traces with a refund (refund.lua, LimitState.refund) before about a third of the decisions. */
+    /** The same traces with a refund (refund.lua, RateAlgorithm.refund) before about a third of the decisions. */
     @ParameterizedTest(name = "{0}")
     @EnumSource(value = Algorithm.class, names = "CONCURRENCY", mode = EnumSource.Mode.EXCLUDE)
     void redisScriptAndJavaTwinRefundAlike(Algorithm algorithm) {
@@ -54,10 +54,10 @@ class TwinTest {
     }
 
     /**
-     * The same traces with reservations (reserve.lua, Caller.reserve) and
-     * pauses (pause.lua, LimitState.pause) before
+     * The same traces with reservations (reserve.lua, memory.Reservation) and
+     * pauses (pause.lua, RateAlgorithm.pause) before
      * about a third of the decisions, each of a random longest wait, and some given up by their
-     * waiters (giveback.lua, LimitState.giveBack), the last one booked or an earlier one (whose
+     * waiters (giveback.lua, RateAlgorithm.giveBack), the last one booked or an earlier one (whose
      * slot a bucket keeps for a later reservation to take): every reservation, where it ends each
      * schedule, and every decision after them must be the same.
      */
@@ -115,7 +115,8 @@ class TwinTest {
      * Traces of reservations queued far ahead on a bucket (alone, or with a fixed window beside
      * it), many given up from the middle of the schedule, with decisions and clock steps between
      * them: reserve.lua and giveback.lua must keep and take the returned slots
-     * (the bucket's {@code :slots} key) exactly as Caller.reserve and LimitState.giveBack do, and
+     * (the bucket's {@code :slots} key) exactly as memory.Reservation and RateAlgorithm.giveBack do,
+     * and
      * the traces must take some.
      */
     @ParameterizedTest(name = "{0}")

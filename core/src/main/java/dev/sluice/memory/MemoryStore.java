@@ -208,7 +208,8 @@ public final class MemoryStore implements ImmediateStore {
     @Override
     public CompletionStage<Decision> reserve(String caller, List<Limit> limits, Duration maxWait) {
         long wait = maxWait.toNanos() / 1_000;
-        return CompletableFuture.completedFuture(underLock(caller, limits, (state, now) -> state.reserve(now, limits, wait, null)));
+        return CompletableFuture.completedFuture(underLock(caller, limits,
+                (state, now) -> Reservation.reserve(state, now, limits, wait, null)));
     }
 
     /** Reserves as {@link #reserve} does, telling where each limit's schedule ends; see {@link RateLimitStore#book}. */
@@ -216,7 +217,8 @@ public final class MemoryStore implements ImmediateStore {
     public CompletionStage<Booking> book(String caller, List<Limit> limits, Duration maxWait) {
         long wait = maxWait.toNanos() / 1_000;
         long[] ends = new long[3 * limits.size()];
-        Decision decision = underLock(caller, limits, (state, now) -> state.reserve(now, limits, wait, ends));
+        Decision decision = underLock(caller, limits,
+                (state, now) -> Reservation.reserve(state, now, limits, wait, ends));
         return CompletableFuture.completedFuture(new Booking(decision,
                 decision.outcome() == Decision.Outcome.ALLOWED ? ends : Booking.NOWHERE));
     }

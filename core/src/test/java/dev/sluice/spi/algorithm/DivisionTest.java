@@ -1,4 +1,4 @@
-package dev.sluice.memory;
+package dev.sluice.spi.algorithm;
 
 import org.junit.jupiter.api.Test;
 
@@ -44,14 +44,14 @@ class DivisionTest {
             long elapsed = random.nextLong() >>> random.nextInt(1, 64);
             long missing = cap - l;
             long expected = missing > 0 ? (elapsed >= -Math.floorDiv(-missing, perMicro) ? cap : l + elapsed * perMicro) : l;
-            assertThat(LimitState.refill(l, cap, perMicro, elapsed)).as("refill(%d, %d, %d, %d)", l, cap, perMicro, elapsed)
+            assertThat(Arithmetic.refill(l, cap, perMicro, elapsed)).as("refill(%d, %d, %d, %d)", l, cap, perMicro, elapsed)
                     .isEqualTo(expected);
         }
     }
 
     private static void check(long n, long d) {
         double inverse = 1.0 / d;
-        assertThat(LimitState.floorDiv(n, d, inverse)).as("floor %d / %d", n, d).isEqualTo(Math.floorDiv(n, d));
-        assertThat(LimitState.ceilDiv(n, d, inverse)).as("ceil %d / %d", n, d).isEqualTo(-Math.floorDiv(-n, d));
+        assertThat(Arithmetic.floorDiv(n, d, inverse)).as("floor %d / %d", n, d).isEqualTo(Math.floorDiv(n, d));
+        assertThat(Arithmetic.ceilDiv(n, d, inverse)).as("ceil %d / %d", n, d).isEqualTo(-Math.floorDiv(-n, d));
     }
 }
