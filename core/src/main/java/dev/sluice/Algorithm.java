@@ -54,7 +54,8 @@ public enum Algorithm {
         return this == TOKEN_BUCKET || this == GCRA;
     }
 
-    private static final java.util.List<Algorithm> RATES = java.util.Arrays.stream(values()).filter(Algorithm::isRate).toList();
+    private static final java.util.List<Algorithm> RATES = java.util.Arrays.stream(values()).filter(Algorithm::isRate)
+            .toList();
 
     /** The algorithms that limit a rate, in declaration order: {@link #values()} without {@link #CONCURRENCY}. */
     public static java.util.List<Algorithm> rates() {

@@ -55,7 +55,8 @@ public final class ConcurrencyLimiter extends LimiterShell {
     private ConcurrencyLimiter(Limit limit, LimiterSettings settings) {
         super(settings);
         this.limit = limit;
-        this.shadowAndListener = new ShadowAndListener(settings.shadow(), settings.listener(), "[" + limit.policy() + "]");
+        this.shadowAndListener = new ShadowAndListener(settings.shadow(), settings.listener(),
+                "[" + limit.policy() + "]");
         this.resilience = new StoreResilience<>(new Leases(), StoreResilience.failing(settings.failureMode(), null),
                 settings, "concurrency policy " + limit.policy(), shadowAndListener);
         byte[] random = new byte[9];
@@ -193,7 +194,8 @@ public final class ConcurrencyLimiter extends LimiterShell {
          */
         public ConcurrencyLimiter build() {
             if (limit == null || limit.algorithm().isRate()) {
-                throw new IllegalArgumentException("a concurrency limiter needs a 'limit' of algorithm concurrency, got '"
+                throw new IllegalArgumentException(
+                        "a concurrency limiter needs a 'limit' of algorithm concurrency, got '"
                         + limit + "'");
             }
             if (chosenFailureMode() == FailureMode.LOCAL) {

@@ -11,8 +11,8 @@ import java.util.function.Function;
 /**
  * A limiter's limits for every cost a request may spend, each list built (and validated)
  * once, so a request with its own cost builds nothing. The same cost gets the same
- * list instance, which stores may key on (the stores compile a limit instance once: {@code CompiledLimit}). Small costs sit in an array; larger ones in a small
- * bounded cache, since any cost up to the smallest capacity may be asked for.
+ * list instance, which stores may key on (the stores compile a limit instance once: {@code CompiledLimit}). Small costs
+ * sit in an array; larger ones in a small bounded cache, since any cost up to the smallest capacity may be asked for.
  *
  * <p>Thread-safe.
  */

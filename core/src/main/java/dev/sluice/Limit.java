@@ -69,7 +69,8 @@ public record Limit(String policy, Algorithm algorithm, long count, Duration per
         }
         long capacity = algorithm.hasBurst() ? burst : count;
         if (cost > capacity) {
-            throw new IllegalArgumentException("'cost' must not exceed the " + (algorithm.hasBurst() ? "burst" : "limit")
+            throw new IllegalArgumentException("'cost' must not exceed the "
+                    + (algorithm.hasBurst() ? "burst" : "limit")
                     + " (" + capacity + "), or no request could ever pass, got '" + cost + "'");
         }
         if (algorithm == Algorithm.SLIDING_LOG && count > MAX_SLIDING_LOG_COUNT) {
@@ -88,7 +89,8 @@ public record Limit(String policy, Algorithm algorithm, long count, Duration per
         };
         if (!exact) {
             throw new IllegalArgumentException("'limit' " + count + " per " + periodMicros + "us"
-                    + (algorithm.hasBurst() ? " with burst " + burst : "") + " is too large for " + algorithm.configName()
+                    + (algorithm.hasBurst() ? " with burst " + burst : "") + " is too large for "
+                    + algorithm.configName()
                     + " to count exactly; use a shorter period or a smaller count");
         }
     }
@@ -120,7 +122,8 @@ public record Limit(String policy, Algorithm algorithm, long count, Duration per
 
     /** This limit counted by another algorithm; a window or log drops any burst. */
     public Limit withAlgorithm(Algorithm newAlgorithm) {
-        long newBurst = Objects.requireNonNull(newAlgorithm, "algorithm").hasBurst() && algorithm.hasBurst() ? burst : count;
+        long newBurst = Objects.requireNonNull(newAlgorithm, "algorithm").hasBurst() && algorithm.hasBurst() ? burst
+                : count;
         return new Limit(policy, newAlgorithm, count, period, newBurst, cost);
     }
 

@@ -23,7 +23,9 @@ abstract class LimiterBuilder<B extends LimiterBuilder<B>> {
     private Duration timeout = Durations.DEFAULT_TIMEOUT;
     private boolean shadow;
     private DecisionListener listener;
-    /** Pooled threads, a new one only when none is free (see {@link CompletionExecutor} for why not the JDK's default). */
+    /**
+     * Pooled threads, a new one only when none is free (see {@link CompletionExecutor} for why not the JDK's default).
+     */
     Executor executor = CompletionExecutor.EXECUTOR;
     double localShare = 1.0;
 

@@ -62,7 +62,8 @@ final class LocalLimiter implements StoreResilience.Fallback<List<Limit>, Decisi
      */
     static double checkShare(double share) {
         if (!(share > 0 && share <= 1)) {
-            throw new IllegalArgumentException("'local-share' must be a fraction greater than 0 and at most 1 (e.g. 0.33), got '"
+            throw new IllegalArgumentException(
+                    "'local-share' must be a fraction greater than 0 and at most 1 (e.g. 0.33), got '"
                     + share + "'");
         }
         return share;
@@ -73,7 +74,10 @@ final class LocalLimiter implements StoreResilience.Fallback<List<Limit>, Decisi
         return scaled.get(request, this::scale);
     }
 
-    /** Decides one request in this JVM; always {@link Decision.Outcome#LOCAL_ALLOWED} or {@link Decision.Outcome#LOCAL_REJECTED}. */
+    /**
+     * Decides one request in this JVM; always {@link Decision.Outcome#LOCAL_ALLOWED} or
+     * {@link Decision.Outcome#LOCAL_REJECTED}.
+     */
     @Override
     public Decision decide(String caller, List<Limit> request) {
         List<Limit> limits = limits(request);
@@ -97,7 +101,10 @@ final class LocalLimiter implements StoreResilience.Fallback<List<Limit>, Decisi
         memory().pause(caller, limits(request), pause).toCompletableFuture().join();
     }
 
-    /** Returns a local reservation given up by its waiter ({@link RateLimitStore#giveBack}); nothing if there is no local state. */
+    /**
+     * Returns a local reservation given up by its waiter ({@link RateLimitStore#giveBack}); nothing if there is no
+     * local state.
+     */
     void giveBack(String caller, List<Limit> request, RateLimitStore.Booking booking) {
         RateLimitStore store = memory.get();
         if (store != null) {

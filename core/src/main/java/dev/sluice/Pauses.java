@@ -28,7 +28,10 @@ final class Pauses {
         this.policies = policies;
     }
 
-    /** Pauses {@code caller} under {@code limits}; a stage completed with whether the store confirmed it in time, never failing. */
+    /**
+     * Pauses {@code caller} under {@code limits}; a stage completed with whether the store confirmed it in time, never
+     * failing.
+     */
     CompletableFuture<Boolean> pause(String caller, List<Limit> limits, Duration pause) {
         long micros = RateLimitStore.checkPause(pause);
         if (local != null) {

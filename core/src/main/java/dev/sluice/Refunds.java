@@ -43,7 +43,8 @@ final class Refunds {
      * the timeout; whether the store confirmed it in time.
      */
     boolean giveBack(String caller, List<Limit> limits, RateLimitStore.Booking booking) {
-        return confirm(() -> store.giveBack(caller, limits, booking), "give back a reservation", "its slot passes unused");
+        return confirm(() -> store.giveBack(caller, limits, booking), "give back a reservation",
+                "its slot passes unused");
     }
 
     /**
@@ -85,8 +86,8 @@ final class Refunds {
     }
 
     private void failed(String what, String otherwise, Throwable failure) {
-        log.warn("Rate-limit store could not {} within {} ms for policies {}; {}: {}", what, timeout.toMillis(), policies,
-                otherwise, String.valueOf(failure));
+        log.warn("Rate-limit store could not {} within {} ms for policies {}; {}: {}", what, timeout.toMillis(),
+                policies, otherwise, String.valueOf(failure));
         shadowAndListener.refund(false);
     }
 }

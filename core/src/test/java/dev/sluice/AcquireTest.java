@@ -39,14 +39,16 @@ class AcquireTest {
         Decision second = limiter.acquire("p", PATIENT);
         long waited = System.nanoTime() - started;
         assertThat(second.outcome()).isEqualTo(Decision.Outcome.ALLOWED);
-        assertThat(second.retryAfter()).as("the wait reserved").isBetween(Duration.ofMillis(300), Duration.ofMillis(400));
+        assertThat(second.retryAfter()).as("the wait reserved")
+                .isBetween(Duration.ofMillis(300), Duration.ofMillis(400));
         assertThat(waited).as("slept until the slot").isGreaterThanOrEqualTo(second.retryAfter().toNanos());
 
         started = System.nanoTime();
         Decision refused = limiter.acquire("p", Duration.ofMillis(100));
         assertThat(refused.outcome()).isEqualTo(Decision.Outcome.REJECTED);
         assertThat(refused.retryAfter()).as("the wait it would need").isGreaterThan(Duration.ofMillis(100));
-        assertThat(System.nanoTime() - started).as("refused without waiting").isLessThan(TimeUnit.MILLISECONDS.toNanos(300));
+        assertThat(System.nanoTime() - started).as("refused without waiting")
+                .isLessThan(TimeUnit.MILLISECONDS.toNanos(300));
     }
 
     @Test
@@ -88,7 +90,8 @@ class AcquireTest {
         // The cancelled second slot, 2 s after the first grant, was the last booked: the next
         // caller gets it, not the one 4 s after. Measured from before the first grant, so a
         // stalled test thread only makes it later.
-        assertThat(decision.retryAfter()).as("the cancelled slot, not the one after it").isLessThanOrEqualTo(Duration.ofSeconds(2));
+        assertThat(decision.retryAfter()).as("the cancelled slot, not the one after it")
+                .isLessThanOrEqualTo(Duration.ofSeconds(2));
         assertThat(Duration.ofNanos(System.nanoTime() - first)).as("not before the cancelled slot")
                 .isGreaterThan(Duration.ofMillis(1500));
         assertThat(System.nanoTime() - started).as("completed at its slot")
@@ -98,7 +101,8 @@ class AcquireTest {
     @Test
     void whenTheStoreFailsOpenGoesAtOnceClosedFailsAndLocalWaitsOnTheLocalShare() throws InterruptedException {
         long started = System.nanoTime();
-        assertThat(limiter(new BrokenStore(), FailureMode.OPEN).acquire("p", PATIENT).outcome()).isEqualTo(Decision.Outcome.FAILED_OPEN);
+        assertThat(limiter(new BrokenStore(), FailureMode.OPEN).acquire("p", PATIENT).outcome())
+                .isEqualTo(Decision.Outcome.FAILED_OPEN);
         assertThat(limiter(new BrokenStore(), FailureMode.CLOSED).acquire("p", PATIENT).outcome())
                 .isEqualTo(Decision.Outcome.FAILED_CLOSED);
         assertThat(System.nanoTime() - started).as("neither waits").isLessThan(TimeUnit.SECONDS.toNanos(1));
@@ -108,7 +112,8 @@ class AcquireTest {
         started = System.nanoTime();
         Decision second = local.acquire("p", PATIENT);
         assertThat(second.outcome()).isEqualTo(Decision.Outcome.LOCAL_ALLOWED);
-        assertThat(second.retryAfter()).as("the local bucket's next slot").isBetween(Duration.ofMillis(300), Duration.ofMillis(400));
+        assertThat(second.retryAfter()).as("the local bucket's next slot")
+                .isBetween(Duration.ofMillis(300), Duration.ofMillis(400));
         assertThat(System.nanoTime() - started).isGreaterThanOrEqualTo(second.retryAfter().toNanos());
         assertThat(local.acquire("p", Duration.ofMillis(100)).outcome()).isEqualTo(Decision.Outcome.LOCAL_REJECTED);
     }
@@ -140,7 +145,8 @@ class AcquireTest {
     }
 
     @Test
-    void aSlidingLogCannotWaitAWaitOutOfRangeIsRefusedNamingItAndACostAboveTheBurstNeverWaits() throws InterruptedException {
+    void aSlidingLogCannotWaitAWaitOutOfRangeIsRefusedNamingItAndACostAboveTheBurstNeverWaits()
+            throws InterruptedException {
         RateLimiter log = RateLimiter.builder().limit(SLOW.withAlgorithm(Algorithm.SLIDING_LOG)).build();
         assertThatThrownBy(() -> log.acquire("p", Duration.ofSeconds(1)))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("sliding-log");

@@ -39,8 +39,8 @@ class ArchitectureTest {
     private static final Pattern REFERENCE = Pattern.compile("\\b((?:[a-z][a-z0-9_]*\\.)+)([A-Z]\\w*)");
     private static final Pattern PACKAGE = Pattern.compile("^package ([a-z0-9_.]+);", Pattern.MULTILINE);
     private static final Pattern PUBLIC_TYPE = Pattern.compile(
-            "^public (?:(?:final|abstract|sealed|non-sealed|static) )*(?:class|interface|enum|record|@interface) (\\w+)",
-            Pattern.MULTILINE);
+            "^public (?:(?:final|abstract|sealed|non-sealed|static) )*(?:class|interface|enum|record|@interface) "
+            + "(\\w+)", Pattern.MULTILINE);
     private static final Pattern COMMENT_OR_STRING = Pattern.compile(
             "/\\*.*?\\*/|//[^\\n]*|\"(?:\\\\.|[^\"\\\\])*\"|'(?:\\\\.|[^'\\\\])'", Pattern.DOTALL);
 
@@ -61,8 +61,8 @@ class ArchitectureTest {
             "dev.sluice.web", Set.of("Answer", "HeaderStyle", "HttpLimiter", "KeyResolver", "LimitResolver",
                     "PolicyRegistry", "PolicyView", "RequestAttributes", "RequestView", "Verdict"),
             "dev.sluice.servlet", Set.of("ConsoleServlet", "RateLimitFilter"),
-            "dev.sluice.jaxrs", Set.of("ConsoleResource", "RateLimit", "RateLimitClientFilter", "RateLimitExceededException", "RateLimitFeature",
-                    "ServletClientAddress"),
+            "dev.sluice.jaxrs", Set.of("ConsoleResource", "RateLimit", "RateLimitClientFilter",
+                    "RateLimitExceededException", "RateLimitFeature", "ServletClientAddress"),
             "dev.sluice.spring.boot", Set.of("SluiceAutoConfiguration")));
 
     /** The store test kit (sluice-store-tck): API as well, for the tests of store authors. */
@@ -75,7 +75,8 @@ class ArchitectureTest {
      */
     private static final Map<String, Set<String>> PLUMBING = Map.of(
             "dev.sluice.internal", Set.of("core", "redis", "web", "benchmarks"),
-            "dev.sluice.web.internal", Set.of("web", "servlet-filter", "jaxrs-feature", "spring-boot-starter", "benchmarks"),
+            "dev.sluice.web.internal",
+            Set.of("web", "servlet-filter", "jaxrs-feature", "spring-boot-starter", "benchmarks"),
             "dev.sluice.servlet.internal", Set.of("servlet-filter", "spring-boot-starter"));
 
     /** Modules that are not published: examples and benchmarks may have packages of their own. */
@@ -105,7 +106,8 @@ class ArchitectureTest {
         // store, as Failsafe's spi and API refer to each other. The two count as one node here;
         // typesOfDifferentPackagesFormNoCycle keeps a circle from running through their types.
         Map<String, Set<String>> graph = new TreeMap<>();
-        MODULES.values().forEach(packages -> packages.forEach((from, to) -> graph.computeIfAbsent(layer(from), k -> new TreeSet<>())
+        MODULES.values().forEach(packages -> packages.forEach((from, to) -> graph
+                .computeIfAbsent(layer(from), k -> new TreeSet<>())
                 .addAll(to.stream().filter(p -> p.startsWith("dev.sluice")).map(ArchitectureTest::layer).toList())));
         graph.values().forEach(to -> to.retainAll(graph.keySet()));
         graph.forEach((from, to) -> to.remove(from));
@@ -130,13 +132,14 @@ class ArchitectureTest {
 
     @Test
     void coreCarriesNeitherRedisNorHttp() {
-        assertThat(referencesOf("core", "org.redisson", "io.netty", "jakarta.", "javax.servlet", "javax.ws", "dev.sluice.web",
-                "dev.sluice.redis")).isEmpty();
+        assertThat(referencesOf("core", "org.redisson", "io.netty", "jakarta.", "javax.servlet", "javax.ws",
+                "dev.sluice.web", "dev.sluice.redis")).isEmpty();
     }
 
     @Test
     void theWebLayerNeedsNoRedisAndNoContainerApi() {
-        assertThat(referencesOf("web", "org.redisson", "io.netty", "dev.sluice.redis", "jakarta.", "javax.servlet", "javax.ws"))
+        assertThat(referencesOf("web", "org.redisson", "io.netty", "dev.sluice.redis", "jakarta.", "javax.servlet",
+                "javax.ws"))
                 .isEmpty();
     }
 
@@ -228,13 +231,15 @@ class ArchitectureTest {
                         Set<String> to = packages.computeIfAbsent(declared.group(1), k -> new TreeSet<>());
                         Matcher publicType = PUBLIC_TYPE.matcher(source);
                         if (!UNPUBLISHED.contains(module.getFileName().toString()) && publicType.find()) {
-                            PUBLIC_TYPES.computeIfAbsent(declared.group(1), k -> new TreeSet<>()).add(publicType.group(1));
+                            PUBLIC_TYPES.computeIfAbsent(declared.group(1), k -> new TreeSet<>())
+                                    .add(publicType.group(1));
                         }
                         String code = COMMENT_OR_STRING.matcher(source.substring(declared.end())).replaceAll(" ");
                         String name = file.getFileName().toString().replace(".java", "");
                         String type = declared.group(1) + "." + name;
                         boolean declaresType = !name.contains("-"); // not package-info, module-info
-                        Set<String> types = declaresType ? TYPES.computeIfAbsent(type, k -> new TreeSet<>()) : new TreeSet<>();
+                        Set<String> types = declaresType ? TYPES.computeIfAbsent(type, k -> new TreeSet<>())
+                                : new TreeSet<>();
                         if (declaresType) {
                             codes.merge(type, code, String::concat);
                         }
@@ -279,8 +284,8 @@ class ArchitectureTest {
         return groups;
     }
 
-    private static void connect(String v, Map<String, Set<String>> graph, Map<String, Integer> index, Map<String, Integer> low,
-                                Deque<String> stack, List<Set<String>> groups) {
+    private static void connect(String v, Map<String, Set<String>> graph, Map<String, Integer> index,
+                                Map<String, Integer> low, Deque<String> stack, List<Set<String>> groups) {
         index.put(v, index.size());
         low.put(v, index.get(v));
         stack.push(v);

@@ -35,7 +35,8 @@ class CostedLimitsTest {
     }
 
     private static final Limit BUCKET = Limit.of("costed-tb", 1_000, Duration.ofSeconds(1)).withBurst(2_000);
-    private static final Limit WINDOW = Limit.of("costed-fw", 5_000, Duration.ofMinutes(1)).withAlgorithm(Algorithm.FIXED_WINDOW);
+    private static final Limit WINDOW = Limit.of("costed-fw", 5_000, Duration.ofMinutes(1))
+            .withAlgorithm(Algorithm.FIXED_WINDOW);
 
     @Test
     void aRepeatedCostIsDecidedOnTheSameListInstance() {

@@ -33,7 +33,8 @@ class GivenUpSlotsTest {
 
     private final ManualClock clock = new ManualClock();
     private final RateLimitStore store = MemoryStore.builder().timeSource(clock).build();
-    private final RateLimiter limiter = RateLimiter.builder().limit(SLOW).store(store).timeout(Duration.ofSeconds(10)).build();
+    private final RateLimiter limiter = RateLimiter.builder().limit(SLOW).store(store).timeout(Duration.ofSeconds(10))
+            .build();
 
     /** The stages still waiting at the end of a test: their timers, 100 s and more away, go with them. */
     private final List<CompletableFuture<Decision>> waiting = new ArrayList<>();
@@ -97,9 +98,11 @@ class GivenUpSlotsTest {
         CompletableFuture<Decision> b = waiter(limiter, PATIENT);
         CompletableFuture<Decision> c = waiter(limiter, PATIENT);
         assertThat(b.cancel(false)).isTrue();
-        assertThat(nextSlot()).as("B's slot, given up before C's, is the next caller's").isEqualTo(Duration.ofSeconds(100));
+        assertThat(nextSlot()).as("B's slot, given up before C's, is the next caller's")
+                .isEqualTo(Duration.ofSeconds(100));
         assertThat(c.cancel(false)).isTrue();
-        assertThat(nextSlot()).as("C's slot, the last of the schedule, is the next caller's").isEqualTo(Duration.ofSeconds(200));
+        assertThat(nextSlot()).as("C's slot, the last of the schedule, is the next caller's")
+                .isEqualTo(Duration.ofSeconds(200));
         assertThat(nextSlot()).as("each slot goes once: then the schedule goes on").isEqualTo(Duration.ofSeconds(300));
     }
 
@@ -125,7 +128,8 @@ class GivenUpSlotsTest {
         waiter.join(5_000);
         assertThat(thrown.get()).isInstanceOf(InterruptedException.class);
         assertThat(b.isDone()).isFalse();
-        assertThat(nextSlot()).as("the interrupted waiter's slot is the next caller's").isEqualTo(Duration.ofSeconds(200));
+        assertThat(nextSlot()).as("the interrupted waiter's slot is the next caller's")
+                .isEqualTo(Duration.ofSeconds(200));
     }
 
     @Test
@@ -154,11 +158,14 @@ class GivenUpSlotsTest {
         assertThat(impatient.acquire("p", PATIENT).outcome()).isEqualTo(Decision.Outcome.FAILED_OPEN);
         // then the store books the slot at 100 s, for a waiter who is gone: it must come back
         slow.answerWhatWasHeld();
-        assertThat(nextSlot()).as("the late booking's slot, given back, is the next caller's").isEqualTo(Duration.ofSeconds(100));
+        assertThat(nextSlot()).as("the late booking's slot, given back, is the next caller's")
+                .isEqualTo(Duration.ofSeconds(100));
         // without blocking: the same, through the stage's own timeout
-        assertThat(impatient.acquireAsync("p", PATIENT).get(5, TimeUnit.SECONDS).outcome()).isEqualTo(Decision.Outcome.FAILED_OPEN);
+        assertThat(impatient.acquireAsync("p", PATIENT).get(5, TimeUnit.SECONDS).outcome())
+                .isEqualTo(Decision.Outcome.FAILED_OPEN);
         slow.answerWhatWasHeld();
-        assertThat(nextSlot()).as("the late booking's slot, given back, is the next caller's").isEqualTo(Duration.ofSeconds(200));
+        assertThat(nextSlot()).as("the late booking's slot, given back, is the next caller's")
+                .isEqualTo(Duration.ofSeconds(200));
     }
 
     /**

@@ -67,10 +67,12 @@ class LimiterSettingsTest {
 
     @Test
     void aConcurrencyLimitRefusesTheLocalFailureModeNamingTheSettingAndTheValue() {
-        assertThatThrownBy(() -> ConcurrencyLimiter.builder().limit(Limit.concurrency("reports", 5, Duration.ofSeconds(30)))
+        assertThatThrownBy(() -> ConcurrencyLimiter.builder()
+                .limit(Limit.concurrency("reports", 5, Duration.ofSeconds(30)))
                 .failureMode(FailureMode.LOCAL).build())
                 .isInstanceOf(IllegalArgumentException.class)
-                .hasMessage("'failure-mode' of concurrency policy 'reports' must be open or closed: its leases are held "
+                .hasMessage(
+                        "'failure-mode' of concurrency policy 'reports' must be open or closed: its leases are held "
                         + "in the store alone, so no local limiter can take over while the store fails, got 'local'");
         for (FailureMode mode : List.of(FailureMode.OPEN, FailureMode.CLOSED)) {
             assertThat(ConcurrencyLimiter.builder().limit(Limit.concurrency("reports", 5, Duration.ofSeconds(30)))

@@ -91,7 +91,8 @@ class LocalFailureModeTest {
             Thread.sleep(10);
             back = limiter.decide("c");
         }
-        assertThat(back.outcome()).as("the store decides again, with its own count").isEqualTo(Decision.Outcome.ALLOWED);
+        assertThat(back.outcome()).as("the store decides again, with its own count")
+                .isEqualTo(Decision.Outcome.ALLOWED);
         assertThat(back.capacity()).isEqualTo(10);
         assertThat(back.remaining()).isEqualTo(8);
     }
@@ -141,7 +142,8 @@ class LocalFailureModeTest {
         assertThat(kept.await("c", hourly, System.nanoTime()).outcome()).isEqualTo(Decision.Outcome.ALLOWED);
         assertThat(kept.holdsLocalState()).isTrue();
         store.failing = true;
-        assertThat(kept.await("c", hourly, System.nanoTime()).outcome()).as("a flapping store gives no fresh local budget")
+        assertThat(kept.await("c", hourly, System.nanoTime()).outcome())
+                .as("a flapping store gives no fresh local budget")
                 .isEqualTo(Decision.Outcome.LOCAL_REJECTED);
 
         // a 100 ms bucket is whole again 100 ms after its last use: then the state can go
@@ -156,7 +158,8 @@ class LocalFailureModeTest {
             Thread.sleep(20); // bounded: the store answers every 20 ms
             assertThat(dropped.await("c", brief, System.nanoTime()).outcome()).isEqualTo(Decision.Outcome.ALLOWED);
         }
-        assertThat(dropped.holdsLocalState()).as("dropped after the store answered for the bucket's refill time").isFalse();
+        assertThat(dropped.holdsLocalState()).as("dropped after the store answered for the bucket's refill time")
+                .isFalse();
     }
 
     @Test
@@ -174,14 +177,18 @@ class LocalFailureModeTest {
         assertThat(shadow.shadowRejections()).isEqualTo(1);
 
         RateLimiter enforcing = RateLimiter.builder().limit(Limit.of("counted", 2, Duration.ofHours(1))).store(store)
-                .failureMode(FailureMode.LOCAL).timeout(TIMEOUT).listener(MicrometerMetrics.of(registry, "counted")).build();
+                .failureMode(FailureMode.LOCAL).timeout(TIMEOUT).listener(MicrometerMetrics.of(registry, "counted"))
+                .build();
         for (int i = 0; i < 3; i++) {
             enforcing.decide("c");
         }
-        assertThat(registry.counter("sluice.decisions", "policy", "counted", "outcome", "local_allowed").count()).isEqualTo(2);
-        assertThat(registry.counter("sluice.decisions", "policy", "counted", "outcome", "local_rejected").count()).isEqualTo(1);
+        assertThat(registry.counter("sluice.decisions", "policy", "counted", "outcome", "local_allowed").count())
+                .isEqualTo(2);
+        assertThat(registry.counter("sluice.decisions", "policy", "counted", "outcome", "local_rejected").count())
+                .isEqualTo(1);
         assertThat(registry.counter("sluice.decisions", "policy", "counted", "outcome", "allowed").count()).isZero();
-        assertThat(registry.counter("sluice.store.errors", "policy", "counted", "error.type", "other").count()).isEqualTo(3);
+        assertThat(registry.counter("sluice.store.errors", "policy", "counted", "error.type", "other").count())
+                .isEqualTo(3);
     }
 
     @Test
@@ -204,6 +211,7 @@ class LocalFailureModeTest {
     void aLocalShareOutsideZeroToOneIsRefusedNamingIt(double share) {
         assertThatThrownBy(() -> RateLimiter.builder().localShare(share))
                 .isInstanceOf(IllegalArgumentException.class)
-                .hasMessage("'local-share' must be a fraction greater than 0 and at most 1 (e.g. 0.33), got '" + share + "'");
+                .hasMessage("'local-share' must be a fraction greater than 0 and at most 1 (e.g. 0.33), got '" + share
+                        + "'");
     }
 }

@@ -14,7 +14,8 @@ import java.util.function.Consumer;
 record RateGuard(StoreResilience<List<Limit>, Decision> guard, LocalLimiter local) {
 
     static RateGuard of(RateLimitStore store, FailureMode mode, Duration timeout, String policies) {
-        LimiterSettings settings = new LimiterSettings(store, mode, timeout, false, null, CompletionExecutor.EXECUTOR, 1.0);
+        LimiterSettings settings = new LimiterSettings(store, mode, timeout, false, null, CompletionExecutor.EXECUTOR,
+                1.0);
         ShadowAndListener shadowAndListener = new ShadowAndListener(false, null, policies);
         LocalLimiter local = mode == FailureMode.LOCAL ? new LocalLimiter(1.0) : null;
         return new RateGuard(new StoreResilience<>(new StoreDecisions(settings, policies, shadowAndListener),

@@ -22,7 +22,9 @@ class StoreMetricsTest {
 
     private static final Duration TIMEOUT = Duration.ofMillis(100);
 
-    /** A store failing every decision with what {@code failure} gives, or never answering when it gives {@code null}. */
+    /**
+     * A store failing every decision with what {@code failure} gives, or never answering when it gives {@code null}.
+     */
     private record Failing(Supplier<Throwable> failure) implements RateLimitStore {
         @Override
         public CompletionStage<Decision> decide(String caller, List<Limit> limits) {
@@ -57,7 +59,8 @@ class StoreMetricsTest {
         assertThat(limiter(registry, "slow", () -> null).decide("c").outcome()).isEqualTo(Decision.Outcome.FAILED_OPEN);
         limiter(registry, "refused", () -> new ConnectException("Connection refused")).decide("c");
         limiter(registry, "client", () -> new RedisConnectionException("Unable to connect to 127.0.0.1:1")).decide("c");
-        limiter(registry, "lua", () -> new RuntimeException("ERR user_script:1: attempt to call a nil value")).decide("c");
+        limiter(registry, "lua", () -> new RuntimeException("ERR user_script:1: attempt to call a nil value"))
+                .decide("c");
         limiter(registry, "wrongtype", () -> new UnreadableStateException("a key holds another type",
                 new RuntimeException("WRONGTYPE"))).decide("c");
         limiter(registry, "odd", () -> new IllegalStateException("no idea")).decide("c");
@@ -90,7 +93,8 @@ class StoreMetricsTest {
     @Test
     void concurrencyLeasesCountStoreErrorsByKindToo() {
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
-        ConcurrencyLimiter limiter = ConcurrencyLimiter.builder().limit(Limit.concurrency("reports", 2, Duration.ofSeconds(30)))
+        ConcurrencyLimiter limiter = ConcurrencyLimiter.builder()
+                .limit(Limit.concurrency("reports", 2, Duration.ofSeconds(30)))
                 .store(new LeaseFailing()).timeout(TIMEOUT)
                 .listener(MicrometerMetrics.of(registry, "reports")).build();
         assertThat(limiter.acquire("c").decision().outcome()).isEqualTo(Decision.Outcome.FAILED_OPEN);
@@ -129,7 +133,8 @@ class StoreMetricsTest {
                 .isEqualTo(2);
         assertThat(registry.get("sluice.refunds").tag("policy", "charged").tag("outcome", "failed").counter().count())
                 .isZero();
-        assertThat(registry.get("sluice.refunds").tag("policy", "unrefunded").tag("outcome", "failed").counter().count())
+        assertThat(registry.get("sluice.refunds").tag("policy", "unrefunded").tag("outcome", "failed").counter()
+                .count())
                 .isEqualTo(1);
     }
 
@@ -185,7 +190,8 @@ class StoreMetricsTest {
     @Test
     void leasesInFlightAreAGauge() {
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
-        ConcurrencyLimiter limiter = ConcurrencyLimiter.builder().limit(Limit.concurrency("exports", 2, Duration.ofSeconds(30)))
+        ConcurrencyLimiter limiter = ConcurrencyLimiter.builder()
+                .limit(Limit.concurrency("exports", 2, Duration.ofSeconds(30)))
                 .listener(MicrometerMetrics.of(registry, "exports")).build();
         assertThat(leases(registry, "exports")).isZero();
         Lease first = limiter.acquire("a");
@@ -229,7 +235,8 @@ class StoreMetricsTest {
     }
 
     private static WeakReference<ConcurrencyLimiter> droppedCap(SimpleMeterRegistry registry) {
-        ConcurrencyLimiter limiter = ConcurrencyLimiter.builder().limit(Limit.concurrency("gone-cap", 1, Duration.ofSeconds(30)))
+        ConcurrencyLimiter limiter = ConcurrencyLimiter.builder()
+                .limit(Limit.concurrency("gone-cap", 1, Duration.ofSeconds(30)))
                 .listener(MicrometerMetrics.of(registry, "gone-cap")).build();
         limiter.acquire("c").release();
         return new WeakReference<>(limiter);

@@ -64,7 +64,8 @@ class StoreResilienceTest {
         }, CompletableFuture.delayedExecutor(5, TimeUnit.MILLISECONDS))),
         NEVER_ANSWERS(CompletableFuture::new),
         UNREADABLE_STATE(() -> CompletableFuture.failedFuture(
-                new UnreadableStateException("a key of this caller holds another type", new IllegalStateException("WRONGTYPE"))));
+                new UnreadableStateException("a key of this caller holds another type",
+                        new IllegalStateException("WRONGTYPE"))));
 
         final Supplier<CompletableFuture<Decision>> answer;
 
@@ -95,7 +96,8 @@ class StoreResilienceTest {
                 case CLOSED -> Decision.Outcome.FAILED_CLOSED;
                 case LOCAL -> Decision.Outcome.LOCAL_ALLOWED; // the first request of a whole local budget
             });
-            assertThat(waited.retryAfter()).isEqualTo(mode == FailureMode.CLOSED ? StoreResilience.FAILED_CLOSED_RETRY : Duration.ZERO);
+            assertThat(waited.retryAfter())
+                    .isEqualTo(mode == FailureMode.CLOSED ? StoreResilience.FAILED_CLOSED_RETRY : Duration.ZERO);
             assertThat(blocking.failures()).isEqualTo(1);
             assertThat(asynchronous.failures()).isEqualTo(1);
         }
@@ -154,7 +156,8 @@ class StoreResilienceTest {
     /** A store that answers it cannot read one caller's state fails that request alone: the circuit stays closed. */
     @Test
     void aCallersUnreadableStateFailsItsRequestButNeverOpensTheCircuit() {
-        RateGuard guard = RateGuard.of(new Faulty(Fault.UNREADABLE_STATE.answer), FailureMode.CLOSED, TIMEOUT, "[guarded]");
+        RateGuard guard = RateGuard.of(new Faulty(Fault.UNREADABLE_STATE.answer), FailureMode.CLOSED, TIMEOUT,
+                "[guarded]");
         for (int i = 0; i < 2 * CircuitBreaker.THRESHOLD; i++) {
             Decision decision = i % 2 == 0 ? guard.await("c", LIMITS, System.nanoTime()) : async(guard);
             assertThat(decision.outcome()).isEqualTo(Decision.Outcome.FAILED_CLOSED);

@@ -29,12 +29,14 @@ public final class Durations {
     public static Rate parseRate(String value) {
         Matcher m = value == null ? null : RATE.matcher(value.trim());
         if (m == null || !m.matches()) {
-            throw new IllegalArgumentException("'limit' must look like <count>/<period> (e.g. 100/1m), got '" + value + "'");
+            throw new IllegalArgumentException("'limit' must look like <count>/<period> (e.g. 100/1m), got '" + value
+                    + "'");
         }
         long count = Long.parseLong(m.group(1));
         long amount = m.group(2).isEmpty() ? 1 : Long.parseLong(m.group(2));
         if (count < 1 || amount < 1) {
-            throw new IllegalArgumentException("'limit' must have a count and a period of at least 1 (e.g. 100/1m), got '"
+            throw new IllegalArgumentException(
+                    "'limit' must have a count and a period of at least 1 (e.g. 100/1m), got '"
                     + value + "'");
         }
         return new Rate(count, toDuration("limit", value, amount, m.group(3)));
@@ -48,7 +50,8 @@ public final class Durations {
     public static Duration parseDuration(String parameter, String value) {
         Matcher m = value == null ? null : DURATION.matcher(value.trim());
         if (m == null || !m.matches()) {
-            throw new IllegalArgumentException("'" + parameter + "' must look like <amount><unit> with unit ms, s, m, h "
+            throw new IllegalArgumentException("'" + parameter
+                    + "' must look like <amount><unit> with unit ms, s, m, h "
                     + "or d (e.g. 50ms), got '" + value + "'");
         }
         return toDuration(parameter, value, Long.parseLong(m.group(1)), m.group(2));
@@ -101,7 +104,8 @@ public final class Durations {
     }
 
     private static Duration checkTimeout(Duration timeout, String raw) {
-        if (timeout == null || timeout.compareTo(Duration.ofMillis(1)) < 0 || timeout.compareTo(Duration.ofMinutes(1)) > 0) {
+        if (timeout == null || timeout.compareTo(Duration.ofMillis(1)) < 0
+                || timeout.compareTo(Duration.ofMinutes(1)) > 0) {
             throw new IllegalArgumentException("'timeout' must be between 1ms and 1m, got '" + raw + "'");
         }
         return timeout;

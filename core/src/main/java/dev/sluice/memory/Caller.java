@@ -18,7 +18,8 @@ import static dev.sluice.memory.MemoryStore.CONFLICT;
  * One caller: the decisions on its states ({@link StateTable}), each written in place by its
  * {@link RateAlgorithm}, and how long it stays. Written under the write lock of {@link #lock};
  * read without it only optimistically ({@link #tryDecide}), where a torn read is detected by the
- * lock's stamp and then discarded. {@link #idleNanos} is read by the cache without it. Reservations: {@link Reservation}.
+ * lock's stamp and then discarded. {@link #idleNanos} is read by the cache without it. Reservations:
+ * {@link Reservation}.
  */
 final class Caller extends StateTable {
     final StampedLock lock = new StampedLock();

@@ -46,7 +46,8 @@ final class IdleSweeper {
                 if (seen.idleAt(now)) {
                     // Retired and removed in one step, as eviction does: a decision holding this
                     // caller then finds it retired (it committed nothing since) and reads the map again.
-                    callers.computeIfPresent(entry.getKey(), (tag, held) -> held == seen && held.retireIfIdle(now) ? null : held);
+                    callers.computeIfPresent(entry.getKey(),
+                            (tag, held) -> held == seen && held.retireIfIdle(now) ? null : held);
                 }
             }
         } finally {

@@ -175,7 +175,9 @@ public final class MemoryStore implements ImmediateStore {
         return CompletableFuture.completedFuture(null);
     }
 
-    /** Gives back one request's spending under these limits, under the caller's lock; see {@link RateLimitStore#refund}. */
+    /**
+     * Gives back one request's spending under these limits, under the caller's lock; see {@link RateLimitStore#refund}.
+     */
     @Override
     public CompletionStage<Void> refund(String caller, List<Limit> limits) {
         Caller state = callers.getIfPresent(Keys.tag(caller));

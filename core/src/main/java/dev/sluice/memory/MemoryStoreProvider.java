@@ -17,7 +17,8 @@ public final class MemoryStoreProvider implements StoreProvider {
     @Override
     public void check(String store) {
         if (!store.equals("memory")) {
-            throw new IllegalArgumentException("'store' must be memory, redis://host:port[/db], rediss://host:port[/db] "
+            throw new IllegalArgumentException(
+                    "'store' must be memory, redis://host:port[/db], rediss://host:port[/db] "
                     + "or redisson:PATH, got '" + Secrets.redact(store) + "'");
         }
     }

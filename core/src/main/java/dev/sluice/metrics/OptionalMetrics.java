@@ -57,7 +57,8 @@ public final class OptionalMetrics {
 
         static DecisionListener of(Object registry, String policy) {
             if (!(registry instanceof io.micrometer.core.instrument.MeterRegistry meters)) {
-                throw new IllegalArgumentException("'" + REGISTRY + "' must be an io.micrometer.core.instrument.MeterRegistry, "
+                throw new IllegalArgumentException("'" + REGISTRY
+                        + "' must be an io.micrometer.core.instrument.MeterRegistry, "
                         + "got a " + registry.getClass().getName());
             }
             return MicrometerMetrics.of(meters, policy);

@@ -38,7 +38,8 @@ public final class PermitUnavailableException extends RuntimeException {
 
     private static String message(String key, Duration maxWait, Decision decision) {
         return switch (decision.outcome()) {
-            case FAILED_CLOSED -> "no permit for '" + key + "': the rate-limit store failed and the failure mode is closed";
+            case FAILED_CLOSED -> "no permit for '" + key
+                    + "': the rate-limit store failed and the failure mode is closed";
             case UNSATISFIABLE -> "no permit for '" + key + "': the cost exceeds what the limit can ever grant";
             default -> "no permit for '" + key + "' within " + maxWait.toMillis() + " ms (" + decision.outcome()
                     + "; the next would come in " + decision.retryAfter().toMillis() + " ms)";

@@ -52,7 +52,8 @@ final class StoreProviders {
                 throw new IllegalArgumentException("'store' " + shown + " needs " + artifact
                         + " on the class path (add that dependency next to the others of Sluice), got '" + shown + "'");
             }
-            throw new IllegalArgumentException("'store' must be memory, redis://host:port[/db], rediss://host:port[/db] "
+            throw new IllegalArgumentException(
+                    "'store' must be memory, redis://host:port[/db], rediss://host:port[/db] "
                     + "or redisson:PATH (or the scheme of another store provider on the class path: "
                     + String.join(", ", BY_SCHEME.keySet().stream().sorted().toList()) + "), got '" + shown + "'");
         }

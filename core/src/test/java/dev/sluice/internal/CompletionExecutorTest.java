@@ -41,7 +41,8 @@ class CompletionExecutorTest {
         // result reaches this thread before that, and this thread may well run first.
         Set<Thread> ran = ConcurrentHashMap.newKeySet();
         for (int i = 0; i < 200; i++) {
-            Thread thread = CompletableFuture.supplyAsync(Thread::currentThread, CompletionExecutor.EXECUTOR).get(5, TimeUnit.SECONDS);
+            Thread thread = CompletableFuture.supplyAsync(Thread::currentThread, CompletionExecutor.EXECUTOR)
+                    .get(5, TimeUnit.SECONDS);
             ran.add(thread);
             awaitIdle(thread);
         }
@@ -64,7 +65,8 @@ class CompletionExecutorTest {
     }
 
     private static List<Thread> threads() {
-        return Thread.getAllStackTraces().keySet().stream().filter(t -> t.getName().equals(NAME) && t.isAlive()).toList();
+        return Thread.getAllStackTraces().keySet().stream().filter(t -> t.getName().equals(NAME) && t.isAlive())
+                .toList();
     }
 
     /** Waits, a bounded time, until {@code thread} waits for its pool's next task (or has ended). */

@@ -17,7 +17,8 @@ class TimeoutsTest {
     void aLateFutureFailsWithATimeoutAndAnEarlyOneIsLeftAlone() {
         CompletableFuture<String> late = new CompletableFuture<>();
         assertThat(Timeouts.orTimeout(late, TimeUnit.MILLISECONDS.toNanos(20))).isSameAs(late);
-        assertThatThrownBy(late::join).isInstanceOf(CompletionException.class).hasCauseInstanceOf(TimeoutException.class);
+        assertThatThrownBy(late::join).isInstanceOf(CompletionException.class)
+                .hasCauseInstanceOf(TimeoutException.class);
 
         CompletableFuture<String> early = Timeouts.orTimeout(new CompletableFuture<>(), TimeUnit.SECONDS.toNanos(30));
         early.complete("answer");
@@ -37,7 +38,8 @@ class TimeoutsTest {
         Timeouts.shutdown();
         awaitNoTimerThread();
 
-        CompletableFuture<String> again = Timeouts.orTimeout(new CompletableFuture<>(), TimeUnit.MILLISECONDS.toNanos(20));
+        CompletableFuture<String> again = Timeouts.orTimeout(new CompletableFuture<>(),
+                TimeUnit.MILLISECONDS.toNanos(20));
         assertThatThrownBy(again::join).hasCauseInstanceOf(TimeoutException.class);
         // No shutdown this time: the thread ends by itself once nothing is pending.
         awaitNoTimerThread();

@@ -45,7 +45,8 @@ class MemoryStoreAllocationTest {
         before = THREADS.getCurrentThreadAllocatedBytes();
         build(limit, reset, ROUNDS);
         long decisionListQuota = (THREADS.getCurrentThreadAllocatedBytes() - before) / ROUNDS;
-        assertThat(perAdmission).as("bytes per admission; a decision, its list and its quota take %d", decisionListQuota)
+        assertThat(perAdmission)
+                .as("bytes per admission; a decision, its list and its quota take %d", decisionListQuota)
                 .isLessThanOrEqualTo(decisionListQuota + 8);
     }
 

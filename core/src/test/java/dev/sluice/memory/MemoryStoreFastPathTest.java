@@ -86,7 +86,8 @@ class MemoryStoreFastPathTest {
         for (int round = 0; round < 20; round++) {
             MemoryStore store = MemoryStore.create();
             RateLimiter limiter = RateLimiter.builder().limit(Limit.of("exact", 500, Duration.ofDays(366)))
-                    .limit(Limit.of("exact-2", 800, Duration.ofDays(366)).withAlgorithm(Algorithm.GCRA)).store(store).build();
+                    .limit(Limit.of("exact-2", 800, Duration.ofDays(366)).withAlgorithm(Algorithm.GCRA)).store(store)
+                    .build();
             String caller = "exact-" + round;
             limiter.decide(caller); // the first decision creates the state under the lock
             ConcurrentLinkedQueue<Long> remainders = new ConcurrentLinkedQueue<>();
@@ -145,7 +146,8 @@ class MemoryStoreFastPathTest {
         for (int round = 0; round < 10; round++) {
             MemoryStore store = MemoryStore.create();
             RateLimiter limiter = RateLimiter.builder().limit(Limit.of("give", 3, Duration.ofDays(366)))
-                    .limit(Limit.of("give-2", 5, Duration.ofDays(366)).withAlgorithm(Algorithm.GCRA)).store(store).build();
+                    .limit(Limit.of("give-2", 5, Duration.ofDays(366)).withAlgorithm(Algorithm.GCRA)).store(store)
+                    .build();
             String caller = "give-" + round;
             limiter.decide(caller); // the first decision creates the state under the lock
             limiter.refund(caller);
@@ -173,7 +175,8 @@ class MemoryStoreFastPathTest {
                 pool.shutdownNow();
             }
             Decision last = limiter.decide(caller);
-            assertThat(last.quotas().get(0).remaining()).as("round %d: every refund counted, every admission too", round)
+            assertThat(last.quotas().get(0).remaining())
+                    .as("round %d: every refund counted, every admission too", round)
                     .isEqualTo(2);
             assertThat(last.quotas().get(1).remaining()).isEqualTo(4);
         }

@@ -42,7 +42,8 @@ class MemoryStoreMixedRaceTest {
                         .withAlgorithm(algorithm)).store(store).build();
                 List<Limit> limits = limiter.limits();
                 String caller = "mixed-" + round;
-                assertThat(limiter.decide(caller).allowed()).isTrue(); // the caller exists: lock-free paths from the start
+                // the caller exists: lock-free paths from the start
+                assertThat(limiter.decide(caller).allowed()).isTrue();
                 AtomicInteger kept = new AtomicInteger(1);
                 AtomicInteger givenBack = new AtomicInteger();
                 CountDownLatch go = new CountDownLatch(1);
@@ -138,7 +139,8 @@ class MemoryStoreMixedRaceTest {
                 for (Future<?> future : done) {
                     future.get(60, TimeUnit.SECONDS);
                 }
-                assertThat(late).as("round %d: admissions begun after the pause was confirmed, of %d", round, after.get())
+                assertThat(late)
+                        .as("round %d: admissions begun after the pause was confirmed, of %d", round, after.get())
                         .hasValue(0);
                 assertThat(limiter.decide(caller).allowed()).isFalse();
             }

@@ -69,7 +69,8 @@ class MemoryStoreRaceTest {
                 for (Future<?> future : done) {
                     future.get(60, TimeUnit.SECONDS);
                 }
-                assertThat(admitted.get() + before).as("round %d: admissions of %d racing attempts", round, THREADS * ATTEMPTS)
+                assertThat(admitted.get() + before)
+                        .as("round %d: admissions of %d racing attempts", round, THREADS * ATTEMPTS)
                         .isEqualTo(LIMIT);
                 Decision after = limiter.decide(caller);
                 assertThat(after.allowed()).isFalse();
@@ -100,6 +101,7 @@ class MemoryStoreRaceTest {
             assertThat(store.holds("idle-" + i)).as("idle-%d, whose state had expired", i).isFalse();
         }
         assertThat(store.holds("kept")).as("a caller whose state still counts").isTrue();
-        assertThat(hour.decide("kept").remaining()).as("its budget as it was: 5 spent, 2 minutes refilled 0.33").isEqualTo(4);
+        assertThat(hour.decide("kept").remaining()).as("its budget as it was: 5 spent, 2 minutes refilled 0.33")
+                .isEqualTo(4);
     }
 }

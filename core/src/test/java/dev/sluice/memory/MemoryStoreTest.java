@@ -90,7 +90,8 @@ class MemoryStoreTest {
                 }
             };
             Decision raced = limiter.decide(hot);
-            assertThat(raced.allowed()).as("round %d: the first request, decided on the evicted caller", round).isFalse();
+            assertThat(raced.allowed()).as("round %d: the first request, decided on the evicted caller", round)
+                    .isFalse();
             assertThat(raced.remaining()).isZero();
         }
     }

@@ -39,13 +39,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 class HttpClientGiveUpTest {
 
     /** How a caller gives up on a waiting call, by name. */
-    private static final Map<String, Consumer<CompletableFuture<HttpResponse<String>>>> GIVING_UP = new LinkedHashMap<>();
+    private static final Map<String, Consumer<CompletableFuture<HttpResponse<String>>>> GIVING_UP =
+            new LinkedHashMap<>();
 
     static {
         GIVING_UP.put("orTimeout", stage -> stage.orTimeout(30, TimeUnit.MILLISECONDS));
         GIVING_UP.put("completeOnTimeout", stage -> stage.completeOnTimeout(null, 30, TimeUnit.MILLISECONDS));
         GIVING_UP.put("complete", stage -> stage.complete(null));
-        GIVING_UP.put("completeExceptionally", stage -> stage.completeExceptionally(new IllegalStateException("gave up")));
+        GIVING_UP.put("completeExceptionally",
+                stage -> stage.completeExceptionally(new IllegalStateException("gave up")));
         GIVING_UP.put("cancel", stage -> stage.cancel(false));
     }
 
@@ -90,7 +92,8 @@ class HttpClientGiveUpTest {
     }
 
     private CompletableFuture<HttpResponse<String>> sendAsync(HttpClient client, String path) {
-        CompletableFuture<HttpResponse<String>> stage = client.sendAsync(request(path), HttpResponse.BodyHandlers.ofString());
+        CompletableFuture<HttpResponse<String>> stage = client.sendAsync(request(path),
+                HttpResponse.BodyHandlers.ofString());
         stages.add(stage);
         return stage;
     }
@@ -111,20 +114,23 @@ class HttpClientGiveUpTest {
 
     /**
      * One call per second, burst 1, on a real clock: the first call goes at once, the second's slot
-     * comes a second later (long after it is given up, even on a busy machine). The second is given up first; the third, asked after, must be the only
-     * other call to arrive: had the second gone at its slot, it would arrive before the third.
+     * comes a second later (long after it is given up, even on a busy machine). The second is given up first; the
+     * third, asked after, must be the only other call to arrive: had the second gone at its slot, it would arrive
+     * before the third.
      */
     @Test
     void aCallGivenUpWhileWaitingForItsSlotIsNeverSent() throws Exception {
         for (boolean capped : new boolean[] {false, true}) {
             for (var way : GIVING_UP.entrySet()) {
                 String prefix = "/" + way.getKey() + (capped ? "-capped" : "");
-                RateLimiter limiter = RateLimiter.builder().limit(Limit.of("provider", 1, Duration.ofSeconds(1)).withBurst(1))
+                RateLimiter limiter = RateLimiter.builder()
+                        .limit(Limit.of("provider", 1, Duration.ofSeconds(1)).withBurst(1))
                         .build();
                 Permits.Builder builder = Permits.builder(limiter).maxWait(Duration.ofSeconds(5));
                 Permits permits = (capped ? builder.maxInFlight(1) : builder).build();
                 HttpClient client = RateLimitedHttpClient.wrap(http, permits, prefix);
-                assertThat(client.send(request(prefix + "/1"), HttpResponse.BodyHandlers.ofString()).statusCode()).isEqualTo(200);
+                assertThat(client.send(request(prefix + "/1"), HttpResponse.BodyHandlers.ofString()).statusCode())
+                        .isEqualTo(200);
                 CompletableFuture<HttpResponse<String>> second = sendAsync(client, prefix + "/2");
                 way.getValue().accept(second);
                 awaitDone(second);
@@ -187,11 +193,13 @@ class HttpClientGiveUpTest {
         Limit slowest = Limit.of("provider", 10, Duration.ofSeconds(1000)).withBurst(1);
         for (var way : GIVING_UP.entrySet()) {
             MemoryStore store = MemoryStore.builder().timeSource(new ManualClock()).build();
-            RateLimiter limiter = RateLimiter.builder().limit(slowest).store(store).timeout(Duration.ofSeconds(5)).build();
+            RateLimiter limiter = RateLimiter.builder().limit(slowest).store(store).timeout(Duration.ofSeconds(5))
+                    .build();
             Permits permits = Permits.builder(limiter).maxWait(Duration.ofSeconds(1000)).maxInFlight(1).build();
             String key = "reserved-" + way.getKey();
             HttpClient client = RateLimitedHttpClient.wrap(http, permits, key);
-            assertThat(client.send(request("/" + key + "/1"), HttpResponse.BodyHandlers.ofString()).statusCode()).isEqualTo(200);
+            assertThat(client.send(request("/" + key + "/1"), HttpResponse.BodyHandlers.ofString()).statusCode())
+                    .isEqualTo(200);
             CompletableFuture<HttpResponse<String>> second = sendAsync(client, "/" + key + "/2");
             awaitReserved(store, slowest, key);
             way.getValue().accept(second);
@@ -201,7 +209,8 @@ class HttpClientGiveUpTest {
             while (!nextSlot(store, slowest, key).equals(Duration.ofSeconds(100)) && System.nanoTime() < deadline) {
                 Thread.sleep(5);
             }
-            assertThat(nextSlot(store, slowest, key)).as("%s: the reservation given back is the next caller's", way.getKey())
+            assertThat(nextSlot(store, slowest, key))
+                    .as("%s: the reservation given back is the next caller's", way.getKey())
                     .isEqualTo(Duration.ofSeconds(100));
             assertThat(arrivedUnder("/" + key + "/")).containsExactly("/" + key + "/1");
         }
@@ -213,7 +222,8 @@ class HttpClientGiveUpTest {
         while (!nextSlot(store, limit, key).equals(Duration.ofSeconds(200)) && System.nanoTime() < deadline) {
             Thread.sleep(5);
         }
-        assertThat(nextSlot(store, limit, key)).as("the second call's reservation, booked").isEqualTo(Duration.ofSeconds(200));
+        assertThat(nextSlot(store, limit, key)).as("the second call's reservation, booked")
+                .isEqualTo(Duration.ofSeconds(200));
     }
 
     /** The wait the next reservation would get, asked without booking anything. */

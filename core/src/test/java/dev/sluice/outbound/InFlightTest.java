@@ -48,7 +48,8 @@ class InFlightTest {
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("'inFlightLease' must be positive");
         assertThatThrownBy(() -> Permits.of(limiter, Duration.ofSeconds(1)).enter("provider"))
                 .isInstanceOf(IllegalStateException.class).hasMessageContaining("maxInFlight");
-        assertThat(Permits.builder(limiter).maxWait(Duration.ofSeconds(1)).maxInFlight(3).build().maxInFlight()).isEqualTo(3);
+        assertThat(Permits.builder(limiter).maxWait(Duration.ofSeconds(1)).maxInFlight(3).build().maxInFlight())
+                .isEqualTo(3);
     }
 
     @Test
@@ -72,7 +73,8 @@ class InFlightTest {
         for (int i = 0; i < 3; i++) {
             assertThatThrownBy(() -> client.send(request, HttpResponse.BodyHandlers.discarding()))
                     .as("a refused connection, not a place still held").isInstanceOf(IOException.class);
-            assertThatThrownBy(() -> client.sendAsync(request, HttpResponse.BodyHandlers.discarding()).get(5, TimeUnit.SECONDS))
+            assertThatThrownBy(() -> client.sendAsync(request, HttpResponse.BodyHandlers.discarding())
+                    .get(5, TimeUnit.SECONDS))
                     .isInstanceOf(ExecutionException.class).hasCauseInstanceOf(IOException.class);
         }
         permits.enter("provider").release();

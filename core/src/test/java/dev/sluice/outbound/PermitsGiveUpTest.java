@@ -35,7 +35,8 @@ class PermitsGiveUpTest {
 
     private final ManualClock clock = new ManualClock();
     private final MemoryStore store = MemoryStore.builder().timeSource(clock).build();
-    private final RateLimiter limiter = RateLimiter.builder().limit(SLOW).store(store).timeout(Duration.ofSeconds(5)).build();
+    private final RateLimiter limiter = RateLimiter.builder().limit(SLOW).store(store).timeout(Duration.ofSeconds(5))
+            .build();
     private final List<CompletableFuture<?>> stages = new ArrayList<>();
 
     @AfterEach
@@ -56,7 +57,9 @@ class PermitsGiveUpTest {
         return probe.retryAfter();
     }
 
-    /** Polls (bounded) until the next slot of {@code key} is {@code expected}; the give-back may run on another thread. */
+    /**
+     * Polls (bounded) until the next slot of {@code key} is {@code expected}; the give-back may run on another thread.
+     */
     private void awaitNextSlot(String key, Duration expected, String why) throws InterruptedException {
         long deadline = System.nanoTime() + BOUND_NANOS;
         while (!nextSlot(key).equals(expected) && System.nanoTime() < deadline) {
@@ -79,26 +82,30 @@ class PermitsGiveUpTest {
     void anAcquireTheCallerCompletesGivesItsSlotToTheNextCaller() throws Exception {
         Permits permits = Permits.of(limiter, PATIENT);
         permits.acquireAsync("p").get(5, TimeUnit.SECONDS);
-        CompletableFuture<Decision> completed = kept(permits.acquireAsync("p")).completeOnTimeout(null, 20, TimeUnit.MILLISECONDS);
+        CompletableFuture<Decision> completed = kept(permits.acquireAsync("p"))
+                .completeOnTimeout(null, 20, TimeUnit.MILLISECONDS);
         assertThat(completed.get(5, TimeUnit.SECONDS)).isNull();
         awaitNextSlot("p", Duration.ofSeconds(100), "completeOnTimeout: the slot, given back, is the next caller's");
         CompletableFuture<Decision> byHand = kept(permits.acquireAsync("p"));
         assertThat(byHand.complete(null)).isTrue();
-        awaitNextSlot("p", Duration.ofSeconds(100), "complete(..) by the caller: the slot, given back, is the next caller's");
+        awaitNextSlot("p", Duration.ofSeconds(100),
+                "complete(..) by the caller: the slot, given back, is the next caller's");
     }
 
     @Test
     void aLowPriorityAcquireTimedOutGivesItsSharedSlotBack() throws Exception {
         Permits permits = Permits.builder(limiter).maxWait(PATIENT).highPriorityShare(0.3).build();
         permits.acquireAsync("p", Priority.HIGH).get(5, TimeUnit.SECONDS);
-        CompletableFuture<Decision> late = kept(permits.acquireAsync("p", Priority.LOW)).orTimeout(20, TimeUnit.MILLISECONDS);
+        CompletableFuture<Decision> late = kept(permits.acquireAsync("p", Priority.LOW))
+                .orTimeout(20, TimeUnit.MILLISECONDS);
         assertThat(late).failsWithin(Duration.ofSeconds(5));
         awaitNextSlot("p", Duration.ofSeconds(100), "the timed-out low-priority call's shared slot, given back");
     }
 
     /** One place in flight on a store with a real clock (leases expire on it), waits of {@code maxWait}. */
     private static Permits onePlace(MemoryStore store, Duration maxWait) {
-        RateLimiter limiter = RateLimiter.builder().limit(Limit.of("provider", 1000, Duration.ofSeconds(1))).store(store)
+        RateLimiter limiter = RateLimiter.builder().limit(Limit.of("provider", 1000, Duration.ofSeconds(1)))
+                .store(store)
                 .timeout(Duration.ofSeconds(5)).build();
         return Permits.builder(limiter).maxWait(maxWait).maxInFlight(1).build();
     }

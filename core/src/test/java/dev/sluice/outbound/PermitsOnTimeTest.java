@@ -42,7 +42,8 @@ class PermitsOnTimeTest {
      * {@link #returnTrips} (none once it is empty), and which fails every call while {@link #failing}.
      */
     private final class SlowAnswers implements RateLimitStore {
-        final MemoryStore store = MemoryStore.builder().timeSource(() -> 1_700_000_000_000_000L + nanos.get() / 1_000).build();
+        final MemoryStore store = MemoryStore.builder().timeSource(() -> 1_700_000_000_000_000L + nanos.get() / 1_000)
+                .build();
         final Queue<Duration> returnTrips = new ArrayDeque<>();
         /** The policy of each reservation's first limit, in order. */
         final List<String> reserved = new ArrayList<>();
@@ -81,7 +82,8 @@ class PermitsOnTimeTest {
     }
 
     private static RateLimiter limiter(SlowAnswers store, Limit limit) {
-        return RateLimiter.builder().limit(limit).store(store).failureMode(FailureMode.OPEN).timeout(Duration.ofSeconds(2))
+        return RateLimiter.builder().limit(limit).store(store).failureMode(FailureMode.OPEN)
+                .timeout(Duration.ofSeconds(2))
                 .build();
     }
 
@@ -97,7 +99,8 @@ class PermitsOnTimeTest {
         assertThat(decision.retryAfter()).as("the wait for the next slot").isEqualTo(Duration.ofMillis(20));
         assertThat(store.reserved).as("reserved again").hasSize(2);
         Decision after = permits.limiter().acquire("acct", Duration.ZERO);
-        assertThat(after.outcome()).as("the late slot passed unused, not handed to another call").isEqualTo(Decision.Outcome.REJECTED);
+        assertThat(after.outcome()).as("the late slot passed unused, not handed to another call")
+                .isEqualTo(Decision.Outcome.REJECTED);
         assertThat(after.retryAfter()).as("the slot after the one taken, at 200 ms").isEqualTo(Duration.ofMillis(120));
     }
 
@@ -125,9 +128,12 @@ class PermitsOnTimeTest {
         SlowAnswers store = new SlowAnswers().late(Duration.ofMillis(100), Duration.ofMillis(100));
         Permits permits = permits(store, Duration.ofMillis(200));
         // the slot at 0 came back at 100 ms, the one at 100 ms at 200 ms: the wait has run out
-        assertThatThrownBy(() -> permits.acquire("acct")).isInstanceOfSatisfying(PermitUnavailableException.class, e -> {
-            assertThat(e).hasMessage("no permit for 'acct' on time within the wait: its last slot came back 100 ms after "
-                    + "it, more than the 50 ms allowed (a slow store round trip, a thread woken late); the slots passed unused");
+        assertThatThrownBy(() -> permits.acquire("acct"))
+                .isInstanceOfSatisfying(PermitUnavailableException.class, e -> {
+            assertThat(e)
+                    .hasMessage("no permit for 'acct' on time within the wait: its last slot came back 100 ms after "
+                    + "it, more than the 50 ms allowed (a slow store round trip, a thread woken late); the slots "
+                    + "passed unused");
             assertThat(e.decision().outcome()).isEqualTo(Decision.Outcome.REJECTED);
             assertThat(e.retryAfter()).isZero();
         });
@@ -154,7 +160,8 @@ class PermitsOnTimeTest {
         SlowAnswers store = new SlowAnswers().late(Duration.ofMillis(500));
         store.failing = true;
         Decision decision = permits(store, Duration.ofSeconds(1)).acquire("acct");
-        assertThat(decision.outcome()).as("no slot, so no lateness: the failure mode decides").isEqualTo(Decision.Outcome.FAILED_OPEN);
+        assertThat(decision.outcome()).as("no slot, so no lateness: the failure mode decides")
+                .isEqualTo(Decision.Outcome.FAILED_OPEN);
         assertThat(store.reserved).hasSize(1);
     }
 
@@ -170,7 +177,8 @@ class PermitsOnTimeTest {
 
     @Test
     void theBoundIsHalfTheIntervalBetweenSlotsAtLeast20MillisecondsByDefaultAndFromOneMillisecondToAnHour() {
-        RateLimiter limiter = RateLimiter.builder().limit(TEN).limit(Limit.of("provider-hourly", 1000, Duration.ofHours(1)))
+        RateLimiter limiter = RateLimiter.builder().limit(TEN)
+                .limit(Limit.of("provider-hourly", 1000, Duration.ofHours(1)))
                 .build();
         Permits permits = Permits.of(limiter, Duration.ofSeconds(1));
         assertThat(permits.maxLateness()).as("half the per-second limit's 100 ms").isEqualTo(FIFTY);
@@ -187,10 +195,12 @@ class PermitsOnTimeTest {
         assertThat(permits.withLongestPause(Duration.ofMinutes(1)).maxLateness()).isEqualTo(FIFTY);
         assertThat(Permits.builder(limiter).maxWait(Duration.ofSeconds(1)).maxLateness(Duration.ofMillis(200)).build()
                 .maxLateness()).isEqualTo(Duration.ofMillis(200));
-        assertThatThrownBy(() -> Permits.builder(limiter).maxWait(Duration.ofSeconds(1)).maxLateness(Duration.ZERO).build())
+        assertThatThrownBy(() -> Permits.builder(limiter).maxWait(Duration.ofSeconds(1)).maxLateness(Duration.ZERO)
+                .build())
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessage("'maxLateness' must be from 1 ms to 1h (e.g. Duration.ofMillis(50)), got 'PT0S'");
-        assertThatThrownBy(() -> Permits.builder(limiter).maxWait(Duration.ofSeconds(1)).maxLateness(Duration.ofHours(2))
+        assertThatThrownBy(() -> Permits.builder(limiter).maxWait(Duration.ofSeconds(1))
+                .maxLateness(Duration.ofHours(2))
                 .build()).hasMessage("'maxLateness' must be from 1 ms to 1h (e.g. Duration.ofMillis(50)), got 'PT2H'");
     }
 }

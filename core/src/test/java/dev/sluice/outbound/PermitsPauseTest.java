@@ -22,10 +22,12 @@ class PermitsPauseTest {
     }
 
     @Test
-    void aRetryAfterPausesTheKeyAndALongerOneThanTheLongestPauseIsCutAndLoggedWithoutTheKey() throws InterruptedException {
+    void aRetryAfterPausesTheKeyAndALongerOneThanTheLongestPauseIsCutAndLoggedWithoutTheKey()
+            throws InterruptedException {
         Permits permits = permits().withLongestPause(Duration.ofSeconds(3));
         assertThat(permits.learn("acct-secret", 200, Map.<String, String>of()::get)).as("nothing asked").isZero();
-        assertThat(permits.limiter().acquire("acct-secret", Duration.ZERO).outcome()).isEqualTo(Decision.Outcome.ALLOWED);
+        assertThat(permits.limiter().acquire("acct-secret", Duration.ZERO).outcome())
+                .isEqualTo(Decision.Outcome.ALLOWED);
         String log;
         try (LogCapture capture = LogCapture.start()) {
             assertThat(permits.learn("acct-secret", 429, Map.of("Retry-After", "86400")::get))
@@ -39,7 +41,8 @@ class PermitsPauseTest {
                 .isBetween(Duration.ofMillis(2_500), Duration.ofMillis(3_100));
         assertThat(permits.limiter().acquire("other", Duration.ZERO).outcome()).as("another key")
                 .isEqualTo(Decision.Outcome.ALLOWED);
-        assertThat(permits.learnAsync("other", 503, Map.of("Retry-After", "1")::get).join()).isEqualTo(Duration.ofSeconds(1));
+        assertThat(permits.learnAsync("other", 503, Map.of("Retry-After", "1")::get).join())
+                .isEqualTo(Duration.ofSeconds(1));
         assertThat(permits.limiter().acquire("other", Duration.ZERO).outcome()).isEqualTo(Decision.Outcome.REJECTED);
     }
 
@@ -50,7 +53,8 @@ class PermitsPauseTest {
         Map<String, String> answer = Map.of("RateLimit-Remaining", "0", "RateLimit-Reset", millis);
         String log;
         try (LogCapture capture = LogCapture.start()) {
-            assertThat(permits.learn("acct-secret", 429, answer::get)).as("an epoch in milliseconds: bad input").isZero();
+            assertThat(permits.learn("acct-secret", 429, answer::get)).as("an epoch in milliseconds: bad input")
+                    .isZero();
             assertThat(permits.learnAsync("acct-secret", 429, answer::get).join()).isZero();
             assertThat(permits.learn("acct-secret", 429, Map.of("Retry-After", "Fri, 15 Jan 2100 08:00:07 GMT")::get))
                     .as("a date decades ahead").isZero();

@@ -26,18 +26,23 @@ class PermitsPrioritiesTest {
         assertThatThrownBy(() -> Permits.builder(limiter(TEN)).build())
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("'maxWait'");
         for (double share : new double[] {0, 1, -0.5, Double.NaN}) {
-            assertThatThrownBy(() -> Permits.builder(limiter(TEN)).maxWait(Duration.ofSeconds(1)).highPriorityShare(share).build())
+            assertThatThrownBy(() -> Permits.builder(limiter(TEN)).maxWait(Duration.ofSeconds(1))
+                    .highPriorityShare(share).build())
                     .isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining("'highPriorityShare' must be a fraction greater than 0 and less than 1")
                     .hasMessageContaining("got '" + share + "'");
         }
-        assertThatThrownBy(() -> Permits.builder(limiter(TEN)).maxWait(Duration.ofSeconds(1)).highPriorityShare(0.95).build())
+        assertThatThrownBy(() -> Permits.builder(limiter(TEN)).maxWait(Duration.ofSeconds(1)).highPriorityShare(0.95)
+                .build())
                 .isInstanceOf(IllegalArgumentException.class)
-                .hasMessage("'highPriorityShare' 0.95 leaves low-priority calls no whole unit of limit 'provider: token-bucket "
+                .hasMessage(
+                        "'highPriorityShare' 0.95 leaves low-priority calls no whole unit of limit 'provider: "
+                        + "token-bucket "
                         + "10/1s burst 4 cost 1'; lower the share, or raise the count and period together");
         assertThatThrownBy(() -> Permits.builder(limiter(TEN)).maxWait(Duration.ofSeconds(1))
                 .lowPriorityMaxWait(Duration.ofSeconds(9)).build())
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("'lowPriorityMaxWait' applies only with priorities");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("'lowPriorityMaxWait' applies only with priorities");
         assertThatThrownBy(() -> Permits.builder(limiter(TEN)).maxWait(Duration.ofSeconds(1)).highPriorityShare(0.3)
                 .lowPriorityMaxWait(Duration.ofHours(2)).build())
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("'maxWait'");
@@ -47,7 +52,8 @@ class PermitsPrioritiesTest {
     void theLaneIsEachLimitScaledByOneMinusTheShareRoundedDown() {
         Permits permits = Permits.builder(limiter(TEN)).maxWait(Duration.ofSeconds(1)).highPriorityShare(0.3).build();
         assertThat(permits.hasPriorities()).isTrue();
-        assertThat(permits.lowPriorityLimits()).containsExactly(Limit.of("provider~low", 7, Duration.ofSeconds(1)).withBurst(2));
+        assertThat(permits.lowPriorityLimits())
+                .containsExactly(Limit.of("provider~low", 7, Duration.ofSeconds(1)).withBurst(2));
         assertThat(permits.lowPriorityMaxWait()).isEqualTo(Duration.ofSeconds(1));
         Permits plain = Permits.of(limiter(TEN), Duration.ofSeconds(1));
         assertThat(plain.hasPriorities()).isFalse();

@@ -67,8 +67,10 @@ class ProviderPauseTest {
         // NOW is 2027-01-15T08:00:00Z, a Friday
         assertThat(Instant.ofEpochMilli(NOW)).isEqualTo(Instant.parse("2027-01-15T08:00:00Z"));
         assertThat(pause(429, "Retry-After", "Fri, 15 Jan 2027 08:00:07 GMT")).isEqualTo(Duration.ofSeconds(7));
-        assertThat(pause(429, "Retry-After", "Friday, 15-Jan-27 08:00:07 GMT")).as("RFC 850").isEqualTo(Duration.ofSeconds(7));
-        assertThat(pause(503, "Retry-After", "Fri Jan 15 08:00:09 2027")).as("asctime").isEqualTo(Duration.ofSeconds(9));
+        assertThat(pause(429, "Retry-After", "Friday, 15-Jan-27 08:00:07 GMT")).as("RFC 850")
+                .isEqualTo(Duration.ofSeconds(7));
+        assertThat(pause(503, "Retry-After", "Fri Jan 15 08:00:09 2027")).as("asctime")
+                .isEqualTo(Duration.ofSeconds(9));
         assertThat(pause(429, "Retry-After", "Sat Jan 16 08:00:00 2027")).as("asctime").isEqualTo(Duration.ofDays(1));
         assertThat(pause(429, "Retry-After", "Mon Feb  1 08:00:00 2027")).as("asctime, a one-digit day")
                 .isEqualTo(Duration.ofDays(17));
@@ -80,7 +82,8 @@ class ProviderPauseTest {
     void aFractionalEpochResetPausesUntilIt() {
         assertThat(pause(200, "RateLimit-Remaining", "0", "RateLimit-Reset", Long.toString(NOW / 1000 + 60) + ".5"))
                 .isEqualTo(Duration.ofMillis(60_500));
-        assertThat(pause(200, "X-RateLimit-Remaining", "0", "X-RateLimit-Reset", "2.25")).isEqualTo(Duration.ofMillis(2_250));
+        assertThat(pause(200, "X-RateLimit-Remaining", "0", "X-RateLimit-Reset", "2.25"))
+                .isEqualTo(Duration.ofMillis(2_250));
         assertThat(pause(200, "RateLimit", "limit=100, remaining=0, reset=1.5")).isEqualTo(Duration.ofMillis(1_500));
     }
 
@@ -94,7 +97,8 @@ class ProviderPauseTest {
     void aResetThatCannotBeMeantIsBadInputNotAPause() {
         assertThat(unmeant(200, "RateLimit-Remaining", "0", "RateLimit-Reset", Long.toString(NOW + 60_000)))
                 .isEqualTo("RateLimit-Reset: " + (NOW + 60_000));
-        assertThat(unmeant(200, "X-RateLimit-Remaining", "0", "X-RateLimit-Reset", Long.toString(NOW / 1000 + 3 * 366 * 86_400L)))
+        assertThat(unmeant(200, "X-RateLimit-Remaining", "0", "X-RateLimit-Reset",
+                Long.toString(NOW / 1000 + 3 * 366 * 86_400L)))
                 .startsWith("X-RateLimit-Reset: ");
         assertThat(unmeant(200, "RateLimit-Remaining", "0", "RateLimit-Reset", "400000000")).as("a delta of 12 years")
                 .startsWith("RateLimit-Reset: ");

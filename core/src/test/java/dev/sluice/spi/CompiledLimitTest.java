@@ -40,7 +40,8 @@ class CompiledLimitTest {
     @Test
     void windowsAndLogsCountWholeUnits() {
         Limit window = Limit.of("compiled-w", 100, Duration.ofMinutes(1)).withCost(2);
-        for (Algorithm algorithm : new Algorithm[] {Algorithm.FIXED_WINDOW, Algorithm.SLIDING_WINDOW, Algorithm.SLIDING_LOG}) {
+        for (Algorithm algorithm : new Algorithm[] {Algorithm.FIXED_WINDOW, Algorithm.SLIDING_WINDOW,
+                Algorithm.SLIDING_LOG}) {
             CompiledLimit compiled = CompiledLimit.of(window.withAlgorithm(algorithm));
             assertThat(compiled.unitsPerToken()).isEqualTo(1);
             assertThat(compiled.unitsPerMicro()).isEqualTo(1);

@@ -21,7 +21,8 @@ class StoreProvidersTest {
 
     @Test
     void aRedisStoreWithoutSluiceRedisNamesTheDependencyToAdd() {
-        for (String value : new String[] {"redis://127.0.0.1:6379", "rediss://cache:6380/2", "redisson:/etc/redisson.yaml"}) {
+        for (String value : new String[] {"redis://127.0.0.1:6379", "rediss://cache:6380/2",
+                "redisson:/etc/redisson.yaml"}) {
             assertThatThrownBy(() -> StoreProvider.forStore(value))
                     .isInstanceOf(IllegalArgumentException.class)
                     .hasMessageStartingWith("'store' " + value + " needs dev.sluice:sluice-redis on the class path")

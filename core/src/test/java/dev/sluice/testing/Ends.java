@@ -37,7 +37,8 @@ public final class Ends {
         long deadline = System.nanoTime() + WAIT_NANOS;
         while (count(caller) < count) {
             if (System.nanoTime() > deadline) {
-                throw new AssertionError("only " + count(caller) + " of " + count + " requests of " + caller + " ended");
+                throw new AssertionError("only " + count(caller) + " of " + count + " requests of " + caller
+                        + " ended");
             }
             Thread.sleep(5);
         }

@@ -55,7 +55,8 @@ public final class ForwardingProxy implements AutoCloseable {
         return server.getLocalPort();
     }
 
-    private static void forward(Socket client, int backendPort, InetAddress from, List<String> added) throws IOException {
+    private static void forward(Socket client, int backendPort, InetAddress from,
+            List<String> added) throws IOException {
         InputStream in = client.getInputStream();
         ByteArrayOutputStream head = new ByteArrayOutputStream();
         // The request head, to its empty line.

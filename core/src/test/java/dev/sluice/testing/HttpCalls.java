@@ -28,7 +28,8 @@ public final class HttpCalls {
      */
     public static HttpResponse<String> sendForm(String method, URI uri, String form, String... headers) {
         HttpRequest.Builder request = HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(10))
-                .method(method, form == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(form));
+                .method(method,
+                        form == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(form));
         if (form != null) {
             request.header("Content-Type", "application/x-www-form-urlencoded");
         }

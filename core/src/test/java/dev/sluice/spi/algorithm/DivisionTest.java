@@ -26,9 +26,10 @@ class DivisionTest {
                 check(q * d + k, d);
             }
         }
-        for (long d : new long[] {1, 2, 3, 7, 1000, 999_999, 3_600_000_000L, (1L << 51) - 1, (1L << 53) - 1, 1L << 53}) {
-            for (long n : new long[] {0, 1, d - 1, d, d + 1, (1L << 53) - 1, 1L << 53, (1L << 53) + 1, -1, -d, Long.MAX_VALUE,
-                Long.MIN_VALUE + 1}) {
+        for (long d : new long[] {1, 2, 3, 7, 1000, 999_999, 3_600_000_000L, (1L << 51) - 1, (1L << 53) - 1,
+                1L << 53}) {
+            for (long n : new long[] {0, 1, d - 1, d, d + 1, (1L << 53) - 1, 1L << 53, (1L << 53) + 1, -1, -d,
+                    Long.MAX_VALUE, Long.MIN_VALUE + 1}) {
                 check(n, d);
             }
         }
@@ -43,8 +44,10 @@ class DivisionTest {
             long perMicro = random.nextLong(1, 1L << random.nextInt(1, 52));
             long elapsed = random.nextLong() >>> random.nextInt(1, 64);
             long missing = cap - l;
-            long expected = missing > 0 ? (elapsed >= -Math.floorDiv(-missing, perMicro) ? cap : l + elapsed * perMicro) : l;
-            assertThat(Arithmetic.refill(l, cap, perMicro, elapsed)).as("refill(%d, %d, %d, %d)", l, cap, perMicro, elapsed)
+            long expected = missing > 0 ? (elapsed >= -Math.floorDiv(-missing, perMicro) ? cap : l + elapsed * perMicro)
+                    : l;
+            assertThat(Arithmetic.refill(l, cap, perMicro, elapsed))
+                    .as("refill(%d, %d, %d, %d)", l, cap, perMicro, elapsed)
                     .isEqualTo(expected);
         }
     }

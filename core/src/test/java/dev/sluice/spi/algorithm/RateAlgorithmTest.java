@@ -58,7 +58,8 @@ class RateAlgorithmTest {
     }
 
     private static long[] numbers(Verdict v) {
-        return new long[] {v.remaining(), v.resetMicros(), v.retryMicros(), v.nextMicros(), v.ttlMicros(), v.fromMicros()};
+        return new long[] {v.remaining(), v.resetMicros(), v.retryMicros(), v.nextMicros(), v.ttlMicros(),
+                v.fromMicros()};
     }
 
     /** The state's schedule end, which every algorithm reads from its stored values. */
