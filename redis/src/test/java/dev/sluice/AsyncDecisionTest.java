@@ -21,7 +21,8 @@ class AsyncDecisionTest {
 
     @Test
     void asyncDecisionsOnRedisAdmitExactlyTheLimitInOrder() throws Exception {
-        RateLimiter limiter = RateLimiter.builder().limit(Limit.of("async", "5/1m")).store(RedisStore.of(Stores.client()))
+        RateLimiter limiter = RateLimiter.builder().limit(Limit.of("async", "5/1m"))
+                .store(RedisStore.of(Stores.client()))
                 .timeout(Stores.PATIENT).build();
         String caller = "async-" + UUID.randomUUID();
         List<CompletableFuture<Decision>> pending = new ArrayList<>();
@@ -46,7 +47,8 @@ class AsyncDecisionTest {
             RedissonClient client = TestRedis.client(proxy.url());
             try {
                 RateLimiter limiter = RateLimiter.builder().limit(Limit.of("async-stall", "5/1m"))
-                        .store(RedisStore.of(client)).failureMode(FailureMode.CLOSED).timeout(Duration.ofMillis(200)).build();
+                        .store(RedisStore.of(client)).failureMode(FailureMode.CLOSED).timeout(Duration.ofMillis(200))
+                        .build();
                 String caller = "async-stall-" + UUID.randomUUID();
                 limiter.decide(caller); // connects
                 proxy.stall();

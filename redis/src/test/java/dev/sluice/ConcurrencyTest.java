@@ -50,7 +50,8 @@ class ConcurrencyTest {
     @ParameterizedTest(name = "{0}")
     @EnumSource(value = Algorithm.class, names = "CONCURRENCY", mode = EnumSource.Mode.EXCLUDE)
     void inMemoryExactlyTheLimitIsAdmitted(Algorithm algorithm) throws Exception {
-        RateLimiter limiter = RateLimiter.builder().limit(HUNDRED.withAlgorithm(algorithm)).store(MemoryStore.create()).build();
+        RateLimiter limiter = RateLimiter.builder().limit(HUNDRED.withAlgorithm(algorithm)).store(MemoryStore.create())
+                .build();
         assertThat(race(List.of(limiter))).isEqualTo(100);
     }
 

@@ -37,7 +37,8 @@ class ResetTest {
             Decision after = limiter.decide(caller);
             assertThat(after.allowed()).as(algorithm.configName()).isTrue();
             assertThat(after.quotas().get(0).remaining()).as(algorithm.configName()).isEqualTo(1);
-            assertThat(after.quotas().get(1).remaining()).as(algorithm.configName() + ", the daily limit too").isEqualTo(4);
+            assertThat(after.quotas().get(1).remaining()).as(algorithm.configName() + ", the daily limit too")
+                    .isEqualTo(4);
             assertThat(limiter.decide(bystander).remaining()).as("another caller keeps its state").isZero();
             assertThat(other.decide(caller).remaining()).as("the caller under another limiter's policy").isZero();
         }

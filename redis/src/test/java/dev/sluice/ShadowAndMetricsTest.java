@@ -32,7 +32,8 @@ class ShadowAndMetricsTest {
             assertThat(over.remaining()).isZero();
             assertThat(over.retryAfter()).isEqualTo(Duration.ofSeconds(30));
         }
-        assertThat(limiter.decide("c", 5).outcome()).as("unsatisfiable, shadowed").isEqualTo(Decision.Outcome.SHADOW_REJECTED);
+        assertThat(limiter.decide("c", 5).outcome()).as("unsatisfiable, shadowed")
+                .isEqualTo(Decision.Outcome.SHADOW_REJECTED);
         clock.advance(Duration.ofSeconds(30));
         assertThat(limiter.decide("c").remaining()).as("the shadowed requests consumed nothing").isZero();
         assertThat(limiter.shadowRejections()).isEqualTo(4);
@@ -59,7 +60,8 @@ class ShadowAndMetricsTest {
             assertThat(failing.decide("c").outcome()).isEqualTo(Decision.Outcome.FAILED_OPEN);
         }
         assertThat(count(registry, "down", "failed_open")).isEqualTo(1);
-        assertThat(registry.get("sluice.store.errors").tag("policy", "down").tag("error.type", "connection").counter().count())
+        assertThat(registry.get("sluice.store.errors").tag("policy", "down").tag("error.type", "connection").counter()
+                .count())
                 .isEqualTo(1);
     }
 
@@ -72,7 +74,8 @@ class ShadowAndMetricsTest {
             RateLimiter limiter = RateLimiter.builder().limit(Limit.of("copied", "1/1m")).store(redis)
                     .timeout(Duration.ofSeconds(2)).listener(MicrometerMetrics.of(registry, "copied")).build();
             assertThat(limiter.decide(caller).outcome()).isEqualTo(Decision.Outcome.ALLOWED);
-            assertThat(limiter.decide(caller).outcome()).as("rejected by Redis, and copied").isEqualTo(Decision.Outcome.REJECTED);
+            assertThat(limiter.decide(caller).outcome()).as("rejected by Redis, and copied")
+                    .isEqualTo(Decision.Outcome.REJECTED);
             assertThat(limiter.decide(caller).outcome()).isEqualTo(Decision.Outcome.REJECTED);
             assertThat(limiter.decide(caller).outcome()).isEqualTo(Decision.Outcome.REJECTED);
         }

@@ -136,13 +136,15 @@ class TwinTest {
     }
 
     /** One trace of {@link #returnedSlotsAreKeptAndTakenAlike}: each decision, and each booking's ends. */
-    private static List<Object> givenUpTrace(Function<TimeSource, RateLimitStore> store, Algorithm algorithm, long seed) {
+    private static List<Object> givenUpTrace(Function<TimeSource, RateLimitStore> store, Algorithm algorithm,
+            long seed) {
         SplittableRandom random = new SplittableRandom(seed);
         ManualClock clock = new ManualClock(ManualClock.ALIGNED_START + random.nextLong(1_000_000_000L));
         RateLimitStore shared = store.apply(clock);
         String caller = "returned-" + UUID.randomUUID();
         // an interval of at least 30 s: real-time TTLs in Redis outlive the trace
-        Limit bucket = Limit.of("returned-bucket", 1 + random.nextInt(20), Duration.ofSeconds(600 + random.nextInt(3_000)))
+        Limit bucket = Limit.of("returned-bucket", 1 + random.nextInt(20),
+                Duration.ofSeconds(600 + random.nextInt(3_000)))
                 .withBurst(1 + random.nextInt(3)).withAlgorithm(algorithm);
         Limit window = Limit.of("returned-window", 20 + random.nextInt(40), Duration.ofHours(1 + random.nextInt(3)))
                 .withAlgorithm(Algorithm.FIXED_WINDOW);
@@ -212,7 +214,8 @@ class TwinTest {
                 List<Decision> batch = redis.decide(caller, limits, requests);
                 for (int r = 0; r < requests; r++) {
                     Decision one = memory.decide(caller, limits).toCompletableFuture().join();
-                    assertThat(batch.get(r)).as("seed %d step %d request %d of %d, limits %s", seed, step, r, requests, limits)
+                    assertThat(batch.get(r))
+                            .as("seed %d step %d request %d of %d, limits %s", seed, step, r, requests, limits)
                             .isEqualTo(one);
                 }
             }
@@ -293,7 +296,8 @@ class TwinTest {
             // across a change: mostly no time or a little, sometimes a third of a lease, rarely two
             int gap = random.nextInt(40);
             if (gap >= 24) {
-                long bound = gap == 39 ? cap.periodMicros() * 2 : gap >= 36 ? cap.periodMicros() / 3 : cap.periodMicros() / 50;
+                long bound = gap == 39 ? cap.periodMicros() * 2 : gap >= 36 ? cap.periodMicros() / 3
+                        : cap.periodMicros() / 50;
                 clock.set(clock.nowMicros() + 1 + random.nextLong(bound));
             }
             int who = random.nextInt(2);
@@ -301,7 +305,8 @@ class TwinTest {
             List<String> leases = held.get(who);
             if (!leases.isEmpty() && random.nextInt(3) == 0) {
                 // returning a lease already expired does nothing, in both stores
-                shared.releaseLease(caller, cap, leases.remove(random.nextInt(leases.size()))).toCompletableFuture().join();
+                shared.releaseLease(caller, cap, leases.remove(random.nextInt(leases.size()))).toCompletableFuture()
+                        .join();
                 continue;
             }
             String id = "lease-" + step;
@@ -311,7 +316,8 @@ class TwinTest {
                 leases.add(id);
             } else {
                 assertThat(decision.outcome()).as("seed %d step %d", seed, step).isEqualTo(Decision.Outcome.REJECTED);
-                assertThat(decision.binding().nextUnit()).as("seed %d step %d: a refusal's next place", seed, step).isPositive();
+                assertThat(decision.binding().nextUnit()).as("seed %d step %d: a refusal's next place", seed, step)
+                        .isPositive();
             }
             decisions.add(decision);
         }
@@ -395,7 +401,8 @@ class TwinTest {
                 // a refund of some earlier request of this caller, possibly of another cost or phase
                 long refunded = 1 + random.nextInt(3);
                 assertThat(refunded <= limiter.limits().stream().mapToLong(Limit::capacity).min().orElseThrow()
-                        ? limiter.refund(caller, refunded) : limiter.refund(caller)).as("refund at step %d", step).isTrue();
+                        ? limiter.refund(caller, refunded) : limiter.refund(caller)).as("refund at step %d", step)
+                        .isTrue();
             }
             if (reservations && random.nextInt(3) == 0) {
                 // a reservation of up to two periods ahead, of this limiter's limits at a cost each fits
@@ -421,7 +428,8 @@ class TwinTest {
                 if (!booked.isEmpty() && random.nextInt(3) == 0) {
                     // a waiter gives up: mostly the last one booked, else an earlier one (possibly
                     // of another caller, or under limits changed since), each at most once
-                    Booked given = booked.remove(random.nextBoolean() ? booked.size() - 1 : random.nextInt(booked.size()));
+                    Booked given =
+                            booked.remove(random.nextBoolean() ? booked.size() - 1 : random.nextInt(booked.size()));
                     shared.giveBack(given.caller(), given.limits(), given.booking()).toCompletableFuture().join();
                 }
             }

@@ -105,7 +105,8 @@ final class DecideScript {
      */
     CompletableFuture<List<Object>> nothing(String route) {
         Call call = new Call(route, List.of(), new Object[] {"", "0"});
-        return evalSha(script, call).handle((reply, failure) -> failure == null ? CompletableFuture.completedFuture(reply)
+        return evalSha(script, call)
+                .handle((reply, failure) -> failure == null ? CompletableFuture.completedFuture(reply)
                 : resend(call, failure)).thenCompose(stage -> stage);
     }
 
@@ -141,7 +142,8 @@ final class DecideScript {
                     at = settle(reply, at, batches.get(g), answer);
                 } catch (RuntimeException e) {
                     // the reply is out of step from here on: this batch and every later one cannot be read
-                    answer.completeExceptionally(new IllegalStateException("unreadable reply from decide.lua: " + e, e));
+                    answer.completeExceptionally(new IllegalStateException("unreadable reply from decide.lua: " + e,
+                            e));
                     failure = e;
                 }
             }
@@ -203,7 +205,9 @@ final class DecideScript {
                 call.keys(), call.args()).toCompletableFuture();
     }
 
-    /** After a failed send: the call sent again if it cannot have run, as {@link DecideResends} says, or the failure. */
+    /**
+     * After a failed send: the call sent again if it cannot have run, as {@link DecideResends} says, or the failure.
+     */
     CompletableFuture<List<Object>> resend(Call call, Throwable failure) {
         return resends.resend(call, failure);
     }
@@ -221,7 +225,8 @@ final class DecideScript {
         List<Limit> limits = batch.key().limits;
         int end = at + replyWidth(limits.size(), admitted < batch.size());
         if (admitted < 0 || admitted > batch.size() || end > reply.size()) {
-            throw new IllegalStateException("a batch of " + batch.size() + " admitted " + admitted + ", reply of " + reply.size());
+            throw new IllegalStateException("a batch of " + batch.size() + " admitted " + admitted + ", reply of "
+                    + reply.size());
         }
         answer.complete(DecideReply.decisions(reply.subList(at, end), limits));
         return end;
@@ -260,8 +265,10 @@ final class DecideScript {
      * version wrote) is still an answer of a live store about one caller, and failing it instead
      * would count toward the circuit breaker that every caller of the limiter shares.
      */
-    static Decision.Quota quota(Limit limit, boolean allowed, long remaining, Duration reset, Duration retry, Duration next) {
-        return new Decision.Quota(limit, allowed, Math.max(0, Math.min(remaining, limit.capacity())), reset, retry, next);
+    static Decision.Quota quota(Limit limit, boolean allowed, long remaining, Duration reset, Duration retry,
+            Duration next) {
+        return new Decision.Quota(limit, allowed, Math.max(0, Math.min(remaining, limit.capacity())), reset, retry,
+                next);
     }
 
     static Throwable unwrap(Throwable failure) {
@@ -285,7 +292,8 @@ final class DecideScript {
 
     static String sha1(String text) {
         try {
-            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-1").digest(text.getBytes(StandardCharsets.UTF_8)));
+            return HexFormat.of()
+                    .formatHex(MessageDigest.getInstance("SHA-1").digest(text.getBytes(StandardCharsets.UTF_8)));
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException("SHA-1 is required of every Java platform", e);
         }

@@ -106,7 +106,8 @@ final class LeaseScripts {
             args.add(Long.toString(ends[3 * i + 1]));
             args.add(Long.toString(ends[3 * i + 2]));
         }
-        return giveBack.<Object>eval(RScript.ReturnType.LONG, key.keysWithSlots(), args.toArray()).handle((reply, failure) -> {
+        return giveBack.<Object>eval(RScript.ReturnType.LONG, key.keysWithSlots(), args.toArray())
+                .handle((reply, failure) -> {
             if (failure != null) {
                 throw new CompletionException(DecideScript.failure(failure));
             }
@@ -126,7 +127,8 @@ final class LeaseScripts {
         for (Limit limit : limits) {
             args.addAll(List.of(DecideScript.encode(limit)));
         }
-        return reserve.<List<Object>>eval(RScript.ReturnType.LIST, key.keysWithSlots(), args.toArray()).handle((reply, failure) -> {
+        return reserve.<List<Object>>eval(RScript.ReturnType.LIST, key.keysWithSlots(), args.toArray())
+                .handle((reply, failure) -> {
             if (failure != null) {
                 throw new CompletionException(DecideScript.failure(failure));
             }

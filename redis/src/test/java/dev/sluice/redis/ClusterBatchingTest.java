@@ -84,7 +84,8 @@ class ClusterBatchingTest {
             replies.forEach(reply -> held.add(reply.thenCombine(gate, (decisions, open) -> decisions)));
             return held;
         }, 1, true);
-        List<Limit> limits = List.of(Limit.of("piped", "1/1h"), Limit.of("piped-gcra", "1/1h").withAlgorithm(Algorithm.GCRA));
+        List<Limit> limits = List.of(Limit.of("piped", "1/1h"),
+                Limit.of("piped-gcra", "1/1h").withAlgorithm(Algorithm.GCRA));
         String run = UUID.randomUUID().toString();
         CompletableFuture<Decision> first = coalescer.decide(new StorageKey(Keys.tag("first-" + run), limits), LATER);
         List<String> callers = new ArrayList<>();
@@ -117,7 +118,8 @@ class ClusterBatchingTest {
         for (Algorithm algorithm : Algorithm.rates()) {
             int limit = 3;
             RateLimiter limiter = RateLimiter.builder()
-                    .limit(Limit.of("cl-exact-" + LimitKeys.suffix(algorithm), limit, Duration.ofHours(1)).withAlgorithm(algorithm))
+                    .limit(Limit.of("cl-exact-" + LimitKeys.suffix(algorithm), limit, Duration.ofHours(1))
+                            .withAlgorithm(algorithm))
                     .store(store).failureMode(FailureMode.CLOSED).timeout(Duration.ofSeconds(20)).build();
             String run = UUID.randomUUID().toString();
             List<String> requests = new ArrayList<>();

@@ -64,7 +64,8 @@ class ClusterReshardingTest {
         yaml = cluster.redissonYaml();
         // a cold JVM on a busy machine can take longer than the default 2 s to warm a cluster's store up
         // every decision goes to Redis (no local copy of a refusal), so every one can meet a moving slot
-        store = RedisStore.builder().connect("redisson:" + yaml).startupWait(Duration.ofSeconds(20)).localRejections(0).build();
+        store = RedisStore.builder().connect("redisson:" + yaml).startupWait(Duration.ofSeconds(20)).localRejections(0)
+                .build();
         assertThat(store.ready()).isTrue();
     }
 
@@ -238,7 +239,8 @@ class ClusterReshardingTest {
             for (int port : cluster.ports()) {
                 for (String line : ((String) Resp.call(port, "CLUSTER", "NODES")).split("\n")) {
                     String[] fields = line.trim().split(" ");
-                    int node = Integer.parseInt(fields[1].substring(fields[1].indexOf(':') + 1, fields[1].indexOf('@')));
+                    int node = Integer.parseInt(fields[1].substring(fields[1].indexOf(':') + 1,
+                            fields[1].indexOf('@')));
                     if (holds(fields, slot)) {
                         views.add(node);
                         if (line.contains("myself")) {
@@ -292,7 +294,8 @@ class ClusterReshardingTest {
             if (keys.isEmpty()) {
                 break;
             }
-            Resp.call(from, "MIGRATE", "127.0.0.1", Integer.toString(to), "", "0", "5000", "KEYS", (String) keys.get(0));
+            Resp.call(from, "MIGRATE", "127.0.0.1", Integer.toString(to), "", "0", "5000", "KEYS",
+                    (String) keys.get(0));
             Thread.sleep(1); // decisions meet the slot half moved
         }
         Resp.call(to, "CLUSTER", "SETSLOT", s, "NODE", ids.get(to));

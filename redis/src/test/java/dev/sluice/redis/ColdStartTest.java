@@ -203,9 +203,11 @@ class ColdStartTest {
         try (StallingProxy proxy = new StallingProxy(redis.port())) {
             proxy.delayReplies(AWAY_MILLIS);
             for (int round = 0; round < 2; round++) {
-                Burst burst = firstBurst(() -> RedisStore.builder().connect(proxy.url()).startupWait(STARTUP_WAIT).build(),
+                Burst burst =
+                        firstBurst(() -> RedisStore.builder().connect(proxy.url()).startupWait(STARTUP_WAIT).build(),
                         TIMEOUT, 1_000, 16, 1);
-                assertThat(burst).as("round %d: 16 requests of one caller at once", round).isEqualTo(new Burst(16, 0, 0));
+                assertThat(burst).as("round %d: 16 requests of one caller at once", round)
+                        .isEqualTo(new Burst(16, 0, 0));
             }
         }
     }
@@ -231,7 +233,8 @@ class ColdStartTest {
     void aStoreWhoseClusterIsDownIsBuiltWithinItsStartupWaitAndFollowsItsFailureMode() throws Exception {
         Path yaml = Files.createTempFile("sluice-down", ".yaml");
         try {
-            Files.writeString(yaml, "clusterServersConfig:\n  nodeAddresses:\n  - \"redis://127.0.0.1:" + TestRedis.freePort()
+            Files.writeString(yaml,
+                    "clusterServersConfig:\n  nodeAddresses:\n  - \"redis://127.0.0.1:" + TestRedis.freePort()
                     + "\"\n  - \"redis://127.0.0.1:" + TestRedis.freePort() + "\"\n");
             loadClientClasses("redisson:" + yaml);
             long started = System.nanoTime();

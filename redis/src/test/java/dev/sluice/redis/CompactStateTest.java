@@ -44,7 +44,8 @@ class CompactStateTest {
         // second would (0.3 s), and none here lives less than 10 s.
         List<Limit> limits = List.of(Limit.of("bytes", 100, Duration.ofHours(1)), Limit.of("bytes", "10/1m"),
                 Limit.of("bytes", "1000/1h").withBurst(50), Limit.of("bytes", 7, Duration.ofMinutes(3)).withBurst(9),
-                Limit.of("bytes", 5, Duration.ofDays(1)).withBurst(100), Limit.of("bytes", 5, Duration.ofDays(1)).withBurst(1000));
+                Limit.of("bytes", 5, Duration.ofDays(1)).withBurst(100),
+                Limit.of("bytes", 5, Duration.ofDays(1)).withBurst(1000));
         for (Limit limit : limits) {
             Limit bucket = limit.withAlgorithm(algorithm);
             RateLimiter limiter = RateLimiter.builder().limit(bucket).store(RedisStore.of(client)).build();
@@ -54,7 +55,8 @@ class CompactStateTest {
             }
             String key = LimitKeys.key(caller, bucket);
             int length = StoredState.raw(client, key).length;
-            assertThat(length).as("%s: bytes of value", bucket).isLessThanOrEqualTo(bucket.capacity() == 1000 ? 29 : 28);
+            assertThat(length).as("%s: bytes of value", bucket)
+                    .isLessThanOrEqualTo(bucket.capacity() == 1000 ? 29 : 28);
             if (limit.periodMicros() == 3_600_000_000L && limit.count() == 100) {
                 // 7 bytes of time, then debt and perToken 36,000,000 (5 bytes each), perMicro 1, burst 100
                 assertThat(length).isEqualTo(19);
@@ -113,9 +115,11 @@ class CompactStateTest {
             ManualClock clock = new ManualClock();
             DecideScript script = new DecideScript(client, clock);
             LeaseScripts refunds = new LeaseScripts(client, clock);
-            List<Limit> before = List.of(Limit.of("rfmt", 7, Duration.ofMinutes(3)).withBurst(9).withAlgorithm(algorithm));
+            List<Limit> before =
+                    List.of(Limit.of("rfmt", 7, Duration.ofMinutes(3)).withBurst(9).withAlgorithm(algorithm));
             List<Limit> after = changed
-                    ? List.of(Limit.of("rfmt", 5, Duration.ofMinutes(2)).withBurst(4).withAlgorithm(algorithm)) : before;
+                    ? List.of(Limit.of("rfmt", 5, Duration.ofMinutes(2)).withBurst(4).withAlgorithm(algorithm))
+                    : before;
             String caller = "rfmt-" + UUID.randomUUID();
             script.decide(caller, before, 6).join().apply(0);
             String key = LimitKeys.key(caller, before.get(0));

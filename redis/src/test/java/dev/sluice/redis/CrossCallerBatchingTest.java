@@ -133,7 +133,8 @@ class CrossCallerBatchingTest {
         store.decide("warm-" + UUID.randomUUID(), limits).toCompletableFuture().get(10, TimeUnit.SECONDS);
         long before = scriptCalls();
         for (int i = 0; i < 50; i++) {
-            Decision decision = join(store.decide("alone-" + i + "-" + UUID.randomUUID(), limits).toCompletableFuture());
+            Decision decision =
+                    join(store.decide("alone-" + i + "-" + UUID.randomUUID(), limits).toCompletableFuture());
             assertThat(decision.remaining()).isEqualTo(4);
         }
         assertThat(scriptCalls() - before).isEqualTo(50);
@@ -195,7 +196,8 @@ class CrossCallerBatchingTest {
             while (scriptCalls() - before < 2 && System.nanoTime() - deadline < 0) {
                 Thread.sleep(10);
             }
-            assertThat(scriptCalls() - before).as("the held call and the hurried one reached Redis; the patient one waits")
+            assertThat(scriptCalls() - before)
+                    .as("the held call and the hurried one reached Redis; the patient one waits")
                     .isEqualTo(2);
         } finally {
             proxy.release();
@@ -214,7 +216,8 @@ class CrossCallerBatchingTest {
         RedisStore store = RedisStore.of(Stores.client());
         int limit = 3;
         RateLimiter limiter = RateLimiter.builder()
-                .limit(Limit.of("exact-" + LimitKeys.suffix(algorithm), limit, Duration.ofHours(1)).withAlgorithm(algorithm))
+                .limit(Limit.of("exact-" + LimitKeys.suffix(algorithm), limit, Duration.ofHours(1))
+                        .withAlgorithm(algorithm))
                 .store(store).failureMode(FailureMode.CLOSED).timeout(Stores.PATIENT).build();
         String run = UUID.randomUUID().toString();
         List<String> requests = new ArrayList<>();

@@ -125,7 +125,8 @@ class DecideScriptTest {
     /** calls per command, from INFO commandstats: {@code cmdstat_get:calls=5,usec=...}. */
     private static Map<String, Long> commandCalls(int port) {
         Map<String, Long> calls = new HashMap<>();
-        Matcher line = Pattern.compile("cmdstat_(\\w+):calls=(\\d+)").matcher((String) Resp.call(port, "INFO", "commandstats"));
+        Matcher line = Pattern.compile("cmdstat_(\\w+):calls=(\\d+)")
+                .matcher((String) Resp.call(port, "INFO", "commandstats"));
         while (line.find()) {
             calls.put(line.group(1), Long.parseLong(line.group(2)));
         }
@@ -193,7 +194,8 @@ class DecideScriptTest {
         assertThat(over.remaining()).isZero();
         assertThat(over.retryAfter()).isZero();
         assertThat(over.binding().nextUnit()).isEqualTo(Duration.ofSeconds(2));
-        assertThat(LeaseScripts.decision(List.of(1L, 7L, 1L, 0L, 1L), cap).remaining()).as("capped at the cap").isEqualTo(2);
+        assertThat(LeaseScripts.decision(List.of(1L, 7L, 1L, 0L, 1L), cap).remaining()).as("capped at the cap")
+                .isEqualTo(2);
     }
 
     @Test

@@ -64,7 +64,8 @@ class HotKeySlicesTest {
         for (Algorithm algorithm : List.of(Algorithm.TOKEN_BUCKET, Algorithm.GCRA)) {
             RedisStore store = RedisStore.builder().client(client).build();
             try {
-                List<Limit> limits = List.of(Limit.of("global", 1_000_000, Duration.ofSeconds(1)).withAlgorithm(algorithm));
+                List<Limit> limits =
+                        List.of(Limit.of("global", 1_000_000, Duration.ofSeconds(1)).withAlgorithm(algorithm));
                 String caller = "global~" + UUID.randomUUID();
                 store.decide(caller, limits).toCompletableFuture().join(); // the store is warm
                 long before = scriptCalls();
@@ -73,7 +74,8 @@ class HotKeySlicesTest {
                     assertThat(store.decide(caller, limits).toCompletableFuture().join().allowed()).isTrue();
                 }
                 long calls = scriptCalls() - before;
-                assertThat((double) calls / decisions).as("%s: Redis script calls per decision (%d calls)", algorithm, calls)
+                assertThat((double) calls / decisions)
+                        .as("%s: Redis script calls per decision (%d calls)", algorithm, calls)
                         .isLessThan(0.02);
             } finally {
                 store.close();
@@ -152,7 +154,8 @@ class HotKeySlicesTest {
             clients.add(c);
             stores.add(RedisStore.builder().client(c).timeSourceForTesting(clock).build());
         }
-        RedisStore observer = RedisStore.builder().client(client).timeSourceForTesting(clock).hotKeyThreshold(0).build();
+        RedisStore observer = RedisStore.builder().client(client).timeSourceForTesting(clock).hotKeyThreshold(0)
+                .build();
         try {
             long admitted = hammer(stores, caller, limits, 500);
             assertThat(admitted).isEqualTo((long) STORES * THREADS * 500);
@@ -194,7 +197,8 @@ class HotKeySlicesTest {
                         go.await();
                         long admitted = 0;
                         for (int i = 0; i < each; i++) {
-                            Decision decision = store.decide(caller, limits).toCompletableFuture().get(30, TimeUnit.SECONDS);
+                            Decision decision = store.decide(caller, limits).toCompletableFuture()
+                                    .get(30, TimeUnit.SECONDS);
                             assertThat(decision.outcome()).isIn(Decision.Outcome.ALLOWED, Decision.Outcome.REJECTED);
                             if (decision.allowed()) {
                                 admitted++;

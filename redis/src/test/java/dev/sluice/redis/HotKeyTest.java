@@ -99,7 +99,8 @@ class HotKeyTest {
             pool.shutdownNow();
         }
         long calls = scriptCalls() - before;
-        assertThat(remainders).as("each admitted request saw its own place in line").containsExactlyInAnyOrderElementsOf(
+        assertThat(remainders).as("each admitted request saw its own place in line")
+                .containsExactlyInAnyOrderElementsOf(
                 java.util.stream.LongStream.range(0, 99).boxed().toList());
         assertThat(calls).as("script calls for %d decisions", attempts).isLessThan(attempts);
     }

@@ -37,7 +37,8 @@ class LocalFailureModeTest {
     private static final int INSTANCES = 3;
 
     private static RateLimiter limiter(RedisStore store, Limit limit, FailureMode mode, Duration timeout) {
-        return RateLimiter.builder().limit(limit).store(store).failureMode(mode).localShare(0.33).timeout(timeout).build();
+        return RateLimiter.builder().limit(limit).store(store).failureMode(mode).localShare(0.33).timeout(timeout)
+                .build();
     }
 
     @Test
@@ -54,7 +55,8 @@ class LocalFailureModeTest {
                 clients.add(client);
                 RedisStore store = RedisStore.of(client);
                 // connects without a deadline: a busy machine may take longer than the timeout
-                assertThat(limiter(store, limit, FailureMode.CLOSED, Duration.ofSeconds(20)).decide("warm-up").outcome())
+                assertThat(limiter(store, limit, FailureMode.CLOSED, Duration.ofSeconds(20)).decide("warm-up")
+                        .outcome())
                         .isEqualTo(Decision.Outcome.ALLOWED);
                 instances.add(limiter(store, limit, FailureMode.LOCAL, timeout));
             }
@@ -69,7 +71,8 @@ class LocalFailureModeTest {
                     long started = System.nanoTime();
                     Decision decision = instance.decide(caller);
                     long tookMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
-                    assertThat(tookMillis).as("a decision, bounded by five times the timeout").isLessThan(5 * timeout.toMillis());
+                    assertThat(tookMillis).as("a decision, bounded by five times the timeout")
+                            .isLessThan(5 * timeout.toMillis());
                     assertThat(decision.outcome()).as("request %d", i + 1)
                             .isEqualTo(i < 3 ? Decision.Outcome.LOCAL_ALLOWED : Decision.Outcome.LOCAL_REJECTED);
                     admitted += decision.allowed() ? 1 : 0;
@@ -106,24 +109,29 @@ class LocalFailureModeTest {
                 assertThat(limiter(stores.get(i), limit, FailureMode.CLOSED, Duration.ofSeconds(20)).decide("warm-up")
                         .outcome()).isEqualTo(Decision.Outcome.ALLOWED);
             }
-            long localBudget = limiter(stores.get(0), limit, FailureMode.LOCAL, Duration.ofMillis(1)).localLimits().get(0).count();
+            long localBudget = limiter(stores.get(0), limit, FailureMode.LOCAL, Duration.ofMillis(1)).localLimits()
+                    .get(0).count();
             assertThat(localBudget).as("round(60 * 0.33)").isEqualTo(20);
 
             Map<Decision.Outcome, Long> local = null;
-            for (int round = 0; round < 5 && (local == null || local.get(Decision.Outcome.LOCAL_ALLOWED) == 0); round++) {
+            for (int round = 0; round < 5
+                    && (local == null || local.get(Decision.Outcome.LOCAL_ALLOWED) == 0); round++) {
                 local = starve(pool, burners, stores, limit, FailureMode.LOCAL);
                 long admitted = local.get(Decision.Outcome.ALLOWED) + local.get(Decision.Outcome.LOCAL_ALLOWED);
-                System.out.printf("starved, failure-mode local: %s; admitted %d against a limit of %d%n", local, admitted,
-                        limit.count());
+                System.out.printf("starved, failure-mode local: %s; admitted %d against a limit of %d%n", local,
+                        admitted, limit.count());
                 assertThat(admitted).as("admitted <= limit + local admissions")
                         .isLessThanOrEqualTo(limit.count() + local.get(Decision.Outcome.LOCAL_ALLOWED));
-                assertThat(local.get(Decision.Outcome.ALLOWED)).as("admitted by Redis").isLessThanOrEqualTo(limit.count());
-                assertThat(local.get(Decision.Outcome.LOCAL_ALLOWED)).as("local admissions, at most each instance's budget")
+                assertThat(local.get(Decision.Outcome.ALLOWED)).as("admitted by Redis")
+                        .isLessThanOrEqualTo(limit.count());
+                assertThat(local.get(Decision.Outcome.LOCAL_ALLOWED))
+                        .as("local admissions, at most each instance's budget")
                         .isLessThanOrEqualTo(INSTANCES * localBudget);
                 assertThat(local.get(Decision.Outcome.FAILED_OPEN) + local.get(Decision.Outcome.FAILED_CLOSED))
                         .as("no decision failed open or closed").isZero();
             }
-            assertThat(local.get(Decision.Outcome.LOCAL_ALLOWED)).as("some decisions timed out and went local").isPositive();
+            assertThat(local.get(Decision.Outcome.LOCAL_ALLOWED)).as("some decisions timed out and went local")
+                    .isPositive();
 
             // For comparison only (not asserted: how much depends on the machine), the same starvation fails open.
             Map<Decision.Outcome, Long> open = starve(pool, burners, stores, limit, FailureMode.OPEN);
@@ -139,7 +147,8 @@ class LocalFailureModeTest {
      * One caller's requests through {@link #INSTANCES} limiters with a 1 ms timeout, four threads
      * each, 150 requests per thread, while burner threads spin; the outcomes counted.
      */
-    private static Map<Decision.Outcome, Long> starve(ExecutorService pool, int burners, List<RedisStore> stores, Limit limit,
+    private static Map<Decision.Outcome,
+            Long> starve(ExecutorService pool, int burners, List<RedisStore> stores, Limit limit,
                                                       FailureMode mode) throws Exception {
         String caller = "starved-" + UUID.randomUUID();
         Map<Decision.Outcome, LongAdder> counts = new EnumMap<>(Decision.Outcome.class);

@@ -79,7 +79,8 @@ class RedisStoreTest {
     @Test
     void stateWrittenInTheFutureGrantsNothingExtraAndIsNotRewound() {
         ManualClock clock = new ManualClock();
-        RateLimiter limiter = RateLimiter.builder().limit(Limit.of("future", "10/1m")).store(RedisStore.forTesting(client, clock))
+        RateLimiter limiter = RateLimiter.builder().limit(Limit.of("future", "10/1m"))
+                .store(RedisStore.forTesting(client, clock))
                 .build();
         String caller = "future-" + UUID.randomUUID();
         for (int i = 0; i < 10; i++) {
@@ -99,7 +100,8 @@ class RedisStoreTest {
         int closedPort = TestRedis.freePort();
         try (RedisStore store = RedisStore.connect("redis://127.0.0.1:" + closedPort)) {
             for (FailureMode mode : FailureMode.values()) {
-                RateLimiter limiter = RateLimiter.builder().limit(Limit.of("down", "1/s")).store(store).failureMode(mode)
+                RateLimiter limiter = RateLimiter.builder().limit(Limit.of("down", "1/s")).store(store)
+                        .failureMode(mode)
                         .timeout(Duration.ofMillis(200)).build();
                 long started = System.nanoTime();
                 Decision decision = limiter.decide("down");

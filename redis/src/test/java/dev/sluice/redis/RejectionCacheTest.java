@@ -127,7 +127,8 @@ class RejectionCacheTest {
         for (int i = 0; i < 10; i++) {
             assertThat(decide(cache, "p" + i, false).outcome()).isEqualTo(Decision.Outcome.REJECTED);
         }
-        assertThat(cache.decide("p0", other, System.nanoTime() + FOREVER / 2, false).toCompletableFuture().join().outcome())
+        assertThat(cache.decide("p0", other, System.nanoTime() + FOREVER / 2, false).toCompletableFuture().join()
+                .outcome())
                 .isEqualTo(Decision.Outcome.REJECTED);
         assertThat(store.calls.get() - before).as("requests that reached the store").isZero();
     }
@@ -146,7 +147,8 @@ class RejectionCacheTest {
         }
         int before = store.calls.get();
         for (List<Limit> set : sets.subList(1, sets.size())) {
-            assertThat(cache.decide("m", set, System.nanoTime() + FOREVER / 2, false).toCompletableFuture().join().outcome())
+            assertThat(cache.decide("m", set, System.nanoTime() + FOREVER / 2, false).toCompletableFuture().join()
+                    .outcome())
                     .isEqualTo(Decision.Outcome.REJECTED);
         }
         assertThat(store.calls.get() - before).as("the newest eight copies answer locally").isZero();
@@ -168,7 +170,8 @@ class RejectionCacheTest {
         cache.refund("r1", limits).toCompletableFuture().join();
         int before = store.calls.get();
         assertThat(decide(cache, "r1", false).allowed()).as("refunded, asked again").isTrue();
-        assertThat(cache.decide("r1", other, System.nanoTime() + FOREVER / 2, false).toCompletableFuture().join().outcome())
+        assertThat(cache.decide("r1", other, System.nanoTime() + FOREVER / 2, false).toCompletableFuture().join()
+                .outcome())
                 .as("its copy under the other limits is gone too").isEqualTo(Decision.Outcome.REJECTED);
         assertThat(store.calls.get() - before).as("both of r1's requests reached the store").isEqualTo(2);
         assertThat(decide(cache, "r2", false).outcome()).isEqualTo(Decision.Outcome.REJECTED);
@@ -236,7 +239,8 @@ class RejectionCacheTest {
         Decision past = new Decision(Decision.Outcome.REJECTED, List.of(new Decision.Quota(limit, false, 0,
                 Duration.ofSeconds(-2), Duration.ofSeconds(-1), Duration.ofSeconds(-1))), Duration.ofSeconds(-1));
         for (boolean done : new boolean[] {true, false}) {
-            CompletableFuture<Decision> answer = done ? CompletableFuture.completedFuture(past) : new CompletableFuture<>();
+            CompletableFuture<Decision> answer = done ? CompletableFuture.completedFuture(past)
+                    : new CompletableFuture<>();
             RejectionCache cache = new RejectionCache(new Holding(answer), 100, Duration.ofSeconds(1), clock);
             CompletableFuture<Decision> first = cache.decide("past", limits, System.nanoTime() + FOREVER / 2, false)
                     .toCompletableFuture();

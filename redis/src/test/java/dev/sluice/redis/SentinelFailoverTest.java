@@ -37,7 +37,8 @@ class SentinelFailoverTest {
     private static final int LOAD_THREADS = 4;
 
     /** One decision of a load thread. */
-    private record Sample(FailureMode mode, long startedNanos, long tookNanos, Decision.Outcome outcome, Throwable error) {
+    private record Sample(FailureMode mode, long startedNanos, long tookNanos, Decision.Outcome outcome,
+            Throwable error) {
     }
 
     @Test
@@ -50,7 +51,8 @@ class SentinelFailoverTest {
             Limit generous = Limit.of("sentinel-load", 1_000_000, Duration.ofSeconds(1));
             Map<FailureMode, RateLimiter> load = new EnumMap<>(FailureMode.class);
             for (FailureMode mode : FailureMode.values()) {
-                load.put(mode, RateLimiter.builder().limit(generous).store(store).failureMode(mode).timeout(TIMEOUT).build());
+                load.put(mode,
+                        RateLimiter.builder().limit(generous).store(store).failureMode(mode).timeout(TIMEOUT).build());
             }
             // Exact counting needs answers, not timeouts: this limiter waits long enough on a loaded machine.
             RateLimiter counted = RateLimiter.builder()
@@ -72,7 +74,8 @@ class SentinelFailoverTest {
                         long started = System.nanoTime();
                         try {
                             Decision decision = limiter.decide("load-" + thread + "-" + (i % 20));
-                            samples.add(new Sample(mode, started, System.nanoTime() - started, decision.outcome(), null));
+                            samples.add(new Sample(mode, started, System.nanoTime() - started, decision.outcome(),
+                                    null));
                         } catch (Throwable e) {
                             samples.add(new Sample(mode, started, System.nanoTime() - started, null, e));
                         }
@@ -104,16 +107,20 @@ class SentinelFailoverTest {
                 long promoted = System.nanoTime();
                 // The breaker's probe backs off to at most 8 s while the master is gone.
                 for (FailureMode mode : FailureMode.values()) {
-                    TestSentinel.await(Duration.ofSeconds(15), "the " + mode + " limiter's load to be allowed on the new master",
+                    TestSentinel.await(Duration.ofSeconds(15),
+                            "the " + mode + " limiter's load to be allowed on the new master",
                             () -> samples.stream().anyMatch(s -> s.mode() == mode && s.startedNanos() > promoted
                                     && s.outcome() == Decision.Outcome.ALLOWED));
                 }
-                long resumed = samples.stream().filter(s -> s.startedNanos() > promoted && s.outcome() == Decision.Outcome.ALLOWED)
+                long resumed = samples.stream()
+                        .filter(s -> s.startedNanos() > promoted && s.outcome() == Decision.Outcome.ALLOWED)
                         .mapToLong(Sample::startedNanos).min().orElseThrow();
                 System.out.printf("sentinel failover: %d failures before the kill, promoted %d ms after the kill, "
                                 + "load allowed again %d ms after the promotion%n",
-                        samples.stream().filter(s -> s.startedNanos() < killed && s.outcome() != Decision.Outcome.ALLOWED).count(),
-                        TimeUnit.NANOSECONDS.toMillis(promoted - killed), TimeUnit.NANOSECONDS.toMillis(resumed - promoted));
+                        samples.stream()
+                        .filter(s -> s.startedNanos() < killed && s.outcome() != Decision.Outcome.ALLOWED).count(),
+                        TimeUnit.NANOSECONDS.toMillis(promoted - killed),
+                        TimeUnit.NANOSECONDS.toMillis(resumed - promoted));
             } finally {
                 running.set(false);
                 for (Thread worker : threads) {
@@ -126,13 +133,16 @@ class SentinelFailoverTest {
 
             List<Sample> all = new ArrayList<>(samples);
             assertThat(all).as("decisions that threw").filteredOn(s -> s.error() != null).isEmpty();
-            assertThat(all).as("decisions slower than the timeout of %d ms plus %d ms", TIMEOUT.toMillis(), SLACK_MILLIS)
+            assertThat(all)
+                    .as("decisions slower than the timeout of %d ms plus %d ms", TIMEOUT.toMillis(), SLACK_MILLIS)
                     .filteredOn(s -> s.tookNanos() > TimeUnit.MILLISECONDS.toNanos(TIMEOUT.toMillis() + SLACK_MILLIS))
                     .isEmpty();
             assertThat(all).filteredOn(s -> s.mode() == FailureMode.OPEN).extracting(Sample::outcome)
-                    .as("a fail-open limiter's outcomes").containsOnly(Decision.Outcome.ALLOWED, Decision.Outcome.FAILED_OPEN);
+                    .as("a fail-open limiter's outcomes")
+                    .containsOnly(Decision.Outcome.ALLOWED, Decision.Outcome.FAILED_OPEN);
             assertThat(all).filteredOn(s -> s.mode() == FailureMode.CLOSED).extracting(Sample::outcome)
-                    .as("a fail-closed limiter's outcomes").containsOnly(Decision.Outcome.ALLOWED, Decision.Outcome.FAILED_CLOSED);
+                    .as("a fail-closed limiter's outcomes")
+                    .containsOnly(Decision.Outcome.ALLOWED, Decision.Outcome.FAILED_CLOSED);
             assertThat(all).filteredOn(s -> s.mode() == FailureMode.LOCAL).extracting(Sample::outcome)
                     .as("a local limiter's outcomes (its generous limit is never reached locally)")
                     .containsOnly(Decision.Outcome.ALLOWED, Decision.Outcome.LOCAL_ALLOWED);

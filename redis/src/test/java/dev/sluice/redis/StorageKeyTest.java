@@ -22,7 +22,8 @@ class StorageKeyTest {
         String caller = "key:" + "z".repeat(80); // hashed into its tag
         StorageKey key = StorageKey.of(caller, limits);
         assertThat(key.tag).isEqualTo(Keys.tag(caller));
-        assertThat(key.keys()).containsExactly(LimitKeys.key(key.tag, limits.get(0)), LimitKeys.key(key.tag, limits.get(1)));
+        assertThat(key.keys())
+                .containsExactly(LimitKeys.key(key.tag, limits.get(0)), LimitKeys.key(key.tag, limits.get(1)));
         assertThat(key.keys()).as("built once, then the same list").isSameAs(key.keys());
     }
 

@@ -13,7 +13,9 @@ import java.nio.ByteBuffer;
  */
 final class StoredState {
 
-    /** A bucket's state in the current form: {@code debt} is capacity - level (token bucket) or the units owed (GCRA). */
+    /**
+     * A bucket's state in the current form: {@code debt} is capacity - level (token bucket) or the units owed (GCRA).
+     */
     record State(long time, long debt, long perToken, long perMicro, long burst) {
         long capacity() {
             return perToken * burst;
@@ -65,7 +67,8 @@ final class StoredState {
             case 0xcd -> in.getShort() & 0xffffL;
             case 0xce -> in.getInt() & 0xffffffffL;
             case 0xcf -> in.getLong();
-            default -> throw new IllegalStateException("not a non-negative MessagePack integer: 0x" + Integer.toHexString(tag));
+            default -> throw new IllegalStateException("not a non-negative MessagePack integer: 0x"
+                    + Integer.toHexString(tag));
         };
     }
 

@@ -91,7 +91,8 @@ class UnhappyPathsTest {
                 }
                 double hotShare = (double) hotDecided.get() / hotTotal.get();
                 double quietShare = (double) quietDecided.get() / quietTotal.get();
-                assertThat(hotShare).as("share of the hot caller's %d requests decided by Redis (quiet caller: %.2f of %d)",
+                assertThat(hotShare)
+                        .as("share of the hot caller's %d requests decided by Redis (quiet caller: %.2f of %d)",
                         hotTotal.get(), quietShare, quietTotal.get()).isGreaterThanOrEqualTo(quietShare - 0.05);
                 assertThat(quietShare).as("a quiet caller at 0.6 x the timeout is decided").isGreaterThan(0.5);
             } finally {
@@ -102,7 +103,8 @@ class UnhappyPathsTest {
 
     /** Connects a store's client (through a proxy, on a busy machine) with no deadline to speak of. */
     private static void connect(RedisStore store) {
-        Decision first = RateLimiter.builder().limit(Limit.of("connect", "1000/1s")).store(store).timeout(Stores.PATIENT)
+        Decision first = RateLimiter.builder().limit(Limit.of("connect", "1000/1s")).store(store)
+                .timeout(Stores.PATIENT)
                 .build().decide("connect-" + UUID.randomUUID());
         assertThat(first.outcome()).isEqualTo(Decision.Outcome.ALLOWED);
     }
@@ -158,7 +160,8 @@ class UnhappyPathsTest {
     void aLocalRejectionOutlivesADeletedStateByAtMostOneSecond() {
         ManualClock clock = new ManualClock();
         RedisStore store = RedisStore.forTesting(Stores.client(), clock);
-        RateLimiter limiter = RateLimiter.builder().limit(Limit.of("daily", "3/1d").withAlgorithm(Algorithm.FIXED_WINDOW))
+        RateLimiter limiter = RateLimiter.builder()
+                .limit(Limit.of("daily", "3/1d").withAlgorithm(Algorithm.FIXED_WINDOW))
                 .store(store).timeout(Stores.PATIENT).build();
         String caller = "deleted-" + UUID.randomUUID();
         for (int i = 0; i < 3; i++) {
@@ -231,12 +234,14 @@ class UnhappyPathsTest {
     void aLoweredLimitNeverWedgesACaller() throws Exception {
         RedisStore store = RedisStore.of(Stores.client());
         String caller = "lowered-" + UUID.randomUUID();
-        RateLimiter before = RateLimiter.builder().limit(Limit.of("lowered", "1000/1d").withAlgorithm(Algorithm.FIXED_WINDOW))
+        RateLimiter before = RateLimiter.builder()
+                .limit(Limit.of("lowered", "1000/1d").withAlgorithm(Algorithm.FIXED_WINDOW))
                 .store(store).timeout(Stores.PATIENT).build();
         for (int i = 0; i < 8; i++) {
             assertThat(before.decide(caller).allowed()).isTrue();
         }
-        RateLimiter after = RateLimiter.builder().limit(Limit.of("lowered", "5/1d").withAlgorithm(Algorithm.FIXED_WINDOW))
+        RateLimiter after = RateLimiter.builder()
+                .limit(Limit.of("lowered", "5/1d").withAlgorithm(Algorithm.FIXED_WINDOW))
                 .store(store).failureMode(FailureMode.CLOSED).timeout(Duration.ofSeconds(2)).build();
         List<CompletableFuture<Decision>> concurrent = new ArrayList<>();
         for (int i = 0; i < 20; i++) {
@@ -261,24 +266,28 @@ class UnhappyPathsTest {
     void aCallerWhoseKeyHoldsAnotherTypeFailsAloneAndNeverOpensTheCircuit() {
         RedissonClient redis = Stores.client();
         Limit limit = Limit.of("wrong-type", "5/1m");
-        RateLimiter limiter = RateLimiter.builder().limit(limit).store(RedisStore.builder().client(redis).localRejections(0).build())
+        RateLimiter limiter = RateLimiter.builder().limit(limit)
+                .store(RedisStore.builder().client(redis).localRejections(0).build())
                 .failureMode(FailureMode.CLOSED).timeout(Stores.PATIENT).build();
         String bad = "wrong-type-" + UUID.randomUUID();
         String badKey = dev.sluice.internal.Keys.key(dev.sluice.internal.Keys.tag(bad), limit.policy(), "tb");
         redis.getList(badKey, org.redisson.client.codec.StringCodec.INSTANCE).add("not a bucket");
         redis.getKeys().expire(badKey, 60, TimeUnit.SECONDS);
         for (int i = 0; i < 2 * 5; i++) {
-            assertThat(limiter.decide(bad).outcome()).as("the unreadable caller, %d", i).isEqualTo(Decision.Outcome.FAILED_CLOSED);
+            assertThat(limiter.decide(bad).outcome()).as("the unreadable caller, %d", i)
+                    .isEqualTo(Decision.Outcome.FAILED_CLOSED);
         }
         assertThat(limiter.storeFailures()).isEqualTo(10);
         assertThat(limiter.storeCircuitOpen()).as("the circuit every caller shares").isFalse();
-        assertThat(limiter.decide("wrong-type-other-" + UUID.randomUUID()).outcome()).isEqualTo(Decision.Outcome.ALLOWED);
+        assertThat(limiter.decide("wrong-type-other-" + UUID.randomUUID()).outcome())
+                .isEqualTo(Decision.Outcome.ALLOWED);
 
         Limit cap = Limit.concurrency("wrong-type-cap", 2, Duration.ofSeconds(30));
         ConcurrencyLimiter capped = ConcurrencyLimiter.builder().limit(cap).store(RedisStore.of(redis))
                 .failureMode(FailureMode.CLOSED).timeout(Stores.PATIENT).build();
         String capKey = dev.sluice.internal.Keys.key(dev.sluice.internal.Keys.tag(bad), cap.policy(), "cc");
-        redis.getBucket(capKey, org.redisson.client.codec.StringCodec.INSTANCE).set("not a set of leases", Duration.ofSeconds(60));
+        redis.getBucket(capKey, org.redisson.client.codec.StringCodec.INSTANCE)
+                .set("not a set of leases", Duration.ofSeconds(60));
         for (int i = 0; i < 2 * 5; i++) {
             assertThat(capped.acquire(bad).decision().outcome()).as("the unreadable caller's lease, %d", i)
                     .isEqualTo(Decision.Outcome.FAILED_CLOSED);
@@ -313,7 +322,8 @@ class UnhappyPathsTest {
         try (StallingProxy proxy = new StallingProxy(TestRedis.shared().port())) {
             RedissonClient stalled = client(proxy.url(), 4, 2);
             try {
-                RateLimiter limiter = RateLimiter.builder().limit(Limit.of("timer", "100/1m")).store(RedisStore.of(stalled))
+                RateLimiter limiter = RateLimiter.builder().limit(Limit.of("timer", "100/1m"))
+                        .store(RedisStore.of(stalled))
                         .failureMode(FailureMode.OPEN).timeout(Duration.ofMillis(100)).build();
                 limiter.decide("warm-up");
                 proxy.stall();
@@ -337,7 +347,8 @@ class UnhappyPathsTest {
                 }).toCompletableFuture();
         assertThat(blocking.await(5, TimeUnit.SECONDS)).isTrue();
         long started = System.nanoTime();
-        Decision other = limiter.decideAsync("other-" + UUID.randomUUID()).toCompletableFuture().get(5, TimeUnit.SECONDS);
+        Decision other = limiter.decideAsync("other-" + UUID.randomUUID()).toCompletableFuture()
+                .get(5, TimeUnit.SECONDS);
         assertThat(other.outcome()).isEqualTo(expected);
         assertThat(Duration.ofNanos(System.nanoTime() - started)).as("another decision, meanwhile")
                 .isLessThan(Duration.ofMillis(600));

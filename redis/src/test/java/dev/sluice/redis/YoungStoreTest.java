@@ -99,7 +99,8 @@ class YoungStoreTest {
                     for (int i = 0; i < MOST_PER_THREAD && System.nanoTime() - builtNanos[0] < FIRST_NANOS; i++) {
                         Decision decision = switch (kind) {
                             case 0 -> inbound[0].decide("in-" + run);
-                            case 1 -> inbound[0].decideAsync("in-" + run).toCompletableFuture().get(30, TimeUnit.SECONDS);
+                            case 1 -> inbound[0].decideAsync("in-" + run).toCompletableFuture()
+                                    .get(30, TimeUnit.SECONDS);
                             case 2 -> outbound[0].acquire("out-sync-" + run, Duration.ofSeconds(1));
                             case 3 -> outbound[0].acquireAsync("out-async-" + run, Duration.ofSeconds(1))
                                     .get(30, TimeUnit.SECONDS);
@@ -146,9 +147,11 @@ class YoungStoreTest {
     private static void assertNoneFailed(String store) throws Exception {
         for (Duration wait : List.of(Duration.ZERO, Duration.ofSeconds(2))) {
             Tally tally = firstTenSeconds(() -> RedisStore.builder().connect(store).startupWait(wait).build());
-            assertThat(tally.failed()).as("decisions failed open in the first 10 s of a store with start-up wait %s: %s",
+            assertThat(tally.failed())
+                    .as("decisions failed open in the first 10 s of a store with start-up wait %s: %s",
                     wait, tally).isZero();
-            assertThat(tally.inboundAllowed()).as("inbound decisions allowed by Redis: %s", tally).isEqualTo(INBOUND_LIMIT);
+            assertThat(tally.inboundAllowed()).as("inbound decisions allowed by Redis: %s", tally)
+                    .isEqualTo(INBOUND_LIMIT);
             assertThat(tally.inboundRefused()).as("inbound decisions refused by Redis: %s", tally).isPositive();
             assertThat(tally.outboundGranted()).as("outbound grants: %s", tally).isPositive();
         }
@@ -221,7 +224,8 @@ class YoungStoreTest {
             try {
                 RateLimiter limiter = RateLimiter.builder().limit(Limit.of("second-try", "5/1h")).store(store)
                         .timeout(Duration.ofSeconds(20)).build();
-                CompletableFuture<Decision> asked = limiter.decideAsync("second-" + UUID.randomUUID()).toCompletableFuture();
+                CompletableFuture<Decision> asked = limiter.decideAsync("second-" + UUID.randomUUID())
+                        .toCompletableFuture();
                 // the first attempt fails on a dropped connection (the next comes 500 ms later); the
                 // decision is still waiting for the store when they stop being dropped
                 for (int polls = 0; polls < 2_000 && proxy.dropped() == 0; polls++) {
@@ -263,7 +267,8 @@ class YoungStoreTest {
                             .failureMode(mode).timeout(Duration.ofMillis(200)).build();
                     Decision.Outcome expected = mode == FailureMode.OPEN ? Decision.Outcome.FAILED_OPEN
                             : Decision.Outcome.FAILED_CLOSED;
-                    CompletableFuture<Decision> later = limiter.decideAsync("never-" + UUID.randomUUID()).toCompletableFuture();
+                    CompletableFuture<Decision> later = limiter.decideAsync("never-" + UUID.randomUUID())
+                            .toCompletableFuture();
                     assertThat(limiter.decide("never-" + UUID.randomUUID()).outcome()).isEqualTo(expected);
                     // the bound is 1 s (and 200 ms once the store has found Redis unreachable); 10 s is
                     // slack for a busy machine, far below the 30 s a hung decision would take

@@ -20,14 +20,17 @@ public final class Resp {
     private Resp() {
     }
 
-    /** Sends one command to 127.0.0.1:port and returns the reply (String, Long, List or an error as RuntimeException). */
+    /**
+     * Sends one command to 127.0.0.1:port and returns the reply (String, Long, List or an error as RuntimeException).
+     */
     public static Object call(int port, String... args) {
         try (Socket socket = new Socket(InetAddress.getLoopbackAddress(), port)) {
             socket.setSoTimeout(10_000);
             OutputStream out = socket.getOutputStream();
             StringBuilder request = new StringBuilder("*").append(args.length).append("\r\n");
             for (String arg : args) {
-                request.append('$').append(arg.getBytes(StandardCharsets.UTF_8).length).append("\r\n").append(arg).append("\r\n");
+                request.append('$').append(arg.getBytes(StandardCharsets.UTF_8).length).append("\r\n").append(arg)
+                        .append("\r\n");
             }
             out.write(request.toString().getBytes(StandardCharsets.UTF_8));
             out.flush();

@@ -45,7 +45,8 @@ public final class TestSentinel implements AutoCloseable {
             startServer(masterPort);
             int replicaPort = TestRedis.freePort();
             startServer(replicaPort, "replicaof 127.0.0.1 " + masterPort);
-            await(Duration.ofSeconds(20), "the replica on port " + replicaPort + " to finish its first sync with the master",
+            await(Duration.ofSeconds(20),
+                    "the replica on port " + replicaPort + " to finish its first sync with the master",
                     () -> info(replicaPort).contains("master_link_status:up")
                             && info(masterPort).contains("connected_slaves:1"));
             for (int i = 0; i < SENTINELS; i++) {
@@ -64,7 +65,8 @@ public final class TestSentinel implements AutoCloseable {
 
     private void startServer(int port, String... settings) throws IOException {
         var builder = RedisServer.newRedisServer().port(port).bind("127.0.0.1").setting("save \"\"")
-                .setting("appendonly no").setting("dir " + dir.toAbsolutePath()).setting("dbfilename dump-" + port + ".rdb")
+                .setting("appendonly no").setting("dir " + dir.toAbsolutePath())
+                .setting("dbfilename dump-" + port + ".rdb")
                 .setting("replica-announce-ip 127.0.0.1").onShutdownForceStop(true); // stop() is kill -9
         for (String setting : settings) {
             builder.setting(setting);
@@ -86,7 +88,8 @@ public final class TestSentinel implements AutoCloseable {
                 "sentinel failover-timeout " + MASTER_NAME + " " + FAILOVER_TIMEOUT_MILLIS,
                 "sentinel parallel-syncs " + MASTER_NAME + " 1",
                 ""));
-        RedisSentinel sentinel = RedisSentinel.newRedisSentinel().port(port).configFile(conf.toAbsolutePath().toString())
+        RedisSentinel sentinel = RedisSentinel.newRedisSentinel().port(port)
+                .configFile(conf.toAbsolutePath().toString())
                 .onShutdownForceStop(true).build();
         sentinels.add(sentinel);
         sentinelPorts.add(port);
@@ -212,7 +215,9 @@ public final class TestSentinel implements AutoCloseable {
         }
     }
 
-    /** Polls {@code condition} every 100 ms (a failing probe counts as false) until it holds or {@code within} passes. */
+    /**
+     * Polls {@code condition} every 100 ms (a failing probe counts as false) until it holds or {@code within} passes.
+     */
     public static void await(Duration within, String what, BooleanSupplier condition) {
         long deadline = System.nanoTime() + within.toNanos();
         RuntimeException lastError = null;
@@ -226,7 +231,8 @@ public final class TestSentinel implements AutoCloseable {
                 lastError = e;
             }
             if (System.nanoTime() > deadline) {
-                throw new IllegalStateException("timed out after " + within.toMillis() + " ms waiting for " + what, lastError);
+                throw new IllegalStateException("timed out after " + within.toMillis() + " ms waiting for " + what,
+                        lastError);
             }
             try {
                 Thread.sleep(100);
