@@ -108,7 +108,8 @@ public final class ConsoleServlet extends HttpServlet {
     }
 
     @Override
-    protected void service(HttpServletRequest request, HttpServletResponse response) throws IOException, ServletException {
+    protected void service(HttpServletRequest request, HttpServletResponse response)
+            throws IOException, ServletException {
         Console.HEADERS.forEach(response::setHeader);
         String method = request.getMethod();
         if (request.getAttribute(RequestAttributes.OUTCOME) != null) {
@@ -116,7 +117,8 @@ public final class ConsoleServlet extends HttpServlet {
                 LOG.error("Sluice console '{}' is covered by a rate-limit filter; map the filters so that they do not "
                         + "cover its path", getServletName());
             }
-            write(request, response, Console.error(500, "the console is behind a rate-limit filter; map the filters so that they "
+            write(request, response,
+                    Console.error(500, "the console is behind a rate-limit filter; map the filters so that they "
                     + "do not cover its path"));
             return;
         }
@@ -159,8 +161,8 @@ public final class ConsoleServlet extends HttpServlet {
         String body = Console.mutation(method)
                 ? new String(request.getInputStream().readNBytes(16_384), StandardCharsets.UTF_8) : null;
         String principal = request.getUserPrincipal() == null ? null : request.getUserPrincipal().getName();
-        write(request, response, Console.handle(Registries.of(getServletContext()), method, path, request.getQueryString(), body,
-                principal));
+        write(request, response, Console.handle(Registries.of(getServletContext()), method, path,
+                request.getQueryString(), body, principal));
     }
 
     /**

@@ -41,7 +41,8 @@ final class FilterParameters implements Function<String, String> {
                 Parameter.named(parameter);
             } catch (IllegalArgumentException e) {
                 throw new IllegalArgumentException("context-param '" + name + "' is not a Sluice parameter; known: "
-                        + e.getMessage().substring(e.getMessage().indexOf("known: ") + 7).replaceAll("(^|, )", "$1" + PREFIX),
+                        + e.getMessage().substring(e.getMessage().indexOf("known: ") + 7)
+                        .replaceAll("(^|, )", "$1" + PREFIX),
                         e);
             }
             if (parameter.equals(Parameter.POLICY.configName())) {

@@ -171,7 +171,8 @@ final class ResponseEnd {
         }
 
         @Override
-        public void addListener(AsyncListener listener, ServletRequest servletRequest, ServletResponse servletResponse) {
+        public void addListener(AsyncListener listener, ServletRequest servletRequest,
+                ServletResponse servletResponse) {
             context.addListener(listener, servletRequest, servletResponse);
         }
 

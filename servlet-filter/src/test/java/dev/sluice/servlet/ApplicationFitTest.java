@@ -38,7 +38,10 @@ class ApplicationFitTest {
         return Container.selected();
     }
 
-    /** The application's authentication, as far as the limiter cares: {@code X-Tenant} becomes the attribute {@code tenant}. */
+    /**
+     * The application's authentication, as far as the limiter cares: {@code X-Tenant} becomes the attribute
+     * {@code tenant}.
+     */
     public static final class TenantLogin implements Filter {
         @Override
         public void doFilter(ServletRequest request, ServletResponse response, FilterChain chain)
@@ -92,7 +95,8 @@ class ApplicationFitTest {
     @ParameterizedTest(name = "{0}")
     @MethodSource("containers")
     void aFilterBuiltInJavaAsksTheApplicationsKeyResolver(Container container) throws Exception {
-        RateLimiter limiter = RateLimiter.builder().limit(Limit.of("accounts", "1/1m")).store(MemoryStore.create()).build();
+        RateLimiter limiter = RateLimiter.builder().limit(Limit.of("accounts", "1/1m")).store(MemoryStore.create())
+                .build();
         RateLimitFilter filter = new RateLimitFilter(limiter)
                 .withKeyResolver(request -> request.header("X-Account"));
         TestApp app = new TestApp().servlet(new App()).programmatic("accounts", filter, "/a/*");
@@ -179,11 +183,13 @@ class ApplicationFitTest {
                         + "got '0ms'");
         assertThatThrownBy(() -> container.start(new TestApp().contextParam("sluice.limt", "1/1m")
                 .filter("search", "/s/*", "limit", "1/1m")).close())
-                .hasStackTraceContaining("filter 'search': context-param 'sluice.limt' is not a Sluice parameter; known: ")
+                .hasStackTraceContaining(
+                        "filter 'search': context-param 'sluice.limt' is not a Sluice parameter; known: ")
                 .hasStackTraceContaining("sluice.limit");
         assertThatThrownBy(() -> container.start(new TestApp().contextParam("sluice.policy", "shared")
                 .filter("search", "/s/*", "limit", "1/1m")).close())
-                .hasStackTraceContaining("filter 'search': context-param 'sluice.policy' cannot be every filter's default");
+                .hasStackTraceContaining(
+                        "filter 'search': context-param 'sluice.policy' cannot be every filter's default");
     }
 
     @ParameterizedTest(name = "{0}")
@@ -191,10 +197,12 @@ class ApplicationFitTest {
     void rejectExceptionIsTheJaxRsFeaturesAndARefusedFormFailsStartUp(Container container) {
         assertThatThrownBy(() -> container.start(new TestApp()
                 .filter("search", "/s/*", "limit", "1/1m", "reject", "exception")).close())
-                .hasStackTraceContaining("filter 'search': init-param 'reject' must be problem or send-error in a servlet "
+                .hasStackTraceContaining(
+                        "filter 'search': init-param 'reject' must be problem or send-error in a servlet "
                         + "filter ('exception' is for the other adapter), got 'exception'");
         assertThatThrownBy(() -> container.start(new TestApp()
                 .filter("search", "/s/*", "limit", "1/1m", "reject", "page")).close())
-                .hasStackTraceContaining("filter 'search': init-param 'reject' must be problem or send-error, got 'page'");
+                .hasStackTraceContaining(
+                        "filter 'search': init-param 'reject' must be problem or send-error, got 'page'");
     }
 }

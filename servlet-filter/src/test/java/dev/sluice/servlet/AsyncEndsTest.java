@@ -64,7 +64,8 @@ class AsyncEndsTest {
         String client = "twice-cap-" + UUID.randomUUID();
         try (var running = container.start(capped(store))) {
             for (int i = 0; i < 3; i++) {
-                assertThat(call(running.uri("/twice/200"), client)).as("request %d, one at a time", i + 1).isEqualTo(200);
+                assertThat(call(running.uri("/twice/200"), client)).as("request %d, one at a time", i + 1)
+                        .isEqualTo(200);
             }
         }
     }
@@ -92,7 +93,8 @@ class AsyncEndsTest {
         try (var running = container.start(capped(store))) {
             assertThat(call(running.uri("/twice-timeout"), client)).as("a second cycle that timed out").isEqualTo(500);
             assertThat(call(running.uri("/twice-error"), client)).as("an async dispatch that threw").isEqualTo(500);
-            try (ResettingClient committed = ResettingClient.send(running.uri("/timeout-committed/200"), "X-Client", client)) {
+            try (ResettingClient committed = ResettingClient.send(running.uri("/timeout-committed/200"), "X-Client",
+                    client)) {
                 assertThat(committed.status()).isEqualTo(200);
                 Ends.await(client, 3);
             }
@@ -133,8 +135,8 @@ class AsyncEndsTest {
                 for (int i = 0; i < 2; i++) {
                     String gate = client + "-" + app + "-" + i;
                     int before = Ends.count(client);
-                    try (ResettingClient hangingUp = ResettingClient.send(running.uri("/async-hold/401/" + gate), "X-Client",
-                            client)) {
+                    try (ResettingClient hangingUp = ResettingClient.send(running.uri("/async-hold/401/" + gate),
+                            "X-Client", client)) {
                         Gates.awaitEntered(gate);
                         hangingUp.reset();
                         Gates.open(gate);

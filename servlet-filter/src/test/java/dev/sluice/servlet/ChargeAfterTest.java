@@ -59,7 +59,8 @@ class ChargeAfterTest {
 
     @ParameterizedTest(name = "{0} {1}")
     @MethodSource("containersAndStores")
-    void asynchronousFailuresExceptionsAndTimeoutsAreChargedAsynchronousSuccessesAreNot(Container container, String store)
+    void asynchronousFailuresExceptionsAndTimeoutsAreChargedAsynchronousSuccessesAreNot(Container container,
+            String store)
             throws Exception {
         TestApp app = new TestApp().servlet(new AfterResponseServlet())
                 .filter("failures", "/*", "limit", "3/1h", "key", "header:X-Client", "charge", "after", "store", store,

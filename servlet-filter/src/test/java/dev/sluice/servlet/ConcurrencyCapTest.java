@@ -41,9 +41,11 @@ class ConcurrencyCapTest {
     /** Starts a slow request through gate {@code gate} and waits until it is in the application. */
     private static CompletableFuture<HttpResponse<String>> inFlight(URI uri, String client, String gate)
             throws InterruptedException {
-        HttpRequest request = HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(30)).header("X-Client", client).GET()
+        HttpRequest request = HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(30)).header("X-Client", client)
+                .GET()
                 .build();
-        CompletableFuture<HttpResponse<String>> response = CLIENT.sendAsync(request, HttpResponse.BodyHandlers.ofString());
+        CompletableFuture<HttpResponse<String>> response = CLIENT.sendAsync(request,
+                HttpResponse.BodyHandlers.ofString());
         Gates.awaitEntered(gate);
         return response;
     }
@@ -82,7 +84,8 @@ class ConcurrencyCapTest {
                     .as("the asynchronous request returned its lease when its response completed").isEqualTo(200);
             String again = client + "-5";
             CompletableFuture<HttpResponse<String>> refill = inFlight(running.uri("/hold/" + again), client, again);
-            assertThat(get(running.uri("/x"), "X-Client", client).statusCode()).as("five in flight again").isEqualTo(429);
+            assertThat(get(running.uri("/x"), "X-Client", client).statusCode()).as("five in flight again")
+                    .isEqualTo(429);
 
             Gates.open(gates.get(0));
             assertThat(status(slow.get(0))).isEqualTo(200);
@@ -109,18 +112,21 @@ class ConcurrencyCapTest {
         String client = "shared-cap-" + UUID.randomUUID();
         try (var one = container.start(new TestApp().servlet(new AfterResponseServlet()).filter("cap-1", "/*", params));
              var two = container.start(new TestApp().servlet(new AfterResponseServlet()).filter("cap-2", "/*", params));
-             var three = container.start(new TestApp().servlet(new AfterResponseServlet()).filter("cap-3", "/*", params))) {
+             var three =
+                     container.start(new TestApp().servlet(new AfterResponseServlet()).filter("cap-3", "/*", params))) {
             List<TestApp.Running> nodes = List.of(one, two, three);
             List<CompletableFuture<HttpResponse<String>>> slow = new ArrayList<>();
             for (int i = 0; i < 3; i++) {
                 slow.add(inFlight(nodes.get(i).uri("/hold/" + client + "-" + i), client, client + "-" + i));
             }
             for (TestApp.Running node : nodes) {
-                assertThat(get(node.uri("/x"), "X-Client", client).statusCode()).as("a fourth in flight").isEqualTo(429);
+                assertThat(get(node.uri("/x"), "X-Client", client).statusCode()).as("a fourth in flight")
+                        .isEqualTo(429);
             }
             Gates.open(client + "-1");
             assertThat(status(slow.get(1))).isEqualTo(200);
-            assertThat(get(three.uri("/x"), "X-Client", client).statusCode()).as("the place node two returned").isEqualTo(200);
+            assertThat(get(three.uri("/x"), "X-Client", client).statusCode()).as("the place node two returned")
+                    .isEqualTo(200);
             CompletableFuture<HttpResponse<String>> fourth = inFlight(three.uri("/hold/" + client + "-3"), client,
                     client + "-3");
             for (TestApp.Running node : nodes) {

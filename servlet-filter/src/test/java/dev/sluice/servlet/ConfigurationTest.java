@@ -81,12 +81,16 @@ class ConfigurationTest {
     void otherBadValuesNameTheirParameter(Container container) {
         assertThat(deploymentFailure(container, new TestApp().filter("a", "/*", "key", "ip"))).hasMessage(
                 "filter 'a': init-param 'limit' is required, e.g. 100/1m");
-        assertThat(deploymentFailure(container, new TestApp().filter("b", "/*", "limit", "1/s", "store", "mongodb://x")))
-                .hasMessageStartingWith("filter 'b': init-param 'store' must be memory").hasMessageEndingWith("got 'mongodb://x'");
-        assertThat(deploymentFailure(container, new TestApp().filter("c", "/*", "limit", "1/s", "failure-mode", "ajar")))
+        assertThat(deploymentFailure(container,
+                new TestApp().filter("b", "/*", "limit", "1/s", "store", "mongodb://x")))
+                .hasMessageStartingWith("filter 'b': init-param 'store' must be memory")
+                .hasMessageEndingWith("got 'mongodb://x'");
+        assertThat(deploymentFailure(container,
+                new TestApp().filter("c", "/*", "limit", "1/s", "failure-mode", "ajar")))
                 .hasMessage("filter 'c': init-param 'failure-mode' must be open, closed or local, got 'ajar'");
         assertThat(deploymentFailure(container, new TestApp().filter("d", "/*", "limit", "1/s",
-                "trusted-proxies", "10.0.0.0/33"))).hasMessageStartingWith("filter 'd': init-param 'trusted-proxies' must be")
+                "trusted-proxies", "10.0.0.0/33")))
+                .hasMessageStartingWith("filter 'd': init-param 'trusted-proxies' must be")
                 .hasMessageEndingWith("got '10.0.0.0/33'");
     }
 

@@ -34,7 +34,9 @@ import static dev.sluice.servlet.Http.header;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
 
-/** The console over real HTTP: its access rules, its JSON API, and overrides and resets across instances on one Redis. */
+/**
+ * The console over real HTTP: its access rules, its JSON API, and overrides and resets across instances on one Redis.
+ */
 class ConsoleTest {
 
     private static final String[] ADMIN = {"X-Test-User", "alice", "X-Test-Roles", "sluice-admin"};
@@ -45,7 +47,8 @@ class ConsoleTest {
      */
     static final class TestLogin implements Filter {
         @Override
-        public void doFilter(ServletRequest req, ServletResponse res, FilterChain chain) throws IOException, ServletException {
+        public void doFilter(ServletRequest req, ServletResponse res, FilterChain chain)
+                throws IOException, ServletException {
             HttpServletRequest request = (HttpServletRequest) req;
             String user = request.getHeader("X-Test-User");
             if (user == null) {
@@ -97,7 +100,8 @@ class ConsoleTest {
             URI override = running.uri("/sluice/policies/api/override");
             assertThat(get(policies).statusCode()).isEqualTo(401);
             assertThat(get(policies, "X-Test-User", "bob", "X-Test-Roles", "user").statusCode()).isEqualTo(403);
-            assertThat(sendForm("PUT", override, "limit=9/1m", "X-Test-User", "bob", "X-Test-Roles", "user").statusCode())
+            assertThat(sendForm("PUT", override, "limit=9/1m", "X-Test-User", "bob", "X-Test-Roles", "user")
+                    .statusCode())
                     .isEqualTo(403);
 
             HttpResponse<String> listed = get(policies, ADMIN);
@@ -106,9 +110,11 @@ class ConsoleTest {
                     "\"key\":\"header:X-API-Key\"", "\"store\":\"memory\"");
 
             String self = "http://" + override.getHost() + ":" + override.getPort();
-            assertThat(sendForm("PUT", override, "limit=9/1m", with(ADMIN, "Origin", "http://evil.example")).statusCode())
+            assertThat(sendForm("PUT", override, "limit=9/1m", with(ADMIN, "Origin", "http://evil.example"))
+                    .statusCode())
                     .isEqualTo(403);
-            assertThat(sendForm("PUT", override, "limit=9/1m", with(ADMIN, "Sec-Fetch-Site", "cross-site")).statusCode())
+            assertThat(sendForm("PUT", override, "limit=9/1m", with(ADMIN, "Sec-Fetch-Site", "cross-site"))
+                    .statusCode())
                     .isEqualTo(403);
             assertThat(sendForm("POST", running.uri("/sluice/policies/api/reset"), "caller=k",
                     with(ADMIN, "Sec-Fetch-Site", "same-site")).statusCode()).isEqualTo(403);
@@ -148,16 +154,19 @@ class ConsoleTest {
             assertThat(get(api, "X-API-Key", key).statusCode()).isEqualTo(200);
             assertThat(get(api, "X-API-Key", key).statusCode()).isEqualTo(200);
             assertThat(get(api, "X-API-Key", key).statusCode()).isEqualTo(429);
-            HttpResponse<String> reset = sendForm("POST", running.uri("/sluice/policies/api/reset"), "caller=" + key, ADMIN);
+            HttpResponse<String> reset = sendForm("POST", running.uri("/sluice/policies/api/reset"), "caller=" + key,
+                    ADMIN);
             assertThat(reset.statusCode()).isEqualTo(200);
             assertThat(reset.body()).contains("key~" + key);
             assertThat(get(api, "X-API-Key", key).statusCode()).isEqualTo(200);
 
-            HttpResponse<String> set = sendForm("PUT", running.uri("/sluice/policies/api/override"), "limit=5/1h", ADMIN);
+            HttpResponse<String> set = sendForm("PUT", running.uri("/sluice/policies/api/override"), "limit=5/1h",
+                    ADMIN);
             assertThat(set.statusCode()).isEqualTo(200);
             assertThat(set.body()).contains("\"by\":\"alice\"");
             assertThat(header(get(api, "X-API-Key", "fresh"), "RateLimit-Limit")).isEqualTo("5");
-            assertThat(sendForm("DELETE", running.uri("/sluice/policies/api/override"), null, ADMIN).statusCode()).isEqualTo(200);
+            assertThat(sendForm("DELETE", running.uri("/sluice/policies/api/override"), null, ADMIN).statusCode())
+                    .isEqualTo(200);
             assertThat(header(get(api, "X-API-Key", "fresh"), "RateLimit-Limit")).isEqualTo("2");
             assertThat(get(running.uri("/sluice/policies"), ADMIN).body()).contains("\"rejected\":1");
         }
@@ -186,7 +195,8 @@ class ConsoleTest {
                     slowest = Math.max(slowest, awaitLimit(node, "50", set));
                 }
                 System.out.printf("override applied on all three instances after %d ms%n", slowest / 1_000_000);
-                assertThat(Duration.ofNanos(slowest)).isLessThan(Duration.ofSeconds(PolicyRegistry.REFRESH_SECONDS + 3));
+                assertThat(Duration.ofNanos(slowest))
+                        .isLessThan(Duration.ofSeconds(PolicyRegistry.REFRESH_SECONDS + 3));
                 assertThat(get(two.uri("/sluice/policies"), ADMIN).body()).contains("\"limit\":\"50/1h\"",
                         "\"by\":\"alice\"");
 
@@ -198,7 +208,8 @@ class ConsoleTest {
                     slowest = Math.max(slowest, awaitLimit(node, "3", cleared));
                 }
                 System.out.printf("override cleared on all three instances after %d ms%n", slowest / 1_000_000);
-                assertThat(Duration.ofNanos(slowest)).isLessThan(Duration.ofSeconds(PolicyRegistry.REFRESH_SECONDS + 3));
+                assertThat(Duration.ofNanos(slowest))
+                        .isLessThan(Duration.ofSeconds(PolicyRegistry.REFRESH_SECONDS + 3));
             } finally {
                 sendForm("DELETE", one.uri("/sluice/policies/api/override"), null, ADMIN);
             }
@@ -211,7 +222,8 @@ class ConsoleTest {
                 assertThat(get(node.uri("/api/x"), "X-API-Key", policyKey).statusCode()).isEqualTo(429);
             }
             long reset = System.nanoTime();
-            HttpResponse<String> done = sendForm("POST", three.uri("/sluice/policies/api/reset"), "caller=" + policyKey, ADMIN);
+            HttpResponse<String> done = sendForm("POST", three.uri("/sluice/policies/api/reset"), "caller=" + policyKey,
+                    ADMIN);
             assertThat(done.statusCode()).isEqualTo(200);
             // At once where it was reset; elsewhere once the local copy of the rejection lapses (1 s at most).
             assertThat(get(three.uri("/api/x"), "X-API-Key", policyKey).statusCode()).isEqualTo(200);
@@ -244,8 +256,8 @@ class ConsoleTest {
             URI gold = running.uri("/api/x");
             assertThat(get(gold, "X-API-Key", "g1", "X-Plan", "gold").statusCode()).isEqualTo(200);
             assertThat(get(gold, "X-API-Key", "g1", "X-Plan", "gold").statusCode()).isEqualTo(429);
-            HttpResponse<String> tierReset = sendForm("POST", running.uri("/sluice/policies/api/gold/reset"), "caller=g1",
-                    ADMIN);
+            HttpResponse<String> tierReset = sendForm("POST", running.uri("/sluice/policies/api/gold/reset"),
+                    "caller=g1", ADMIN);
             assertThat(tierReset.statusCode()).as(tierReset.body()).isEqualTo(200);
             assertThat(tierReset.body()).contains("key~g1");
             assertThat(get(gold, "X-API-Key", "g1", "X-Plan", "gold").statusCode()).isEqualTo(200);
@@ -263,7 +275,8 @@ class ConsoleTest {
 
     @Test
     void aCallerOfTheApplicationsKeyResolverAndACompositeKeyWithAPlusInAPartAreReset() throws Exception {
-        RateLimiter limiter = RateLimiter.builder().limit(Limit.of("accounts", "1/1h")).store(MemoryStore.create()).build();
+        RateLimiter limiter = RateLimiter.builder().limit(Limit.of("accounts", "1/1h")).store(MemoryStore.create())
+                .build();
         RateLimitFilter accounts = new RateLimitFilter(limiter).withKeyResolver(request -> request.header("X-Account"));
         TestApp app = new TestApp()
                 .filter("pairs", "/pairs/*", "policy", "pairs", "limit", "1/1h", "key", "header:X-API-Key+ip",
@@ -291,7 +304,8 @@ class ConsoleTest {
             assertThat(get(pairs, "X-API-Key", "ab+cd==").statusCode()).isEqualTo(200);
             assertThat(get(pairs, "X-API-Key", "ab+cd==").statusCode()).isEqualTo(429);
             HttpResponse<String> pair = sendForm("POST", running.uri("/sluice/policies/pairs/reset"),
-                    "caller=" + java.net.URLEncoder.encode("ab+cd==+127.0.0.1", java.nio.charset.StandardCharsets.UTF_8),
+                    "caller=" + java.net.URLEncoder.encode("ab+cd==+127.0.0.1",
+                            java.nio.charset.StandardCharsets.UTF_8),
                     ADMIN);
             assertThat(pair.statusCode()).as(pair.body()).isEqualTo(200);
             assertThat(pair.body()).contains("key~ab+cd==");
@@ -308,7 +322,8 @@ class ConsoleTest {
             assertThat(redirect.status()).isEqualTo(302);
             URI page = running.uri("/sluice").resolve(redirect.header("Location"));
             assertThat(page).isEqualTo(running.uri("/sluice/"));
-            RawHttp.Response hostile = RawHttp.send(port, "GET", "//evil.example/..;/sluice", "127.0.0.1:" + port, null);
+            RawHttp.Response hostile = RawHttp.send(port, "GET", "//evil.example/..;/sluice", "127.0.0.1:" + port,
+                    null);
             String location = hostile.header("Location");
             if (location != null) {
                 assertThat(URI.create("http://127.0.0.1:" + port + "//evil.example/..;/sluice").resolve(location)
@@ -331,15 +346,18 @@ class ConsoleTest {
             URI override = running.uri("/sluice/policies/api/override");
             String host = override.getHost() + ":" + override.getPort();
             String form = "limit=9/1m";
-            List<String[]> refusals = List.of(new String[0], new String[] {"X-Test-User", "bob", "X-Test-Roles", "user"},
+            List<String[]> refusals = List.of(new String[0],
+                    new String[] {"X-Test-User", "bob", "X-Test-Roles", "user"},
                     with(ADMIN, "Origin", "http://evil.example"));
             for (String[] who : refusals) {
                 try (java.net.Socket socket = new java.net.Socket(override.getHost(), override.getPort())) {
                     socket.setSoTimeout(10_000);
                     var out = socket.getOutputStream();
                     var in = new java.io.BufferedInputStream(socket.getInputStream());
-                    StringBuilder request = new StringBuilder("PUT " + override.getRawPath() + " HTTP/1.1\r\nHost: " + host
-                            + "\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: " + form.length() + "\r\n");
+                    StringBuilder request =
+                            new StringBuilder("PUT " + override.getRawPath() + " HTTP/1.1\r\nHost: " + host
+                            + "\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: " + form.length()
+                            + "\r\n");
                     for (int i = 0; i < who.length; i += 2) {
                         request.append(who[i]).append(": ").append(who[i + 1]).append("\r\n");
                     }
@@ -352,7 +370,8 @@ class ConsoleTest {
                     }
                     // not said: the connection must serve the next request once the body is in
                     out.write((form + "GET /sluice/policies HTTP/1.1\r\nHost: " + host + "\r\nX-Test-User: alice\r\n"
-                            + "X-Test-Roles: sluice-admin\r\n\r\n").getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+                            + "X-Test-Roles: sluice-admin\r\n\r\n")
+                            .getBytes(java.nio.charset.StandardCharsets.US_ASCII));
                     out.flush();
                     String next;
                     try {
@@ -373,7 +392,8 @@ class ConsoleTest {
                 .servlet("/sluice/*", new ConsoleServlet(), "authentication", "none");
         try (var running = container().start(app)) {
             int port = running.uri("/").getPort();
-            for (String host : List.of("127.0.0.1:" + port, "localhost:" + port, "LOCALHOST", "[::1]:" + port, "127.1.2.3")) {
+            for (String host : List.of("127.0.0.1:" + port, "localhost:" + port, "LOCALHOST", "[::1]:" + port,
+                    "127.1.2.3")) {
                 assertThat(RawHttp.send(port, "GET", "/sluice/policies", host, null).status()).as(host).isEqualTo(200);
             }
             // A page on the internal network whose name was rebound to the console's address.
@@ -391,7 +411,8 @@ class ConsoleTest {
                         "console.internal, Ops.Example.");
         try (var running = container().start(allowed)) {
             int port = running.uri("/").getPort();
-            for (String host : List.of("console.internal", "console.internal:8080", "ops.example", "127.0.0.1:" + port)) {
+            for (String host : List.of("console.internal", "console.internal:8080", "ops.example",
+                    "127.0.0.1:" + port)) {
                 assertThat(RawHttp.send(port, "GET", "/sluice/policies", host, null).status()).as(host).isEqualTo(200);
             }
             assertThat(RawHttp.send(port, "GET", "/sluice/policies", "evil.example", null).status()).isEqualTo(403);
@@ -413,14 +434,16 @@ class ConsoleTest {
             int port = running.uri("/").getPort();
             String front = "127.0.0.1:" + proxy.port();
             String[] admin = {"X-Test-User: alice", "X-Test-Roles: sluice-admin"};
-            RawHttp.Response set = RawHttp.send(proxy.port(), "PUT", "/sluice/policies/api/override", front, "limit=9/1h",
-                    with(admin, "Origin: https://" + front));
+            RawHttp.Response set = RawHttp.send(proxy.port(), "PUT", "/sluice/policies/api/override", front,
+                    "limit=9/1h", with(admin, "Origin: https://" + front));
             assertThat(set.status()).as(set.body()).isEqualTo(200);
             assertThat(RawHttp.send(proxy.port(), "DELETE", "/sluice/policies/api/override", front, null,
-                    with(admin, "Origin: http://" + front)).status()).as("http is not the page's scheme").isEqualTo(403);
+                    with(admin, "Origin: http://" + front)).status()).as("http is not the page's scheme")
+                    .isEqualTo(403);
             assertThat(RawHttp.send(proxy.port(), "DELETE", "/sluice/policies/api/override", front, null,
                     with(admin, "Origin: https://evil.example")).status()).isEqualTo(403);
-            // Straight to the container, from an address that is no trusted proxy: its X-Forwarded-Proto is not believed.
+            // Straight to the container, from an address that is no trusted proxy: its X-Forwarded-Proto is not
+            // believed.
             String direct = "127.0.0.1:" + port;
             assertThat(RawHttp.send(port, "DELETE", "/sluice/policies/api/override", direct, null,
                     with(admin, "Origin: https://" + direct, "X-Forwarded-Proto: https")).status()).isEqualTo(403);
@@ -434,8 +457,8 @@ class ConsoleTest {
              var proxy = ForwardingProxy.start(running.uri("/").getPort(), proxyAddress,
                      List.of("Forwarded: for={client};proto=https;host=\"console.example\""))) {
             String front = "127.0.0.1:" + proxy.port();
-            RawHttp.Response set = RawHttp.send(proxy.port(), "PUT", "/sluice/policies/api/override", front, "limit=9/1h",
-                    "Origin: https://console.example");
+            RawHttp.Response set = RawHttp.send(proxy.port(), "PUT", "/sluice/policies/api/override", front,
+                    "limit=9/1h", "Origin: https://console.example");
             assertThat(set.status()).as(set.body()).isEqualTo(200);
             assertThat(RawHttp.send(proxy.port(), "DELETE", "/sluice/policies/api/override", front, null,
                     "Origin: https://" + front).status()).isEqualTo(403);
@@ -456,7 +479,10 @@ class ConsoleTest {
         return out.toString();
     }
 
-    /** One HTTP/1.1 response with a {@code Content-Length} (the console's), head and body; "EOF" if the connection ended first. */
+    /**
+     * One HTTP/1.1 response with a {@code Content-Length} (the console's), head and body; "EOF" if the connection ended
+     * first.
+     */
     private static String readResponse(java.io.InputStream in) throws IOException {
         StringBuilder head = new StringBuilder();
         int c;
@@ -467,12 +493,16 @@ class ConsoleTest {
             }
             head.append((char) c);
         }
-        java.util.regex.Matcher length = java.util.regex.Pattern.compile("(?i)\r\ncontent-length: *(\\d+)").matcher(head);
+        java.util.regex.Matcher length = java.util.regex.Pattern.compile("(?i)\r\ncontent-length: *(\\d+)")
+                .matcher(head);
         byte[] body = length.find() ? in.readNBytes(Integer.parseInt(length.group(1))) : new byte[0];
         return head + new String(body, java.nio.charset.StandardCharsets.UTF_8);
     }
 
-    /** Polls {@code node} with fresh callers until it reports {@code limit}; returns the nanoseconds since {@code since}. */
+    /**
+     * Polls {@code node} with fresh callers until it reports {@code limit}; returns the nanoseconds since
+     * {@code since}.
+     */
     private static long awaitLimit(TestApp.Running node, String limit, long since) throws InterruptedException {
         long deadline = since + Duration.ofSeconds(PolicyRegistry.REFRESH_SECONDS + 10).toNanos();
         while (System.nanoTime() < deadline) {

@@ -69,7 +69,8 @@ final class Ee10 {
         try {
             server.start();
         } catch (Exception e) {
-            TestApp.DeploymentFailed failed = new TestApp.DeploymentFailed(e, context.isFailed(), context.isAvailable());
+            TestApp.DeploymentFailed failed = new TestApp.DeploymentFailed(e, context.isFailed(),
+                    context.isAvailable());
             server.stop();
             throw failed;
         }

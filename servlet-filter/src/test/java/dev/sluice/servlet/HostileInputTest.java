@@ -29,7 +29,8 @@ class HostileInputTest {
     @ParameterizedTest(name = "{0}")
     @MethodSource("containers")
     void hostileKeysAreOrdinaryCallersAndAreNeverReflected(Container container) throws Exception {
-        TestApp app = new TestApp().filter("api", "/api/*", "limit", "2/1m", "key", "header:X-API-Key,ip", "headers", "both");
+        TestApp app = new TestApp()
+                .filter("api", "/api/*", "limit", "2/1m", "key", "header:X-API-Key,ip", "headers", "both");
         List<byte[]> hostile = List.of(
                 ("k-" + "A".repeat(7_000)).getBytes(StandardCharsets.US_ASCII),
                 "{slot}-evil}{".getBytes(StandardCharsets.US_ASCII),
@@ -56,7 +57,8 @@ class HostileInputTest {
             socket.setSoTimeout(10_000);
             OutputStream out = socket.getOutputStream();
             ByteArrayOutputStream request = new ByteArrayOutputStream();
-            request.writeBytes(("GET " + uri.getRawPath() + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nX-API-Key: ")
+            request.writeBytes(
+                    ("GET " + uri.getRawPath() + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nX-API-Key: ")
                     .getBytes(StandardCharsets.US_ASCII));
             request.writeBytes(key);
             request.writeBytes("\r\n\r\n".getBytes(StandardCharsets.US_ASCII));

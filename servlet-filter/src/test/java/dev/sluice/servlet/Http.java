@@ -25,7 +25,8 @@ final class Http {
      */
     static void awaitDecided(String method, URI uri, String... headers) throws InterruptedException {
         long deadline = System.nanoTime() + java.time.Duration.ofSeconds(20).toNanos();
-        while (header(HttpCalls.send(method, uri, headers), "RateLimit-Limit") == null && System.nanoTime() < deadline) {
+        while (header(HttpCalls.send(method, uri, headers), "RateLimit-Limit") == null
+                && System.nanoTime() < deadline) {
             Thread.sleep(50);
         }
     }

@@ -77,7 +77,8 @@ class KeyResolutionTest {
     /** Stands in for the container's authentication: the user named by {@code X-User} is logged in. */
     static final class LoginFilter implements Filter {
         @Override
-        public void doFilter(ServletRequest req, ServletResponse res, FilterChain chain) throws IOException, ServletException {
+        public void doFilter(ServletRequest req, ServletResponse res, FilterChain chain)
+                throws IOException, ServletException {
             HttpServletRequest request = (HttpServletRequest) req;
             String user = request.getHeader("X-User");
             chain.doFilter(user == null ? request : new HttpServletRequestWrapper(request) {

@@ -52,7 +52,7 @@ class KeyShapesTest {
     @ParameterizedTest(name = "{0} {1}")
     @MethodSource("containersAndStores")
     void ipPlusUserNameKeepsUsersBehindOneAddressApartAndAPerUserLimitCountsAcrossAddresses(Container container,
-                                                                                           String store) throws Exception {
+            String store) throws Exception {
         TestApp app = new TestApp()
                 .filter("login-pair", "/login", "limit", "3/1h", "key", "ip+param:username,ip",
                         "trusted-proxies", "127.0.0.1", "store", store(store), "timeout", "2s")
@@ -93,7 +93,8 @@ class KeyShapesTest {
                         .timeout(java.time.Duration.ofSeconds(2)).build();
                 // A store connects on a thread of its own: wait (bounded) until it decides, as another caller.
                 long deadline = System.nanoTime() + java.time.Duration.ofSeconds(20).toNanos();
-                while (limiter.decide("warm-up").outcome() == Decision.Outcome.FAILED_OPEN && System.nanoTime() < deadline) {
+                while (limiter.decide("warm-up").outcome() == Decision.Outcome.FAILED_OPEN
+                        && System.nanoTime() < deadline) {
                     Thread.sleep(50);
                 }
                 instances.add(container.start(new TestApp().programmatic("cap", new RateLimitFilter(limiter)

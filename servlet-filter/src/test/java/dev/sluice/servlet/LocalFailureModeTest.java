@@ -64,7 +64,8 @@ class LocalFailureModeTest {
                     HttpResponse<String> response = get(i % 2 == 0 ? first : second, "X-API-Key", shared);
                     assertThat(response.statusCode()).as("request %d, from Redis again", i + 1).isEqualTo(200);
                     assertThat(header(response, "RateLimit-Limit")).isEqualTo("6");
-                    assertThat(header(response, "RateLimit-Remaining")).as("the shared count").isEqualTo(Integer.toString(5 - i));
+                    assertThat(header(response, "RateLimit-Remaining")).as("the shared count")
+                            .isEqualTo(Integer.toString(5 - i));
                 }
                 assertThat(get(first, "X-API-Key", shared).statusCode()).isEqualTo(429);
                 assertThat(get(second, "X-API-Key", shared).statusCode()).isEqualTo(429);

@@ -77,7 +77,8 @@ class RedisTest {
                 assertThat(strict.statusCode()).isEqualTo(503);
                 assertThat(header(strict, "Retry-After")).isEqualTo("1");
                 assertThat(header(strict, "Content-Type")).startsWith("application/problem+json");
-                assertThat(Http.json(strict)).containsEntry("status", 503L).containsEntry("title", "Service Unavailable");
+                assertThat(Http.json(strict)).containsEntry("status", 503L)
+                        .containsEntry("title", "Service Unavailable");
                 assertThat(took).isLessThan(bound);
             }
 

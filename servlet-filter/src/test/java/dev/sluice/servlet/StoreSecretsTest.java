@@ -47,9 +47,11 @@ class StoreSecretsTest {
         Path unterminated = Files.writeString(files.resolve("unterminated.yaml"),
                 "singleServerConfig:\n  address: \"redis://127.0.0.1:" + dead + "\"\n  password: \"" + PASSWORD + "\n");
         Path unknownField = Files.writeString(files.resolve("unknown-field.yaml"),
-                "singleServerConfig:\n  password: \"" + PASSWORD + "\"\n  adress: \"redis://127.0.0.1:" + dead + "\"\n");
+                "singleServerConfig:\n  password: \"" + PASSWORD + "\"\n  adress: \"redis://127.0.0.1:" + dead
+                + "\"\n");
         Path wrongType = Files.writeString(files.resolve("wrong-type.yaml"),
-                "singleServerConfig:\n  address: \"redis://127.0.0.1:" + dead + "\"\n  database: \"" + PASSWORD + "\"\n");
+                "singleServerConfig:\n  address: \"redis://127.0.0.1:" + dead + "\"\n  database: \"" + PASSWORD
+                + "\"\n");
         List<Arguments> all = new ArrayList<>();
         for (Container container : Container.selected()) {
             // The application starts: the right password, a wrong user, nobody listening.
@@ -66,7 +68,8 @@ class StoreSecretsTest {
                     "redis://app:***@127.0.0.1:99999"));
             all.add(Arguments.of(container, "redis://app:" + PASSWORD + "@127.0.0.1:6379/99", false,
                     "redis://app:***@127.0.0.1:6379/99"));
-            all.add(Arguments.of(container, "redis://app:" + PASSWORD + "@ho^st:6379", false, "redis://app:***@ho^st:6379"));
+            all.add(Arguments.of(container, "redis://app:" + PASSWORD + "@ho^st:6379", false,
+                    "redis://app:***@ho^st:6379"));
             all.add(Arguments.of(container, "redis://app:" + PASSWORD + "@127.0.0.1:6379?db=1", false,
                     "redis://app:***@127.0.0.1:6379?db=1"));
             all.add(Arguments.of(container, "redis//app:" + PASSWORD + "@127.0.0.1", false, "***@127.0.0.1"));

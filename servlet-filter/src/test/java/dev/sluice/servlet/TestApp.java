@@ -18,8 +18,8 @@ import java.util.Map;
 final class TestApp {
 
     /** One {@code <filter>} and its {@code <filter-mapping>}s. */
-    record FilterDecl(String name, Map<String, String> params, Filter instance, boolean viaListener, List<String> patterns,
-                      EnumSet<DispatcherType> dispatches) {
+    record FilterDecl(String name, Map<String, String> params, Filter instance, boolean viaListener,
+            List<String> patterns, EnumSet<DispatcherType> dispatches) {
     }
 
     final List<FilterDecl> filters = new ArrayList<>();
@@ -43,7 +43,9 @@ final class TestApp {
     final Map<String, String> contextParams = new LinkedHashMap<>();
     /** {@code <error-page>}s by status, beside 500's {@code /target}. */
     final Map<Integer, String> errorPages = new LinkedHashMap<>();
-    /** The server's access log: Jetty's {@code CustomRequestLog} format, and where its lines go; none when {@code null}. */
+    /**
+     * The server's access log: Jetty's {@code CustomRequestLog} format, and where its lines go; none when {@code null}.
+     */
     String accessLogFormat;
     java.util.function.Consumer<String> accessLog;
     /** The application behind the filters on {@code /*}; {@link TestServlet} unless {@link #servlet} says otherwise. */
@@ -74,7 +76,9 @@ final class TestApp {
         return this;
     }
 
-    /** A {@code <filter-class>dev.sluice.servlet.RateLimitFilter</filter-class>} with init-params {@code k, v, k, v...}. */
+    /**
+     * A {@code <filter-class>dev.sluice.servlet.RateLimitFilter</filter-class>} with init-params {@code k, v, k, v...}.
+     */
     TestApp filter(String name, String pattern, String... params) {
         return filter(name, List.of(pattern), EnumSet.of(DispatcherType.REQUEST), params);
     }
@@ -90,7 +94,8 @@ final class TestApp {
 
     /** A filter instance added by a listener through {@code ServletContext.addFilter}, as applications do. */
     TestApp programmatic(String name, Filter instance, String pattern) {
-        filters.add(new FilterDecl(name, Map.of(), instance, true, List.of(pattern), EnumSet.of(DispatcherType.REQUEST)));
+        filters.add(new FilterDecl(name, Map.of(), instance, true, List.of(pattern),
+                EnumSet.of(DispatcherType.REQUEST)));
         return this;
     }
 
@@ -111,7 +116,8 @@ final class TestApp {
         final boolean contextAvailable;
 
         DeploymentFailed(Exception cause, boolean contextFailed, boolean contextAvailable) {
-            super("deployment failed (context failed: " + contextFailed + ", available: " + contextAvailable + ")", cause);
+            super("deployment failed (context failed: " + contextFailed + ", available: " + contextAvailable + ")",
+                    cause);
             this.contextFailed = contextFailed;
             this.contextAvailable = contextAvailable;
         }

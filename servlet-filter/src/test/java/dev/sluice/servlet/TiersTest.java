@@ -35,10 +35,13 @@ class TiersTest {
     /** The roles of each user, as the application's user store would hold them; changed by the tests. */
     static final Map<String, Set<String>> ROLES = new ConcurrentHashMap<>();
 
-    /** Stands in for the container's authentication: the user named by {@code X-User}, with the roles of {@link #ROLES}. */
+    /**
+     * Stands in for the container's authentication: the user named by {@code X-User}, with the roles of {@link #ROLES}.
+     */
     static final class RoleLogin implements Filter {
         @Override
-        public void doFilter(ServletRequest req, ServletResponse res, FilterChain chain) throws IOException, ServletException {
+        public void doFilter(ServletRequest req, ServletResponse res, FilterChain chain)
+                throws IOException, ServletException {
             HttpServletRequest request = (HttpServletRequest) req;
             String user = request.getHeader("X-User");
             chain.doFilter(user == null ? request : new HttpServletRequestWrapper(request) {
@@ -58,7 +61,8 @@ class TiersTest {
     /** The application's own authentication putting the plan in a request attribute, from {@code X-Plan}. */
     static final class PlanAttribute implements Filter {
         @Override
-        public void doFilter(ServletRequest req, ServletResponse res, FilterChain chain) throws IOException, ServletException {
+        public void doFilter(ServletRequest req, ServletResponse res, FilterChain chain)
+                throws IOException, ServletException {
             String plan = ((HttpServletRequest) req).getHeader("X-Plan");
             if (plan != null) {
                 req.setAttribute("com.example.plan", plan);
@@ -107,8 +111,8 @@ class TiersTest {
     private static TestApp roleApp(String store) {
         return new TestApp()
                 .instance("login", new RoleLogin(), "/*")
-                .filter("api", "/*", "limit", "10/1h", "algorithm", "sliding-log", "key", "principal,ip", "tier", "role",
-                        "tier-limits", "premium:100/1h,internal:unlimited", "store", store, "timeout", "2s");
+                .filter("api", "/*", "limit", "10/1h", "algorithm", "sliding-log", "key", "principal,ip", "tier",
+                        "role", "tier-limits", "premium:100/1h,internal:unlimited", "store", store, "timeout", "2s");
     }
 
     /**
@@ -197,8 +201,8 @@ class TiersTest {
         String dead = "redis://127.0.0.1:" + TestRedis.freePort();
         TestApp app = new TestApp()
                 .instance("login", new RoleLogin(), "/*")
-                .filter("api", "/*", "limit", "10/1h", "algorithm", "sliding-log", "key", "principal,ip", "tier", "role",
-                        "tier-limits", "premium:100/1h,internal:unlimited", "store", dead, "timeout", "200ms",
+                .filter("api", "/*", "limit", "10/1h", "algorithm", "sliding-log", "key", "principal,ip", "tier",
+                        "role", "tier-limits", "premium:100/1h,internal:unlimited", "store", dead, "timeout", "200ms",
                         "failure-mode", "closed");
         try (var running = container.start(app)) {
             URI uri = running.uri("/reports");
@@ -207,7 +211,8 @@ class TiersTest {
                 HttpResponse<String> response = get(uri, "X-User", internal);
                 assertThat(response.statusCode()).isEqualTo(200);
                 assertThat(response.body()).isEqualTo("ok");
-                assertThat(response.headers().map().keySet()).noneMatch(name -> name.toLowerCase().startsWith("ratelimit"));
+                assertThat(response.headers().map().keySet())
+                        .noneMatch(name -> name.toLowerCase().startsWith("ratelimit"));
             }
             assertThat(get(uri, "X-User", user("free")).statusCode()).isEqualTo(503);
             assertThat(get(uri, "X-User", user("premium", "premium")).statusCode()).isEqualTo(503);
@@ -220,9 +225,9 @@ class TiersTest {
         String policy = "plans-" + UUID.randomUUID();
         TestApp app = new TestApp()
                 .instance("auth", new PlanAttribute(), "/*")
-                .filter("by-attribute", "/attribute/*", "policy", policy + "-a", "limit", "1/1h", "key", "header:X-Client",
-                        "tier", "attribute:com.example.plan", "tier-limits", "gold:3/1h", "store", store(store),
-                        "timeout", "2s")
+                .filter("by-attribute", "/attribute/*", "policy", policy + "-a", "limit", "1/1h", "key",
+                        "header:X-Client", "tier", "attribute:com.example.plan", "tier-limits", "gold:3/1h",
+                        "store", store(store), "timeout", "2s")
                 .filter("by-header", "/header/*", "policy", policy + "-h", "limit", "1/1h", "key", "header:X-Client",
                         "tier", "header:X-Plan", "tier-limits", "gold:3/1h", "store", store(store), "timeout", "2s");
         try (var running = container.start(app)) {

@@ -81,10 +81,12 @@ class WellBehavedClientTest {
                     done.add(future.get(PERIODS * 3L, TimeUnit.SECONDS));
                 }
                 String summary = done.stream().map(r -> r.route() + " " + r.allowed() + "/" + PERIODS * COUNT
-                        + (r.refusedAfterFirstWait() > 0 ? " 429s " + r.refusedAfterFirstWait() : "")).toList().toString();
+                        + (r.refusedAfterFirstWait() > 0 ? " 429s " + r.refusedAfterFirstWait() : "")).toList()
+                        .toString();
                 System.out.println("Well-behaved clients, allowed in " + PERIODS + " periods: " + summary);
                 for (Run run : done) {
-                    assertThat(run.refusedAfterFirstWait()).as("%s: 429s after the first wait; %s", run.route(), run.log())
+                    assertThat(run.refusedAfterFirstWait())
+                            .as("%s: 429s after the first wait; %s", run.route(), run.log())
                             .isZero();
                     // The sliding-window counter weighs a burst sent at offset o of one window by (1 - o) all
                     // through the next, so a client that bursts at the same offset of every 1 s window (as whole-
