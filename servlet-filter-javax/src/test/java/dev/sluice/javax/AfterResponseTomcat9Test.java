@@ -42,7 +42,8 @@ class AfterResponseTomcat9Test {
         String client = "tomcat-login-" + UUID.randomUUID();
         try (Running app = Tomcat9.deploy(WebApp.named("after"), tomcatBase)) {
             for (int i = 0; i < 20; i++) {
-                assertThat(get(app.uri("/login/right"), client).statusCode()).as("correct login %d", i + 1).isEqualTo(200);
+                assertThat(get(app.uri("/login/right"), client).statusCode()).as("correct login %d", i + 1)
+                        .isEqualTo(200);
             }
             for (int i = 0; i < 5; i++) {
                 String wrong = i % 2 == 0 ? "/login/wrong" : "/login/async-wrong";
@@ -53,7 +54,8 @@ class AfterResponseTomcat9Test {
                 assertThat(refused.statusCode()).as("the sixth attempt, " + attempt).isEqualTo(429);
                 // 5/15m on a sliding window: the previous window's weight may hold the caller past the
                 // current window's end, up to two windows (1,069 s was seen), never longer
-                assertThat(Long.parseLong(refused.headers().firstValue("Retry-After").orElseThrow())).isBetween(1L, 1_800L);
+                assertThat(Long.parseLong(refused.headers().firstValue("Retry-After").orElseThrow()))
+                        .isBetween(1L, 1_800L);
             }
         }
     }
@@ -72,7 +74,8 @@ class AfterResponseTomcat9Test {
             AfterResponseServlet.release();
             assertThat(held.get(20, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
             for (int i = 0; i < 3; i++) {
-                assertThat(get(app.uri("/reports/quick"), client).statusCode()).as("the lease came back").isEqualTo(200);
+                assertThat(get(app.uri("/reports/quick"), client).statusCode()).as("the lease came back")
+                        .isEqualTo(200);
             }
         }
     }

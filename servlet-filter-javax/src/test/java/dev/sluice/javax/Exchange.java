@@ -62,7 +62,8 @@ record Exchange(String request, int status, Map<String, String> headers, String 
         }
         // The servlet's own content type differs between containers (default charsets); the
         // filter's problem+json one must not.
-        String contentType = response.statusCode() == 200 ? null : response.headers().firstValue("Content-Type").orElse(null);
+        String contentType = response.statusCode() == 200 ? null : response.headers().firstValue("Content-Type")
+                .orElse(null);
         return new Exchange(step.toString(), response.statusCode(), headers, contentType, response.body());
     }
 }

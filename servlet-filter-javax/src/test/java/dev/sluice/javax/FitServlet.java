@@ -18,7 +18,8 @@ public final class FitServlet extends HttpServlet {
     protected void service(HttpServletRequest req, HttpServletResponse resp) throws IOException {
         if (req.getDispatcherType() == DispatcherType.ERROR) {
             resp.setContentType("application/json");
-            resp.getWriter().write("{\"error\":\"slow down\",\"status\":" + req.getAttribute("javax.servlet.error.status_code")
+            resp.getWriter()
+                    .write("{\"error\":\"slow down\",\"status\":" + req.getAttribute("javax.servlet.error.status_code")
                     + ",\"policy\":\"" + req.getAttribute("dev.sluice.policy") + "\"}");
             return;
         }

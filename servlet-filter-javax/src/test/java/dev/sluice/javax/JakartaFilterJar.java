@@ -29,7 +29,8 @@ final class JakartaFilterJar extends URLClassLoader {
     static Path path() {
         String property = System.getProperty("sluice.test.jakarta-jar");
         if (property == null || property.isBlank() || property.startsWith("${")) {
-            throw new IllegalStateException("sluice.test.jakarta-jar is not set (run the tests through Maven): " + property);
+            throw new IllegalStateException("sluice.test.jakarta-jar is not set (run the tests through Maven): "
+                    + property);
         }
         Path jar = Path.of(property);
         if (!Files.isRegularFile(jar)) {

@@ -32,7 +32,8 @@ class JavaxJarIT {
         assertThat(pools.get("dev/sluice/servlet/RateLimitFilter.class"))
                 .contains("javax/servlet/Filter", "javax/servlet/FilterChain", "javax/servlet/ServletException",
                         "javax/servlet/http/HttpServletRequest", "javax/servlet/http/HttpServletResponse");
-        assertThat(pools.get("dev/sluice/servlet/internal/ServletRequestView.class")).contains("javax/servlet/http/HttpServletRequest");
+        assertThat(pools.get("dev/sluice/servlet/internal/ServletRequestView.class"))
+                .contains("javax/servlet/http/HttpServletRequest");
     }
 
     @Test

@@ -68,7 +68,8 @@ class ParityTest {
     @Test
     void aBadInitParamFailsTheDeploymentNamingFilterParamAndValueInBothContainers() throws Exception {
         WebApp app = WebApp.named("misconfigured");
-        String expected = "filter 'search': init-param 'limit' must look like <count>/<period> (e.g. 100/1m), got '100/minutes'";
+        String expected =
+                "filter 'search': init-param 'limit' must look like <count>/<period> (e.g. 100/1m), got '100/minutes'";
 
         Throwable tomcat = catchThrowable(() -> Tomcat9.deploy(app, tomcatBase).close());
         assertThat(tomcat).as("Tomcat 9 deployment").isInstanceOf(DeploymentFailed.class);
@@ -115,7 +116,8 @@ class ParityTest {
                 .containsEntry("RateLimit-Remaining", "0").containsEntry("RateLimit-Reset", "12")
                 .containsEntry("RateLimit", "\"api\";r=0;t=12");
         assertThat(rejected.contentType()).startsWith("application/problem+json");
-        assertThat(rejected.body()).contains("\"status\":429", "\"policy\":\"api\"", "retry after 12 s").doesNotContain("ok");
+        assertThat(rejected.body()).contains("\"status\":429", "\"policy\":\"api\"", "retry after 12 s")
+                .doesNotContain("ok");
 
         Exchange otherKey = run.get(7);
         assertThat(otherKey.status()).as("another API key has its own budget").isEqualTo(200);

@@ -12,7 +12,9 @@ import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** The transformed filter built in Java and added through {@code javax.servlet.ServletContext.addFilter} in Tomcat 9. */
+/**
+ * The transformed filter built in Java and added through {@code javax.servlet.ServletContext.addFilter} in Tomcat 9.
+ */
 class ProgrammaticTest {
 
     @TempDir
@@ -31,9 +33,11 @@ class ProgrammaticTest {
                     new Exchange.Step("/prog/x", "p1"),
                     new Exchange.Step("/prog/x", "p2")));
             assertThat(run).extracting(Exchange::status).containsExactly(200, 200, 429, 200);
-            assertThat(run.get(0).headers()).containsEntry("RateLimit-Limit", "2").containsEntry("RateLimit-Remaining", "1")
+            assertThat(run.get(0).headers()).containsEntry("RateLimit-Limit", "2")
+                    .containsEntry("RateLimit-Remaining", "1")
                     .containsEntry("RateLimit-Reset", "30");
-            assertThat(run.get(2).headers()).containsEntry("Retry-After", "30").containsEntry("RateLimit-Remaining", "0");
+            assertThat(run.get(2).headers()).containsEntry("Retry-After", "30")
+                    .containsEntry("RateLimit-Remaining", "0");
             assertThat(run.get(2).body()).contains("\"policy\":\"prog\"");
         }
     }

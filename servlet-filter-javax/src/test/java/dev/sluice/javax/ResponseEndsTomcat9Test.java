@@ -63,7 +63,8 @@ class ResponseEndsTomcat9Test {
     /** Waits until the store decides (a Redis client connecting at start-up fails the first decisions open). */
     private static void warmUp(Running app, String client) throws InterruptedException {
         long deadline = System.nanoTime() + 20_000_000_000L;
-        while (HttpCalls.header(HttpCalls.send("GET", app.uri("/none"), "X-Client", client + "-warm-up"), "RateLimit-Limit")
+        while (HttpCalls.header(HttpCalls.send("GET", app.uri("/none"), "X-Client", client + "-warm-up"),
+                "RateLimit-Limit")
                 == null && System.nanoTime() < deadline) {
             Thread.sleep(50);
         }
@@ -90,7 +91,8 @@ class ResponseEndsTomcat9Test {
             Handler forcedRecycles = new Handler() {
                 @Override
                 public void publish(LogRecord record) {
-                    if (record.getThrown() != null && record.getThrown().getClass().getName().endsWith("RecycleRequiredException")) {
+                    if (record.getThrown() != null && record.getThrown().getClass().getName()
+                            .endsWith("RecycleRequiredException")) {
                         recycled.incrementAndGet();
                     }
                 }

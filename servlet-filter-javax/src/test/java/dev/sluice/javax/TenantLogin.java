@@ -8,7 +8,9 @@ import javax.servlet.ServletResponse;
 import javax.servlet.http.HttpServletRequest;
 import java.io.IOException;
 
-/** The application's login as far as the limiter cares: {@code X-API-Key} becomes the request attribute {@code tenant}. */
+/**
+ * The application's login as far as the limiter cares: {@code X-API-Key} becomes the request attribute {@code tenant}.
+ */
 public final class TenantLogin implements Filter {
     @Override
     public void doFilter(ServletRequest request, ServletResponse response, FilterChain chain)

@@ -39,7 +39,10 @@ final class Tomcat9 {
         return deploy(app, baseDir, initializer, context -> { });
     }
 
-    /** As {@link #deploy(WebApp, Path, ServletContainerInitializer)}, with {@code customiser} given the context first (a valve, say). */
+    /**
+     * As {@link #deploy(WebApp, Path, ServletContainerInitializer)}, with {@code customiser} given the context first (a
+     * valve, say).
+     */
     static Running deploy(WebApp app, Path baseDir, ServletContainerInitializer initializer,
                           java.util.function.Consumer<Context> customiser) throws Exception {
         Tomcat tomcat = new Tomcat();

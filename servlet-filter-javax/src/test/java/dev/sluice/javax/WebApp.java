@@ -34,7 +34,8 @@ record WebApp(Path docBase, List<FilterDecl> filters) {
         DocumentBuilderFactory factory = DocumentBuilderFactory.newInstance();
         factory.setNamespaceAware(true);
         Element root = factory.newDocumentBuilder().parse(webXml.toFile()).getDocumentElement();
-        if (!"http://xmlns.jcp.org/xml/ns/javaee".equals(root.getNamespaceURI()) || !"4.0".equals(root.getAttribute("version"))) {
+        if (!"http://xmlns.jcp.org/xml/ns/javaee".equals(root.getNamespaceURI())
+                || !"4.0".equals(root.getAttribute("version"))) {
             throw new IllegalStateException(webXml + " is not a Servlet 4.0 (javax namespace) web.xml");
         }
         List<FilterDecl> filters = new ArrayList<>();
@@ -50,7 +51,8 @@ record WebApp(Path docBase, List<FilterDecl> filters) {
                     children(mapping, "url-pattern").forEach(p -> patterns.add(p.getTextContent().trim()));
                 }
             }
-            filters.add(new FilterDecl(filterName, text(filter, "filter-class"), "true".equals(text(filter, "async-supported")),
+            filters.add(new FilterDecl(filterName, text(filter, "filter-class"),
+                    "true".equals(text(filter, "async-supported")),
                     params, patterns));
         }
         return new WebApp(webXml.getParent().getParent(), filters);
