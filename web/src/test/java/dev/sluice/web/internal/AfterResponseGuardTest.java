@@ -155,7 +155,8 @@ class AfterResponseGuardTest {
     /** A cap on a route failing locally used to fail open without a word: leases cannot be kept locally. */
     @Test
     void aConcurrencyLimitFailingLocallyIsRefusedNamingTheParameterAndTheValue() {
-        String refused = "'failure-mode' of concurrency policy 'cap' must be open or closed: its leases are held in the "
+        String refused =
+                "'failure-mode' of concurrency policy 'cap' must be open or closed: its leases are held in the "
                 + "store alone, so no local limiter can take over while the store fails, got 'local'";
         assertThatThrownBy(() -> guard(parse("policy", "cap", "limit", "3", "algorithm", "concurrency",
                 "failure-mode", "local"))).isInstanceOf(IllegalArgumentException.class).hasMessage(refused);

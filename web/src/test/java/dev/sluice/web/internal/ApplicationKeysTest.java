@@ -50,7 +50,8 @@ class ApplicationKeysTest {
     @Test
     void aBadAttributeNameIsRefusedNamingTheKey() {
         assertThatThrownBy(() -> KeySource.parseList("attribute:"))
-                .hasMessage("'key' must be a comma-separated list of header:NAME, principal, param:NAME, attribute:NAME "
+                .hasMessage(
+                        "'key' must be a comma-separated list of header:NAME, principal, param:NAME, attribute:NAME "
                         + "or ip (or of several joined by +, or global alone), got 'attribute:'");
     }
 

@@ -41,7 +41,8 @@ class BadConfigurationTest {
             "limit|abc|'limit'",
             "limit|100/minutes|'limit' must look like <count>/<period> (e.g. 100/1m), got '100/minutes'",
             "limit|10/2w|'limit'",
-            "algorithm|leaky-bucket|'algorithm' must be one of token-bucket, gcra, sliding-window, fixed-window, sliding-log, concurrency, got 'leaky-bucket'",
+            "algorithm|leaky-bucket|'algorithm' must be one of token-bucket, gcra, sliding-window, fixed-window, "
+            + "sliding-log, concurrency, got 'leaky-bucket'",
             "burst|0|'burst' must be an integer of at least 1, got '0'",
             "burst|-3|'burst'",
             "burst|many|'burst'",
@@ -97,7 +98,8 @@ class BadConfigurationTest {
 
     @Test
     void limitsTooLargeToCountExactlyAreRefused() {
-        assertThatThrownBy(() -> Limit.of("huge", 1_000_000_000L, Duration.ofDays(366)).withAlgorithm(Algorithm.SLIDING_WINDOW))
+        assertThatThrownBy(() -> Limit.of("huge", 1_000_000_000L, Duration.ofDays(366))
+                .withAlgorithm(Algorithm.SLIDING_WINDOW))
                 .hasMessageContaining("too large for sliding-window");
         assertThatThrownBy(() -> new Limit("huge", Algorithm.SLIDING_LOG, 1_000_001, Duration.ofHours(1), 1_000_001, 1))
                 .hasMessageContaining("sliding-log");
@@ -113,10 +115,13 @@ class BadConfigurationTest {
     @Test
     void goodValuesParseWithDefaults() {
         Parsed config = parse("limit", "20/500ms", "key", "header:X-API-Key, ip", "trusted-proxies", "10.0.0.0/8, ::1",
-                "algorithm", "GCRA", "burst", "40", "timeout", "50ms", "headers", "both", "store", "redis://127.0.0.1:6379/2");
-        assertThat(config.route().limit()).isEqualTo(new Limit("test-policy", Algorithm.GCRA, 20, Duration.ofMillis(500), 40, 1));
+                "algorithm", "GCRA", "burst", "40", "timeout", "50ms", "headers", "both", "store",
+                "redis://127.0.0.1:6379/2");
+        assertThat(config.route().limit())
+                .isEqualTo(new Limit("test-policy", Algorithm.GCRA, 20, Duration.ofMillis(500), 40, 1));
         assertThat(config.route().key()).hasToString("[header:X-API-Key, ip]");
-        assertThat(config.web().callers().trustedProxies()).extracting(Cidr::toString).containsExactly("10.0.0.0/8", "0:0:0:0:0:0:0:1/128");
+        assertThat(config.web().callers().trustedProxies()).extracting(Cidr::toString)
+                .containsExactly("10.0.0.0/8", "0:0:0:0:0:0:0:1/128");
         assertThat(config.web().timeout()).isEqualTo(Duration.ofMillis(50));
         assertThat(config.route().failureMode()).isEqualTo(FailureMode.OPEN);
         assertThat(config.web().headers()).isEqualTo(HeaderStyle.BOTH);

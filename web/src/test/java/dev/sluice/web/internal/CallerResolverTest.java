@@ -76,7 +76,8 @@ class CallerResolverTest {
     void forwardingHeadersFromAnUntrustedPeerAreIgnored() {
         CallerResolver r = resolver("ip", "10.0.0.0/8");
         assertThat(r.resolve(from("192.0.2.7", "X-Forwarded-For", "203.0.113.9"))).isEqualTo("ip~192.0.2.7");
-        assertThat(resolver("ip", "").resolve(from("192.0.2.7", "X-Forwarded-For", "203.0.113.9"))).isEqualTo("ip~192.0.2.7");
+        assertThat(resolver("ip", "").resolve(from("192.0.2.7", "X-Forwarded-For", "203.0.113.9")))
+                .isEqualTo("ip~192.0.2.7");
     }
 
     @Test
@@ -117,7 +118,8 @@ class CallerResolverTest {
         assertThat(xff.resolve(spoofed)).isEqualTo("ip~198.51.100.1");
         assertThat(xff.resolve(from("127.0.0.1", "Forwarded", "for=203.0.113.5"))).isEqualTo("ip~127.0.0.1");
         // Several header lines are one list, in order.
-        assertThat(forwarded.resolve(from("127.0.0.1", "Forwarded", "for=198.51.100.1", "Forwarded", "for=203.0.113.5")))
+        assertThat(
+                forwarded.resolve(from("127.0.0.1", "Forwarded", "for=198.51.100.1", "Forwarded", "for=203.0.113.5")))
                 .isEqualTo("ip~203.0.113.5");
         assertThat(xff.resolve(from("127.0.0.1", "X-Forwarded-For", "198.51.100.1", "X-Forwarded-For", "203.0.113.5")))
                 .isEqualTo("ip~203.0.113.5");
@@ -132,14 +134,17 @@ class CallerResolverTest {
                 .isEqualTo("ip~2001:db8::1");
         assertThat(r.resolve(from("127.0.0.1", "Forwarded", "for=\"[2001:db8::1]:_port\"")))
                 .isEqualTo("ip~2001:db8::1");
-        assertThat(r.resolve(from("127.0.0.1", "Forwarded", "for=198.51.100.1, for=10.1.1.1;proto=http , for=10.2.2.2")))
+        assertThat(
+                r.resolve(from("127.0.0.1", "Forwarded", "for=198.51.100.1, for=10.1.1.1;proto=http , for=10.2.2.2")))
                 .isEqualTo("ip~198.51.100.1");
         // A quoted comma or semicolon does not split: the element is one garbage node.
         assertThat(r.resolve(from("127.0.0.1", "Forwarded", "for=\"_x,for=198.51.100.5\""))).isEqualTo("ip~127.0.0.1");
         assertThat(r.resolve(from("127.0.0.1", "Forwarded", "for=\"_x;for=198.51.100.5\""))).isEqualTo("ip~127.0.0.1");
         // An element the proxy wrote without for=, or malformed, names nobody.
-        assertThat(r.resolve(from("127.0.0.1", "Forwarded", "for=198.51.100.4, proto=https"))).isEqualTo("ip~127.0.0.1");
-        assertThat(r.resolve(from("127.0.0.1", "Forwarded", "for=198.51.100.4, for=\"203.0.113.1"))).isEqualTo("ip~127.0.0.1");
+        assertThat(r.resolve(from("127.0.0.1", "Forwarded", "for=198.51.100.4, proto=https")))
+                .isEqualTo("ip~127.0.0.1");
+        assertThat(r.resolve(from("127.0.0.1", "Forwarded", "for=198.51.100.4, for=\"203.0.113.1")))
+                .isEqualTo("ip~127.0.0.1");
         assertThat(r.resolve(from("127.0.0.1", "Forwarded", "for=198.51.100.4, for=1.1.1.1;for=2.2.2.2")))
                 .isEqualTo("ip~127.0.0.1");
         assertThat(r.resolve(from("127.0.0.1", "Forwarded", "for=198.51.100.4, for"))).isEqualTo("ip~127.0.0.1");
@@ -149,11 +154,14 @@ class CallerResolverTest {
     void unknownAndObfuscatedHopsMakeTheProxyThatWroteThemTheCaller() {
         CallerResolver forwarded = resolver("ip", "127.0.0.1, 10.0.0.0/8", "forwarded", "64");
         CallerResolver xff = resolver("ip", "127.0.0.1, 10.0.0.0/8");
-        for (String hidden : List.of("unknown", "UNKNOWN", "_hidden", "\"_abc\"", "\"[_abc]\"", "example.com", "\"\"")) {
+        for (String hidden : List.of("unknown", "UNKNOWN", "_hidden", "\"_abc\"", "\"[_abc]\"", "example.com",
+                "\"\"")) {
             assertThat(forwarded.resolve(from("127.0.0.1", "Forwarded", "for=198.51.100.1, for=" + hidden)))
                     .as(hidden).isEqualTo("ip~127.0.0.1");
             // Written by the trusted proxy 10.1.1.1 (the hop to its right): that proxy pays, never the client's guess.
-            assertThat(forwarded.resolve(from("127.0.0.1", "Forwarded", "for=198.51.100.1, for=" + hidden + ", for=10.1.1.1")))
+            assertThat(
+                    forwarded.resolve(from("127.0.0.1", "Forwarded",
+                    "for=198.51.100.1, for=" + hidden + ", for=10.1.1.1")))
                     .as(hidden).isEqualTo("ip~10.1.1.1");
         }
         for (String hidden : List.of("unknown", "_hidden", "", "example.com", "1.2.3.4:", "1.2.3.4:http", "[::1",
@@ -164,7 +172,8 @@ class CallerResolverTest {
                     .as(hidden).isEqualTo("ip~10.1.1.1");
         }
         // An identifiable client right of the garbage is still the client.
-        assertThat(xff.resolve(from("127.0.0.1", "X-Forwarded-For", "unknown, 203.0.113.9"))).isEqualTo("ip~203.0.113.9");
+        assertThat(xff.resolve(from("127.0.0.1", "X-Forwarded-For", "unknown, 203.0.113.9")))
+                .isEqualTo("ip~203.0.113.9");
     }
 
     @Test
@@ -172,11 +181,14 @@ class CallerResolverTest {
         CallerResolver r = resolver("ip", "127.0.0.1");
         for (String form : List.of("2001:db8:1:2::1", "2001:DB8:1:2:FFFF:FFFF:FFFF:FFFF", "[2001:db8:1:2::9]:443",
                 "2001:0db8:0001:0002:0000:0000:0000:0001", "2001:db8:1:2::1%eth0", "[2001:db8:1:2:a:b:1.2.3.4]")) {
-            assertThat(r.resolve(from("127.0.0.1", "X-Forwarded-For", form))).as(form).isEqualTo("ip~2001:db8:1:2::/64");
+            assertThat(r.resolve(from("127.0.0.1", "X-Forwarded-For", form))).as(form)
+                    .isEqualTo("ip~2001:db8:1:2::/64");
         }
-        assertThat(r.resolve(from("127.0.0.1", "X-Forwarded-For", "2001:db8:1:3::1"))).isEqualTo("ip~2001:db8:1:3::/64");
+        assertThat(r.resolve(from("127.0.0.1", "X-Forwarded-For", "2001:db8:1:3::1")))
+                .isEqualTo("ip~2001:db8:1:3::/64");
         assertThat(resolver("ip", "127.0.0.1", "x-forwarded-for", "56")
-                .resolve(from("127.0.0.1", "X-Forwarded-For", "2001:db8:1:2ff::1"))).isEqualTo("ip~2001:db8:1:200::/56");
+                .resolve(from("127.0.0.1", "X-Forwarded-For", "2001:db8:1:2ff::1")))
+                .isEqualTo("ip~2001:db8:1:200::/56");
         assertThat(resolver("ip", "127.0.0.1", "x-forwarded-for", "35")
                 .resolve(from("127.0.0.1", "X-Forwarded-For", "2001:db8:ffff::1"))).isEqualTo("ip~2001:db8:e000::/35");
         CallerResolver exact = resolver("ip", "", "x-forwarded-for", "128");

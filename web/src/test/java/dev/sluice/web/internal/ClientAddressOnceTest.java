@@ -24,7 +24,8 @@ class ClientAddressOnceTest {
     /** A request from {@code peer} with {@code headers}, whose every call is counted in {@link #reads}. */
     private RequestView counted(String peer, Map<String, List<String>> headers) {
         RequestView request = new CallerResolverTest.Request(peer, headers, Map.of(), null);
-        return (RequestView) Proxy.newProxyInstance(RequestView.class.getClassLoader(), new Class<?>[] {RequestView.class},
+        return (RequestView) Proxy.newProxyInstance(RequestView.class.getClassLoader(),
+                new Class<?>[] {RequestView.class},
                 (proxy, method, args) -> {
                     String name = method.getName() + (args != null && args.length == 1 ? " " + args[0] : "");
                     reads.merge(name, 1, Integer::sum);

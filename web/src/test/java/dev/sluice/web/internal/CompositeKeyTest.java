@@ -73,7 +73,8 @@ class CompositeKeyTest {
         assertThat(resolver.resolve(request(null, "bob"))).isEqualTo("ip~192.0.2.1");
         // A single value spelling a composite identity is still a single one: key~ prefixed.
         assertThat(resolver.resolve(request("all~9:key~alice|7:key~bob|", null))).startsWith("key~");
-        Set<String> ids = new HashSet<>(List.of(resolver.resolve(request("a", "b")), resolver.resolve(request("a|1:b", null))));
+        Set<String> ids =
+                new HashSet<>(List.of(resolver.resolve(request("a", "b")), resolver.resolve(request("a|1:b", null))));
         assertThat(ids).hasSize(2);
     }
 

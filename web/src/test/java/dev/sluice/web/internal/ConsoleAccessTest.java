@@ -36,8 +36,8 @@ class ConsoleAccessTest {
                 "console.example", "console.example.:443", "10.0.0.5:8080", "[2001:db8::1]:8443")) {
             assertThat(open.refusal("GET", "192.0.2.1", "http", headers("Host", host))).as(host).isNull();
         }
-        for (String host : List.of("evil.example", "localhost.evil.example", "10.0.0.6", "[::2]", "console.example:99999",
-                "a b", "")) {
+        for (String host : List.of("evil.example", "localhost.evil.example", "10.0.0.6", "[::2]",
+                "console.example:99999", "a b", "")) {
             assertThat(open.refusal("GET", "192.0.2.1", "http", headers("Host", host))).as(host)
                     .startsWith("Host '").contains("'allowed-hosts'");
         }
@@ -50,13 +50,16 @@ class ConsoleAccessTest {
 
     @Test
     void badValuesNameTheParameterAndTheValue() {
-        for (String bad : List.of("https://console.example", "console.example:8080", "a b", "console.example,", "x/y")) {
+        for (String bad : List.of("https://console.example", "console.example:8080", "a b", "console.example,",
+                "x/y")) {
             assertThatThrownBy(() -> parse(false, "allowed-hosts", bad)).as(bad)
                     .hasMessageStartingWith("'allowed-hosts' must be").hasMessageEndingWith("got '" + bad + "'");
         }
-        assertThatThrownBy(() -> parse(false, "trusted-proxies", "10.0.0.0/99")).hasMessageContaining("'trusted-proxies'")
+        assertThatThrownBy(() -> parse(false, "trusted-proxies", "10.0.0.0/99"))
+                .hasMessageContaining("'trusted-proxies'")
                 .hasMessageContaining("10.0.0.0/99");
-        assertThatThrownBy(() -> parse(false, "forwarded-header", "x-real-ip")).hasMessageContaining("'forwarded-header'")
+        assertThatThrownBy(() -> parse(false, "forwarded-header", "x-real-ip"))
+                .hasMessageContaining("'forwarded-header'")
                 .hasMessageContaining("x-real-ip");
     }
 
@@ -66,21 +69,24 @@ class ConsoleAccessTest {
         String[] proxied = {"Host", "app:8080", "X-Forwarded-Proto", "https", "X-Forwarded-Host", "console.example"};
         assertThat(xff.refusal("PUT", "10.1.1.1", "http", headers(with(proxied, "Origin", "https://console.example"))))
                 .isNull();
-        assertThat(xff.refusal("PUT", "10.1.1.1", "http", headers(with(proxied, "Origin", "https://console.example:443"))))
+        assertThat(xff.refusal("PUT", "10.1.1.1", "http",
+                headers(with(proxied, "Origin", "https://console.example:443"))))
                 .isNull();
         assertThat(xff.refusal("PUT", "10.1.1.1", "http", headers(with(proxied, "Origin", "http://app:8080"))))
                 .isEqualTo("cross-site request refused");
         // The same headers from a peer that is no trusted proxy are the client's own: not believed.
         assertThat(xff.refusal("PUT", "192.0.2.1", "http", headers(with(proxied, "Origin", "https://console.example"))))
                 .isEqualTo("cross-site request refused");
-        assertThat(xff.refusal("PUT", "192.0.2.1", "http", headers(with(proxied, "Origin", "http://app:8080")))).isNull();
+        assertThat(xff.refusal("PUT", "192.0.2.1", "http", headers(with(proxied, "Origin", "http://app:8080"))))
+                .isNull();
         // A value appended by the nearest proxy wins over one the client wrote.
         assertThat(xff.refusal("PUT", "10.1.1.1", "http", headers("Host", "app", "X-Forwarded-Proto", "http, https",
                 "Origin", "https://app"))).isNull();
 
         ConsoleAccess forwarded = parse(true, "trusted-proxies", "10.0.0.0/8", "forwarded-header", "forwarded");
         // The client's element (forged), the edge proxy's (TLS ended there), the inner proxy's: the edge's counts.
-        String chain = "for=192.0.2.9;proto=http;host=evil.example, for=192.0.2.1;proto=https;host=\"console.example\", "
+        String chain =
+                "for=192.0.2.9;proto=http;host=evil.example, for=192.0.2.1;proto=https;host=\"console.example\", "
                 + "for=10.2.2.2;proto=http;host=edge";
         assertThat(forwarded.refusal("DELETE", "10.1.1.1", "http", headers("Host", "app", "Forwarded", chain,
                 "Origin", "https://console.example"))).isNull();

@@ -79,8 +79,10 @@ class LocalModeSettingsTest {
         Down down = new Down();
         assertThat(Guard.of(List.of(open, local), web, down, "t").limiter().failureMode()).isEqualTo(FailureMode.LOCAL);
         assertThat(Guard.of(List.of(local, open), web, down, "t").limiter().failureMode()).isEqualTo(FailureMode.LOCAL);
-        assertThat(Guard.of(List.of(local, closed), web, down, "t").limiter().failureMode()).isEqualTo(FailureMode.CLOSED);
-        assertThat(Guard.of(List.of(closed, local), web, down, "t").limiter().failureMode()).isEqualTo(FailureMode.CLOSED);
+        assertThat(Guard.of(List.of(local, closed), web, down, "t").limiter().failureMode())
+                .isEqualTo(FailureMode.CLOSED);
+        assertThat(Guard.of(List.of(closed, local), web, down, "t").limiter().failureMode())
+                .isEqualTo(FailureMode.CLOSED);
     }
 
     @Test

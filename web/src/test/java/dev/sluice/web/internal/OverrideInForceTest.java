@@ -52,7 +52,8 @@ class OverrideInForceTest {
     }
 
     private static String json(ApplicationPolicies registry) {
-        return new String(Console.handle(registry, "GET", "/policies", null, null, null).body(), StandardCharsets.UTF_8);
+        return new String(Console.handle(registry, "GET", "/policies", null, null, null).body(),
+                StandardCharsets.UTF_8);
     }
 
     private static int count(String text, String part) {
@@ -138,16 +139,19 @@ class OverrideInForceTest {
             String shown = json(registry);
             assertThat(shown).contains("\"effective\":{\"limit\":\"5/1h\"")
                     .contains("\"by\":\"mallory\",\"at\":null,\"configuredWhenSet\":null,\"configuredChanged\":false,"
-                            + "\"applied\":false,\"notApplied\":\"'limit' must look like \\u003ccount\\u003e/\\u003cperiod\\u003e "
+                            + "\"applied\":false,\"notApplied\":\"'limit' must look like "
+                            + "\\u003ccount\\u003e/\\u003cperiod\\u003e "
                             + "(e.g. 100/1m), got 'lots'\"}") // < and > escaped, as in all the console's JSON
                     .contains("\"by\":\"erin\",\"at\":\"2026-01-01T00:00:00Z\",\"configuredWhenSet\":null,"
-                            + "\"configuredChanged\":false,\"applied\":false,\"notApplied\":\"policy 'cap' caps requests "
+                            + "\"configuredChanged\":false,\"applied\":false,\"notApplied\":\"policy 'cap' caps "
+                            + "requests "
                             + "in flight; overrides apply to rate limits\"}");
             assertThat(registry.policy("api").orElseThrow().override().applied()).isFalse();
             // Not applied: no warning that it decides, one that it is not applied.
             assertThat(log.text()).doesNotContain("decides instead of the configured limit")
                     .contains("Sluice policy 'api': the override in the store is not applied: 'limit' must look like")
-                    .contains("Sluice policy 'cap': the override in the store is not applied: policy 'cap' caps requests "
+                    .contains("Sluice policy 'cap': the override in the store is not applied: policy 'cap' caps "
+                    + "requests "
                             + "in flight; overrides apply to rate limits; the configured limit 2 in flight decides");
         }
     }

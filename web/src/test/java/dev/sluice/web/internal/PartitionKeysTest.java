@@ -28,7 +28,8 @@ class PartitionKeysTest {
             byte[] mac = new byte[32];
             random.nextBytes(mac);
             assertThat(PartitionKeys.encode(mac))
-                    .isEqualTo(":" + java.util.Base64.getEncoder().encodeToString(java.util.Arrays.copyOf(mac, 12)) + ":");
+                    .isEqualTo(":" + java.util.Base64.getEncoder().encodeToString(java.util.Arrays.copyOf(mac, 12))
+                            + ":");
         }
     }
 
@@ -64,7 +65,8 @@ class PartitionKeysTest {
         String caller = "key~" + "y".repeat(PartitionKeys.MAX_CACHED_LENGTH);
         String pk = PartitionKeys.of(caller);
         assertThat(PartitionKeys.of(caller)).isEqualTo(pk).isNotSameAs(pk);
-        assertThat(PartitionKeys.cachedChars()).isLessThanOrEqualTo((long) PartitionKeys.SLOTS * PartitionKeys.MAX_CACHED_LENGTH);
+        assertThat(PartitionKeys.cachedChars())
+                .isLessThanOrEqualTo((long) PartitionKeys.SLOTS * PartitionKeys.MAX_CACHED_LENGTH);
     }
 
     @Test

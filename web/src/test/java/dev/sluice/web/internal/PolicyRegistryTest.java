@@ -116,7 +116,8 @@ class PolicyRegistryTest {
                 .hasMessage("caller 'alice' fits none of the key sources of policy 'both' (key ip+header:X-API-Key)");
         assertThatThrownBy(() -> registry.reset("net", "not-an-address"))
                 .hasMessageContaining("fits none of the key sources of policy 'net'");
-        assertThatThrownBy(() -> registry.reset("nope", "192.0.2.1")).hasMessage("no policy 'nope' in this application");
+        assertThatThrownBy(() -> registry.reset("nope", "192.0.2.1"))
+                .hasMessage("no policy 'nope' in this application");
     }
 
     @Test
@@ -173,7 +174,8 @@ class PolicyRegistryTest {
         MemoryStore store = MemoryStore.create();
         Guard guard = guard(store, "api", "2/1m", "ip", WebSettings.DEFAULTS);
         ApplicationPolicies registry = registry(guard, store);
-        java.util.function.Supplier<RequestView> caller = () -> from("192.0.2.1"); // a request carries its layers: one each
+        // a request carries its layers: one each
+        java.util.function.Supplier<RequestView> caller = () -> from("192.0.2.1");
         assertThat(guard.check(caller.get()).status()).isEqualTo(HttpAnswer.PROCEED);
         assertThat(guard.check(caller.get()).status()).isEqualTo(HttpAnswer.PROCEED);
         assertThat(guard.check(caller.get()).status()).isEqualTo(429);
@@ -199,7 +201,8 @@ class PolicyRegistryTest {
         assertThat(registry.policy("api").orElseThrow().override()).isNull();
         HttpAnswer reverted = guard.check(from("192.0.2.2"));
         assertThat(reverted.headers()).contains(new HttpAnswer.Header("RateLimit-Limit", "2"));
-        assertThat(registry.policy("api").orElseThrow().counts()).containsEntry("allowed", 6L).containsEntry("rejected", 2L);
+        assertThat(registry.policy("api").orElseThrow().counts()).containsEntry("allowed", 6L)
+                .containsEntry("rejected", 2L);
     }
 
     @Test

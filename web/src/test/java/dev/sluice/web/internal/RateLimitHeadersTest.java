@@ -44,7 +44,8 @@ class RateLimitHeadersTest {
     @Test
     void legacyHeadersDescribeTheBindingLimitInWholeSecondsRoundedUp() {
         assertThat(headers(rejected, HeaderStyle.LEGACY)).containsExactly(
-                Map.entry("RateLimit-Limit", "10"), Map.entry("RateLimit-Remaining", "0"), Map.entry("RateLimit-Reset", "1"));
+                Map.entry("RateLimit-Limit", "10"), Map.entry("RateLimit-Remaining", "0"),
+                Map.entry("RateLimit-Reset", "1"));
         assertThat(RateLimitHeaders.retryAfterSeconds(rejected)).isEqualTo(1);
     }
 
@@ -119,13 +120,15 @@ class RateLimitHeadersTest {
         assertThat(pk).matches(":[A-Za-z0-9+/]{16}:").isEqualTo(PartitionKeys.of("ip:192.0.2.1"))
                 .isNotEqualTo(PartitionKeys.of("ip:192.0.2.2"));
         // not a plain hash of the caller
-        assertThat(pk.substring(1, 17)).isNotEqualTo(java.util.Base64.getEncoder().encodeToString(java.util.Arrays.copyOf(
+        assertThat(pk.substring(1, 17))
+                .isNotEqualTo(java.util.Base64.getEncoder().encodeToString(java.util.Arrays.copyOf(
                 sha256("ip:192.0.2.1"), 12)));
     }
 
     private static byte[] sha256(String s) {
         try {
-            return java.security.MessageDigest.getInstance("SHA-256").digest(s.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            return java.security.MessageDigest.getInstance("SHA-256")
+                    .digest(s.getBytes(java.nio.charset.StandardCharsets.UTF_8));
         } catch (java.security.NoSuchAlgorithmException e) {
             throw new AssertionError(e);
         }
@@ -137,7 +140,8 @@ class RateLimitHeadersTest {
         Decision twoRefused = new Decision(Decision.Outcome.REJECTED, List.of(
                 new Decision.Quota(SECOND, false, 0, Duration.ofMillis(900), Duration.ofMillis(100)),
                 new Decision.Quota(HOUR, true, 412, Duration.ofSeconds(2_000), Duration.ZERO),
-                new Decision.Quota(daily, false, 0, Duration.ofHours(3), Duration.ofSeconds(90))), Duration.ofSeconds(90));
+                new Decision.Quota(daily, false, 0, Duration.ofHours(3), Duration.ofSeconds(90))),
+                Duration.ofSeconds(90));
         assertThat(Problems.tooManyRequests(twoRefused, HeaderStyle.DRAFT)).isEqualTo("{\"type\":"
                 + "\"https://iana.org/assignments/http-problem-types#quota-exceeded\",\"title\":\"Quota Exceeded\","
                 + "\"status\":429,\"detail\":\"Rate limit exceeded for policy 'daily'; retry after 90 s.\","
@@ -172,8 +176,10 @@ class RateLimitHeadersTest {
 
     @Test
     void problemBodiesFollowRfc9457() {
-        assertThat(Problems.tooManyRequests(rejected)).isEqualTo("{\"type\":\"about:blank\",\"title\":\"Too Many Requests\","
-                + "\"status\":429,\"detail\":\"Rate limit exceeded for policy 'api'; retry after 1 s.\",\"policy\":\"api\"}");
+        assertThat(Problems.tooManyRequests(rejected))
+                .isEqualTo("{\"type\":\"about:blank\",\"title\":\"Too Many Requests\","
+                + "\"status\":429,\"detail\":\"Rate limit exceeded for policy 'api'; retry after 1 "
+                + "s.\",\"policy\":\"api\"}");
         assertThat(Problems.SERVICE_UNAVAILABLE).contains("\"status\":503");
     }
 }

@@ -43,7 +43,8 @@ class TiersAndKeysConfigurationTest {
             "tier|cookie:plan|'tier' must be role, attribute:NAME or header:NAME, got 'cookie:plan'",
             "tier|attribute:|'tier' must be role, attribute:NAME or header:NAME",
             "tier|header:|'tier' must be role",
-            "tier-limits|premium|'tier-limits' must be a comma-separated list of name:<count>/<period> or name:unlimited",
+            "tier-limits|premium|'tier-limits' must be a comma-separated list of name:<count>/<period> or "
+            + "name:unlimited",
             "tier-limits|premium:|'tier-limits' must be a comma-separated list",
             "tier-limits|:100/1h|'tier-limits' must be a comma-separated list",
             "tier-limits|pre mium:100/1h|'tier-limits' must be a comma-separated list",
@@ -60,14 +61,16 @@ class TiersAndKeysConfigurationTest {
             "key|ip+global|'key' global is one budget",
             "exempt|10.0.0.0/33|'exempt' must be comma-separated CIDRs or IP addresses",
             "exempt|health-checker|'exempt' must be comma-separated CIDRs",
-            "methods|GET;POST|'methods' must be a comma-separated list of HTTP method tokens (e.g. POST,PUT or PROPFIND), got 'GET;POST'",
+            "methods|GET;POST|'methods' must be a comma-separated list of HTTP method tokens (e.g. POST,PUT or "
+            + "PROPFIND), got 'GET;POST'",
             "methods|POST,|'methods' must be a comma-separated list of HTTP method tokens",
             "methods|GET POST|'methods' must be a comma-separated list of HTTP method tokens",
             "methods|(GET)|'methods' must be a comma-separated list of HTTP method tokens",
             "methods|GÉT|'methods' must be a comma-separated list of HTTP method tokens",
     })
     void badValuesAreRefusedNamingParameterAndValue(String name, String value, String message) {
-        String[] pairs = name.equals("tier-limits") ? new String[]{name, value, "tier", "role"} : new String[]{name, value};
+        String[] pairs = name.equals("tier-limits") ? new String[]{name, value, "tier", "role"}
+                : new String[]{name, value};
         assertThatThrownBy(() -> start(pairs))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining(message)
@@ -113,7 +116,8 @@ class TiersAndKeysConfigurationTest {
     @Test
     void goodValuesParse() {
         Map<String, String> values = values("limit", "100/1h", "tier-limits", "premium:1000/1h, internal:unlimited",
-                "key", "ip+param:username, ip", "methods", "post,Put", "exempt", "10.0.0.0/8, ::1", "tier", "attribute:plan");
+                "key", "ip+param:username, ip", "methods", "post,Put", "exempt", "10.0.0.0/8, ::1", "tier",
+                "attribute:plan");
         RouteSpec route = RouteSpec.parse(values::get, "login");
         assertThat(route.tiers()).hasToString("[premium:1000/1h, internal:unlimited]");
         assertThat(route.tiers().get(0).limit().policy()).isEqualTo("login/premium");

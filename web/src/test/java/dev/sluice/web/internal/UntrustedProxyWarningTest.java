@@ -59,8 +59,10 @@ class UntrustedProxyWarningTest {
         String log;
         try (LogCapture capture = LogCapture.start()) {
             // Three clients behind one balancer: one budget of 2, as before the warning existed.
-            assertThat(guard.check(from(peer, "X-Forwarded-For", "198.51.100.1")).status()).isEqualTo(HttpAnswer.PROCEED);
-            assertThat(guard.check(from(peer, "X-Forwarded-For", "198.51.100.2")).status()).isEqualTo(HttpAnswer.PROCEED);
+            assertThat(guard.check(from(peer, "X-Forwarded-For", "198.51.100.1")).status())
+                    .isEqualTo(HttpAnswer.PROCEED);
+            assertThat(guard.check(from(peer, "X-Forwarded-For", "198.51.100.2")).status())
+                    .isEqualTo(HttpAnswer.PROCEED);
             assertThat(guard.check(from(peer, "Forwarded", "for=198.51.100.3")).status()).isEqualTo(429);
             for (int i = 0; i < 5; i++) {
                 guard.check(from(peer, "X-Forwarded-For", "198.51.100.9"));
@@ -90,7 +92,8 @@ class UntrustedProxyWarningTest {
             // A private peer without a forwarding header.
             guard("filter 'c'").check(from("10.0.0.7"));
             // A trusted proxy: the header is believed.
-            guard("filter 'd'", "trusted-proxies", "10.0.0.0/8").check(from("10.0.0.7", "X-Forwarded-For", "198.51.100.1"));
+            guard("filter 'd'", "trusted-proxies", "10.0.0.0/8")
+                    .check(from("10.0.0.7", "X-Forwarded-For", "198.51.100.1"));
             // A key that never reads the address.
             guard("filter 'e'", "key", "header:X-Client").check(from("10.0.0.7", "X-Forwarded-For", "198.51.100.1",
                     "X-Client", "c"));

@@ -118,7 +118,8 @@ class VocabularyTest {
             return null;
         }
         return switch (first) {
-            case "property" -> cell -> cell.startsWith("sluice.") ? cell.substring("sluice.".length()) : "(no sluice. prefix) " + cell;
+            case "property" -> cell -> cell.startsWith("sluice.") ? cell.substring("sluice.".length())
+                    : "(no sluice. prefix) " + cell;
             case "attribute" -> VocabularyTest::configNameOfAttribute;
             default -> cell -> cell;
         };
@@ -137,7 +138,8 @@ class VocabularyTest {
                 kind = tableKind(line);                          // a header row: what does this table list?
             } else if (kind != null && !SEPARATOR.matcher(line).matches()) {
                 Matcher row = TABLE_ROW.matcher(line);
-                rows.add(new Named(page, i + 1, row.find() ? kind.apply(row.group(1)) : "(not a backticked name) " + line));
+                rows.add(new Named(page, i + 1,
+                        row.find() ? kind.apply(row.group(1)) : "(not a backticked name) " + line));
             }
         }
         return rows;
@@ -245,7 +247,8 @@ class VocabularyTest {
                 while (attribute.find()) {
                     seen++;
                     if (!attributes.contains(attribute.group(1))) {
-                        unknown.add(new Named(page, lineOf(text, annotation.start()), "@RateLimit " + attribute.group(1)));
+                        unknown.add(new Named(page, lineOf(text, annotation.start()),
+                                "@RateLimit " + attribute.group(1)));
                     }
                 }
             }
@@ -274,7 +277,8 @@ class VocabularyTest {
     void theJaxRsJavadocListsEveryPropertyAndTheAnnotationHasEveryAttribute() {
         String jaxrs = "jaxrs-feature/src/main/java/dev/sluice/jaxrs/";
         String annotation = read(jaxrs + "RateLimit.java");
-        List<String> docs = List.of(javadocBefore(read(jaxrs + "RateLimitFeature.java"), "public final class RateLimitFeature"),
+        List<String> docs =
+                List.of(javadocBefore(read(jaxrs + "RateLimitFeature.java"), "public final class RateLimitFeature"),
                 javadocBefore(annotation, "public @interface RateLimit"));
         for (Parameter parameter : Parameter.of(Parameter.Scope.APPLICATION)) {
             Pattern property = Pattern.compile("sluice\\." + Pattern.quote(parameter.configName()) + "(?![\\w-])");
