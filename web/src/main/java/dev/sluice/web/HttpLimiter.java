@@ -54,17 +54,20 @@ public final class HttpLimiter implements AutoCloseable {
     private final Guard guard;
     private final String reject;
     private final RateLimitStore store;
-    /** The {@code store} value acquired from the application's stores, or {@code null}: a limiter given in Java. */
+    /** The {@code store} value, shown in the registry, or {@code null}: a limiter given in Java. */
     private final String storeValue;
+    /** Whether {@link #storeValue} was acquired from the application's stores, to release on close. */
+    private final boolean acquired;
     private final ApplicationPolicies policies;
     private final String description;
 
-    private HttpLimiter(Guard guard, String reject, RateLimitStore store, String storeValue,
+    private HttpLimiter(Guard guard, String reject, RateLimitStore store, String storeValue, boolean acquired,
                         ApplicationPolicies policies, String description) {
         this.guard = guard;
         this.reject = reject;
         this.store = store;
         this.storeValue = storeValue;
+        this.acquired = acquired;
         this.policies = policies;
         this.description = description;
     }
@@ -120,7 +123,7 @@ public final class HttpLimiter implements AutoCloseable {
         if (policies != null) {
             policies.unregister(guard);
         }
-        if (storeValue != null) {
+        if (acquired) {
             StoreRegistry.application().release(storeValue);
         }
     }
@@ -157,6 +160,9 @@ public final class HttpLimiter implements AutoCloseable {
         private ApplicationPolicies policies;
         private String adapter = "this adapter";
         private Rejection[] rejections = {Rejection.PROBLEM};
+        private final List<RouteSpec> routes = new ArrayList<>();
+        private RateLimitStore store;
+        private HttpLimiter warningsWith;
 
         private Builder(String where) {
             this.where = where;
@@ -248,6 +254,44 @@ public final class HttpLimiter implements AutoCloseable {
         }
 
         /**
+         * Adds a limit of the route from its own parameters by name ({@code policy}, {@code limit},
+         * {@code algorithm}, {@code burst}, {@code cost}, {@code key}, {@code failure-mode},
+         * {@code tier-limits}, {@code methods}, {@code charge}, {@code charge-when}, {@code lease};
+         * {@code null} or blank when absent), such as one of an annotation's repeated limits. The
+         * limits added so are decided together, all or nothing, in place of the one the
+         * {@link #parameters} name, which then give only the application's settings. Parsed now,
+         * so that an adapter can tell a limit's error from a setting's.
+         *
+         * @param routeParameters the limit's parameters; {@code policy} defaults as for {@link #name}
+         * @throws IllegalArgumentException naming the first bad parameter and its value
+         */
+        public Builder route(Function<String, String> routeParameters) {
+            routes.add(RouteSpec.parse(Objects.requireNonNull(routeParameters, "routeParameters"),
+                    PolicyNames.forFilter(name)));
+            return this;
+        }
+
+        /**
+         * Decides on {@code rateLimitStore}, acquired by the adapter, instead of acquiring the
+         * application's store of the {@code store} parameter, which then only names it (in the
+         * registry); the limiter never closes it.
+         */
+        public Builder store(RateLimitStore rateLimitStore) {
+            this.store = Objects.requireNonNull(rateLimitStore, "rateLimitStore");
+            return this;
+        }
+
+        /**
+         * Logs the once-only warnings about requests (a forwarding header from a peer not in
+         * {@code trusted-proxies}) at most once together with {@code other}'s, as the routes of one
+         * adapter (one per annotated method) should.
+         */
+        public Builder sharingWarningsWith(HttpLimiter other) {
+            this.warningsWith = Objects.requireNonNull(other, "other");
+            return this;
+        }
+
+        /**
          * The limiter; built from parameters, it holds the application's store of its
          * {@code store} value until {@link HttpLimiter#close}.
          *
@@ -283,38 +327,47 @@ public final class HttpLimiter implements AutoCloseable {
                 web = web.withIpv6Prefix(Integer.parseInt(value));
             }
             Guard guard = hooks(new Guard(limiter, sources, web, where));
-            return new HttpLimiter(guard, Rejection.PROBLEM.configName(), limiter.store(), null, policies,
+            return new HttpLimiter(guard, Rejection.PROBLEM.configName(), limiter.store(), null, false, policies,
                     guard + ", key " + sources);
         }
 
         private HttpLimiter configured() {
-            RouteSpec route = RouteSpec.parse(parameters, PolicyNames.forFilter(name));
+            List<RouteSpec> given = routes.isEmpty() ? List.of(RouteSpec.parse(parameters, PolicyNames.forFilter(name)))
+                    : List.copyOf(routes);
             WebSettings web = WebSettings.parse(parameters);
             Rejection reject = Rejection.parse(parameters, adapter, rejections);
-            RateLimitStore store;
+            if (this.store != null) {
+                return configured(given, web, reject, this.store, false);
+            }
+            RateLimitStore acquired;
             try {
-                store = StoreRegistry.application().acquire(web.store());
+                acquired = StoreRegistry.application().acquire(web.store());
             } catch (IllegalArgumentException e) {
                 throw e;
             } catch (RuntimeException e) {
                 throw new IllegalArgumentException("'store' cannot be used (" + e + "), got '"
                         + WebSettings.shown(web.store()) + "'", e);
             }
-            Guard guard;
             try {
-                guard = hooks(Guard.of(List.of(route), web, store, where, meterRegistry));
+                return configured(given, web, reject, acquired, true);
             } catch (IllegalArgumentException e) {
                 StoreRegistry.application().release(web.store());
                 throw e;
             }
-            return new HttpLimiter(guard, reject.configName(), store, web.store(), policies, guard + ", key "
-                    + route.key() + ", store " + WebSettings.shown(web.store()) + ", headers "
+        }
+
+        private HttpLimiter configured(List<RouteSpec> given, WebSettings web, Rejection reject, RateLimitStore on,
+                                       boolean acquired) {
+            Guard guard = hooks(Guard.of(given, web, on, where, meterRegistry));
+            return new HttpLimiter(guard, reject.configName(), on, web.store(), acquired, policies, guard + ", key "
+                    + given.get(0).key() + ", store " + WebSettings.shown(web.store()) + ", headers "
                     + web.headers().configName() + ", trusted proxies " + web.callers().trustedProxies() + " ("
                     + web.callers().forwardedHeader().configName() + "), ipv6 prefix /" + web.callers().ipv6Prefix());
         }
 
         private Guard hooks(Guard guard) {
-            Guard out = limitResolver == null ? guard : guard.withLimitResolver(limitResolver);
+            Guard out = warningsWith == null ? guard : guard.sharingWarningsWith(warningsWith.guard);
+            out = limitResolver == null ? out : out.withLimitResolver(limitResolver);
             return keyResolver == null ? out : out.withKeyResolver(keyResolver);
         }
 

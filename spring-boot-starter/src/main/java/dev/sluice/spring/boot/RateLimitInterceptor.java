@@ -3,14 +3,13 @@ package dev.sluice.spring.boot;
 import dev.sluice.servlet.internal.ServletRequestView;
 import dev.sluice.spi.RateLimitStore;
 import dev.sluice.jaxrs.RateLimit;
+import dev.sluice.web.Answer;
+import dev.sluice.web.HttpLimiter;
+import dev.sluice.web.Verdict;
 import dev.sluice.web.internal.ApplicationPolicies;
-import dev.sluice.web.internal.AfterResponse;
-import dev.sluice.web.internal.Guard;
-import dev.sluice.web.internal.HttpAnswer;
 import dev.sluice.web.internal.ParameterException;
 import dev.sluice.web.internal.PolicyNames;
 import dev.sluice.web.internal.Rejection;
-import dev.sluice.web.internal.RouteSpec;
 import dev.sluice.web.internal.StoreRegistry;
 import dev.sluice.web.internal.WebSettings;
 import jakarta.servlet.AsyncEvent;
@@ -25,9 +24,10 @@ import org.springframework.web.servlet.AsyncHandlerInterceptor;
 import java.io.IOException;
 import java.lang.reflect.Method;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 
@@ -35,10 +35,10 @@ import java.util.function.Supplier;
  * {@link RateLimit @RateLimit} on Spring MVC handler methods: the annotation of the JAX-RS feature,
  * read the same way (on the method; else on its controller class or the nearest superclass that has
  * one), with the same default policy names ({@code <SimpleClassName>.<method>~<hash>}), repeated
- * limits decided together, all or nothing. One {@link Guard} per handler method, built when the
+ * limits decided together, all or nothing. One {@link HttpLimiter} per handler method, built when the
  * application starts (or on a handler's first request), never per request. The application's
  * {@code sluice.*} properties ({@code store}, {@code timeout}, {@code headers}, ...) apply. Each
- * guard lists its policies in the application's policy registry.
+ * limiter lists its policies in the application's policy registry.
  *
  * <p>Each handler's limit is decided once per request, whichever dispatch reaches it: a
  * {@code forward:} or include to another {@code @RateLimit} handler is decided by that handler's
@@ -57,22 +57,22 @@ final class RateLimitInterceptor implements AsyncHandlerInterceptor {
     /** The request attribute holding the request's {@link Decided}. */
     private static final String DECIDED = RateLimitInterceptor.class.getName() + ".decided";
     /** The cache's mark for a handler method without {@code @RateLimit}. */
-    private static final Guard NONE = null;
+    private static final HttpLimiter NONE = null;
 
     private final SluiceSettings settings;
     private final Supplier<Object> meterRegistry;
     private final ApplicationPolicies policies;
-    private final Map<Method, List<Guard>> guards = new ConcurrentHashMap<>();
+    private final Map<Method, List<HttpLimiter>> guards = new ConcurrentHashMap<>();
     private Shared shared; // guarded by this
-    private Guard firstGuard; // guarded by this: the others share its once-only warnings
+    private HttpLimiter firstGuard; // guarded by this: the others share its once-only warnings
 
     /**
-     * The guards that decided one request and what each leaves to do when its handler's dispatch
-     * completes ({@link AfterResponse#NONE}: nothing). A forward nests dispatches on one thread;
-     * an async dispatch follows the one before it: no two touch it at once.
+     * The limiters that decided one request and the verdict whose end each awaits when its
+     * handler's dispatch completes ({@code null}: nothing). A forward nests dispatches on one
+     * thread; an async dispatch follows the one before it: no two touch it at once.
      */
     private static final class Decided {
-        private final Map<Guard, AfterResponse> completions = new java.util.IdentityHashMap<>(4);
+        private final Map<HttpLimiter, Verdict> completions = new java.util.IdentityHashMap<>(4);
 
         static Decided of(HttpServletRequest request) {
             if (request.getAttribute(DECIDED) instanceof Decided decided) {
@@ -100,7 +100,7 @@ final class RateLimitInterceptor implements AsyncHandlerInterceptor {
         if (!(handler instanceof HandlerMethod method)) {
             return true; // not a controller
         }
-        Guard guard = guard(method);
+        HttpLimiter guard = guard(method);
         if (guard == NONE) {
             return true;
         }
@@ -108,24 +108,25 @@ final class RateLimitInterceptor implements AsyncHandlerInterceptor {
         if (decided.completions.containsKey(guard)) {
             return true; // a later (async, error) dispatch to a handler this request already decided
         }
-        decided.completions.put(guard, AfterResponse.NONE);
-        HttpAnswer answer = guard.check(new ServletRequestView(request));
-        for (HttpAnswer.Header header : answer.headers()) {
+        decided.completions.put(guard, null);
+        Verdict verdict = await(guard, new ServletRequestView(request));
+        Answer answer = verdict.answer();
+        for (Answer.Header header : answer.headers()) {
             response.setHeader(header.name(), header.value());
         }
         if (answer.proceeds()) {
-            if (answer.afterResponse() != AfterResponse.NONE) {
-                decided.completions.put(guard, AfterResponse.once(answer.afterResponse()));
+            if (verdict.awaitsEnd()) {
+                decided.completions.put(guard, verdict);
             }
             return true;
         }
-        if (shared().reject() == Rejection.SEND_ERROR) {
+        if (guard.reject().equals(Rejection.SEND_ERROR.configName())) {
             response.sendError(answer.status());
             return false;
         }
         byte[] body = answer.body().getBytes(StandardCharsets.UTF_8);
         response.setStatus(answer.status());
-        response.setContentType(HttpAnswer.PROBLEM_JSON);
+        response.setContentType(answer.contentType());
         response.setContentLength(body.length);
         response.getOutputStream().write(body);
         return false;
@@ -133,28 +134,36 @@ final class RateLimitInterceptor implements AsyncHandlerInterceptor {
 
     @Override
     public void afterConcurrentHandlingStarted(HttpServletRequest request, HttpServletResponse response, Object handler) {
-        AfterResponse completion = completion(request, handler);
-        if (completion != AfterResponse.NONE && request.isAsyncStarted()) {
+        Verdict completion = completion(request, handler);
+        if (completion != null && request.isAsyncStarted()) {
             request.getAsyncContext().addListener(new End(completion, response));
         }
     }
 
     @Override
     public void afterCompletion(HttpServletRequest request, HttpServletResponse response, Object handler, Exception ex) {
-        AfterResponse completion = completion(request, handler);
-        if (completion != AfterResponse.NONE && !request.isAsyncStarted()) {
-            completion.complete(ex == null ? response.getStatus() : failed(response));
+        Verdict completion = completion(request, handler);
+        if (completion != null && !request.isAsyncStarted()) {
+            completion.responseEnded(ex == null ? response.getStatus() : failed(response));
         }
     }
 
-    /** What is left to do when {@code handler}'s dispatch of the request completes; once only, by {@link AfterResponse#once}. */
-    private AfterResponse completion(HttpServletRequest request, Object handler) {
+    /** The verdict awaiting the end of {@code handler}'s dispatch, {@code null}: none; it ends once only. */
+    private Verdict completion(HttpServletRequest request, Object handler) {
         if (!(handler instanceof HandlerMethod method) || !(request.getAttribute(DECIDED) instanceof Decided decided)) {
-            return AfterResponse.NONE;
+            return null;
         }
-        List<Guard> cached = guards.get(method.getMethod());
-        AfterResponse completion = cached == null || cached.isEmpty() ? null : decided.completions.get(cached.get(0));
-        return completion == null ? AfterResponse.NONE : completion;
+        List<HttpLimiter> cached = guards.get(method.getMethod());
+        return cached == null || cached.isEmpty() ? null : decided.completions.get(cached.get(0));
+    }
+
+    /** The verdict, waited for here: Spring MVC's thread waits, never the seam. */
+    private static Verdict await(HttpLimiter limiter, ServletRequestView view) {
+        try {
+            return limiter.check(view).toCompletableFuture().join();
+        } catch (CompletionException e) {
+            throw e.getCause() instanceof RuntimeException failure ? failure : e;
+        }
     }
 
     /** The status a failed response counts as: once committed, the one sent; before that, 500. */
@@ -163,15 +172,15 @@ final class RateLimitInterceptor implements AsyncHandlerInterceptor {
     }
 
     /** Settles an asynchronous request that ends otherwise than by its async dispatch completing. */
-    private record End(AfterResponse completion, HttpServletResponse response) implements AsyncListener {
+    private record End(Verdict completion, HttpServletResponse response) implements AsyncListener {
         @Override
         public void onComplete(AsyncEvent event) {
-            completion.complete(response.getStatus());
+            completion.responseEnded(response.getStatus());
         }
 
         @Override
         public void onError(AsyncEvent event) {
-            completion.complete(failed(response));
+            completion.responseEnded(failed(response));
         }
 
         @Override
@@ -185,18 +194,18 @@ final class RateLimitInterceptor implements AsyncHandlerInterceptor {
         }
     }
 
-    /** The guard of a handler method, built on first use; {@link #NONE} when it is not rate-limited. */
-    Guard guard(HandlerMethod handler) {
-        List<Guard> cached = guards.get(handler.getMethod());
+    /** The limiter of a handler method, built on first use; {@link #NONE} when it is not rate-limited. */
+    HttpLimiter guard(HandlerMethod handler) {
+        List<HttpLimiter> cached = guards.get(handler.getMethod());
         if (cached == null) {
-            Guard built = build(handler.getBeanType(), handler.getMethod());
+            HttpLimiter built = build(handler.getBeanType(), handler.getMethod());
             cached = built == null ? List.of() : List.of(built);
-            List<Guard> raced = guards.putIfAbsent(handler.getMethod(), cached);
+            List<HttpLimiter> raced = guards.putIfAbsent(handler.getMethod(), cached);
             if (raced != null) {
                 cached = raced;
-            } else if (built != null) {
-                Shared app = shared();
-                policies.register(built, app.store(), app.web().store()); // the guard that decides, once
+                if (built != null) {
+                    built.close(); // leaves the registry: the limiter that decides is listed once
+                }
             }
         }
         return cached.isEmpty() ? NONE : cached.get(0);
@@ -207,7 +216,7 @@ final class RateLimitInterceptor implements AsyncHandlerInterceptor {
      *
      * @throws IllegalArgumentException naming the method, the attribute and the value
      */
-    private Guard build(Class<?> beanType, Method method) {
+    private HttpLimiter build(Class<?> beanType, Method method) {
         RateLimit[] annotations = method.getAnnotationsByType(RateLimit.class);
         for (Class<?> type = beanType; annotations.length == 0 && type != null && type != Object.class;
              type = type.getSuperclass()) {
@@ -219,24 +228,42 @@ final class RateLimitInterceptor implements AsyncHandlerInterceptor {
         String where = "@RateLimit on handler method '" + beanType.getName() + "." + method.getName() + "'";
         String base = beanType.getSimpleName() + "." + method.getName();
         String signature = PolicyNames.signature(beanType, method);
-        List<RouteSpec> routes = new ArrayList<>();
+        HttpLimiter.Builder builder = HttpLimiter.builder(where);
         try {
             for (int i = 0; i < annotations.length; i++) {
                 RateLimit a = annotations[i];
                 String policy = a.policy().isBlank()
                         ? PolicyNames.forResourceMethod(base, signature, annotations.length == 1 ? "" : "-" + (i + 1))
                         : a.policy().trim();
-                routes.add(RouteSpec.of(policy, a.algorithm(), a.limit(), a.burst(), a.cost(), a.key(), a.failureMode(),
-                        String.join(",", a.tiers()), String.join(",", a.methods()))
-                        .withCompletion(a.charge(), a.chargeWhen(), a.lease()));
+                builder.route(parameters(a, policy)::get);
             }
             Shared app = shared();
-            Guard guard = Guard.of(routes, app.web(), app.store(), where, meterRegistry.get());
+            HttpLimiter guard = build(builder.parameters(settings.applicationLookup()).store(app.store())
+                    .rejections("Spring MVC", Rejection.SEND_ERROR.configName()).meterRegistry(meterRegistry.get())
+                    .registry(policies));
             LOG.debug("Rate-limiting {}.{}: {}", beanType.getName(), method.getName(), guard);
-            return shareWarnings(guard);
+            return guard;
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException(where + ": " + e.getMessage(), e);
         }
+    }
+
+    /** One {@code @RateLimit}'s attributes as the route parameters they are; {@code burst = 0}: absent. */
+    static Map<String, String> parameters(RateLimit a, String policy) {
+        Map<String, String> p = new HashMap<>();
+        p.put("policy", policy);
+        p.put("algorithm", a.algorithm().configName());
+        p.put("limit", a.limit());
+        p.put("burst", a.burst() == 0 ? null : Long.toString(a.burst()));
+        p.put("cost", Long.toString(a.cost()));
+        p.put("key", a.key());
+        p.put("failure-mode", a.failureMode().configName());
+        p.put("tier-limits", String.join(",", a.tiers()));
+        p.put("methods", String.join(",", a.methods()));
+        p.put("charge", a.charge());
+        p.put("charge-when", a.chargeWhen());
+        p.put("lease", a.lease());
+        return p;
     }
 
 
@@ -261,26 +288,27 @@ final class RateLimitInterceptor implements AsyncHandlerInterceptor {
         return shared;
     }
 
-    private synchronized Guard shareWarnings(Guard guard) {
+    /** Builds with the first limiter's once-only warnings, which all limiters share. */
+    private synchronized HttpLimiter build(HttpLimiter.Builder builder) {
         if (firstGuard == null) {
-            firstGuard = guard;
-            return guard;
+            firstGuard = builder.build();
+            return firstGuard;
         }
-        return guard.sharingWarningsWith(firstGuard);
+        return builder.sharingWarningsWith(firstGuard).build();
     }
 
-    /** The circuits of the guards built so far, on the application's store. */
+    /** The circuits of the limiters built so far, on the application's store (a concurrency limit's never opens). */
     List<FilterRegistrations.Circuit> circuits() {
         String store = settings.store(null);
-        return guards.entrySet().stream().filter(e -> !e.getValue().isEmpty() && e.getValue().get(0).limiter() != null)
+        return guards.entrySet().stream().filter(e -> !e.getValue().isEmpty())
                 .map(e -> new FilterRegistrations.Circuit(store, "handler method '" + e.getKey().getDeclaringClass().getName()
-                        + "." + e.getKey().getName() + "'", e.getValue().get(0).limiter()::storeCircuitOpen))
+                        + "." + e.getKey().getName() + "'", e.getValue().get(0)::storeCircuitOpen))
                 .toList();
     }
 
-    /** Unlists the guards and releases the application's store, if a handler's guard acquired it. */
+    /** Unlists the limiters and releases the application's store, if a handler's limiter acquired it. */
     synchronized void close() {
-        guards.values().forEach(built -> built.forEach(policies::unregister));
+        guards.values().forEach(built -> built.forEach(HttpLimiter::close));
         guards.clear();
         if (shared != null) {
             StoreRegistry.application().release(shared.web().store());
