@@ -64,8 +64,8 @@ final class ConsoleFilter implements ContainerRequestFilter {
         String method = request.getMethod();
         if (request.getProperty(RequestAttributes.OUTCOME) != null) {
             if (warnedFiltered.compareAndSet(false, true)) {
-                LOG.error("Sluice console is covered by a rate limit; map the servlet filters so that they do not cover "
-                        + "its path");
+                LOG.error("Sluice console is covered by a rate limit; map the servlet filters so that they do not "
+                        + "cover its path");
             }
             return Console.error(500, "the console is behind a rate limit; map the filters so that they do not cover "
                     + "its path");
@@ -119,7 +119,8 @@ final class ConsoleFilter implements ContainerRequestFilter {
 
     /** The answer as a response, with the headers every console answer carries. */
     static Response response(Console.Answer answer) {
-        Response.ResponseBuilder out = Response.status(answer.status()).type(answer.contentType()).entity(answer.body());
+        Response.ResponseBuilder out = Response.status(answer.status()).type(answer.contentType())
+                .entity(answer.body());
         Console.HEADERS.forEach(out::header);
         return out.build();
     }

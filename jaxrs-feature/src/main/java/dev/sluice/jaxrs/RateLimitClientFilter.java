@@ -92,7 +92,8 @@ public final class RateLimitClientFilter implements ClientRequestFilter, ClientR
             place = null;   // held until the response
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            InterruptedIOException failure = new InterruptedIOException("interrupted while waiting for a permit of " + permits);
+            InterruptedIOException failure =
+                    new InterruptedIOException("interrupted while waiting for a permit of " + permits);
             failure.initCause(e);
             throw failure;
         } finally {

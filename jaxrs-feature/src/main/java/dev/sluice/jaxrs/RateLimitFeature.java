@@ -100,7 +100,8 @@ import java.util.function.Function;
  * resource resumed, or an {@code ExceptionMapper} (or a {@code WebApplicationException}'s own
  * response) turned an exception into a response; before the entity is written, so a lease does
  * not cover the streaming of a long entity, and a write that fails later (a client that read the
- * status line of a 401 and reset the connection) changes nothing: the status sent decides. Jersey runs the response filter for an exception no
+ * status line of a 401 and reset the connection) changes nothing: the status sent decides. Jersey runs the response
+ * filter for an exception no
  * mapper maps too (as 500); a runtime that hands such an exception to the container without
  * running response filters leaves the request charged (as a 500 would be) and its lease held
  * until it expires. Register an {@code ExceptionMapper<Throwable>}, or put the servlet filter in
@@ -112,8 +113,8 @@ import java.util.function.Function;
  * other header is never read), walked from the right; an {@code unknown} or obfuscated hop makes
  * the proxy that wrote it the caller. Addresses are normalised (ports, IPv4-mapped IPv6, case,
  * compression, zone ids) and an IPv6 client is keyed by its {@code sluice.ipv6-prefix} network
- * (default {@code /64}), an IPv4 client by its address. JAX-RS has no portable remote address: on a servlet container the
- * feature reads it from the injected {@code HttpServletRequest}; on any other runtime it is
+ * (default {@code /64}), an IPv4 client by its address. JAX-RS has no portable remote address: on a servlet container
+ * the feature reads it from the injected {@code HttpServletRequest}; on any other runtime it is
  * {@code "unknown"}, so all callers keyed by {@code ip} share one budget there: key such routes by
  * {@code header:NAME} or {@code principal} instead.
  *
@@ -157,7 +158,9 @@ public final class RateLimitFeature implements DynamicFeature {
     private final ApplicationPolicies policies = new ApplicationPolicies();
     /** The guards registered in {@link #policies}, unregistered at {@link #close()}; guarded by this. */
     private final List<Guard> registered = new ArrayList<>();
-    /** The console's role, {@code null} for authentication=none; read on the console's first method; guarded by this. */
+    /**
+     * The console's role, {@code null} for authentication=none; read on the console's first method; guarded by this.
+     */
     private String consoleRole;
     private boolean consoleRead; // guarded by this
     /** The console's Host and origin checks; read with its role; guarded by this. */
@@ -169,7 +172,10 @@ public final class RateLimitFeature implements DynamicFeature {
                             Object meterRegistry) {
     }
 
-    /** A feature taking {@code sluice.store} (default {@code memory}) and the other settings from the application's properties. */
+    /**
+     * A feature taking {@code sluice.store} (default {@code memory}) and the other settings from the application's
+     * properties.
+     */
     public RateLimitFeature() {
         this(null, null, null);
     }
@@ -232,7 +238,8 @@ public final class RateLimitFeature implements DynamicFeature {
             try {
                 guard = Guard.of(plan.routes(), app.web(), app.store(), where, app.meterRegistry());
                 // A method with only a concurrency limit has no rate limits to choose.
-                guard = limitResolver == null || guard.limiter() == null ? guard : guard.withLimitResolver(limitResolver);
+                guard = limitResolver == null || guard.limiter() == null ? guard
+                        : guard.withLimitResolver(limitResolver);
                 guard = keyResolver == null ? guard : guard.withKeyResolver(keyResolver);
                 guard = shareWarnings(guard);
             } catch (IllegalArgumentException e) {
@@ -274,7 +281,8 @@ public final class RateLimitFeature implements DynamicFeature {
         if (!consoleRead) {
             Object role = configuration.getProperty(ConsoleResource.ROLE);
             Object authentication = configuration.getProperty(ConsoleResource.AUTHENTICATION);
-            String normal = authentication == null ? "required" : authentication.toString().trim().toLowerCase(Locale.ROOT);
+            String normal = authentication == null ? "required" : authentication.toString().trim()
+                    .toLowerCase(Locale.ROOT);
             if (!normal.equals("required") && !normal.equals("none")) {
                 throw new IllegalArgumentException("JAX-RS property '" + ConsoleResource.AUTHENTICATION
                         + "' must be required or none, got '" + authentication + "'");
@@ -370,7 +378,9 @@ public final class RateLimitFeature implements DynamicFeature {
         return Parameter.of(Parameter.Scope.APPLICATION).stream().anyMatch(p -> p.configName().equals(name));
     }
 
-    /** Closes the stores this feature opened from {@code sluice.store}; called by the runtime at application shutdown. */
+    /**
+     * Closes the stores this feature opened from {@code sluice.store}; called by the runtime at application shutdown.
+     */
     @PreDestroy
     synchronized void close() {
         firstGuard = null;

@@ -95,15 +95,17 @@ final class Routes {
                 continue;
             }
             if (annotated == null) {
-                if (candidate.isAnnotationPresent(RateLimit.class) || candidate.isAnnotationPresent(RateLimit.List.class)) {
+                if (candidate.isAnnotationPresent(RateLimit.class)
+                        || candidate.isAnnotationPresent(RateLimit.List.class)) {
                     return candidate.getAnnotationsByType(RateLimit.class);
                 }
                 if (hasJaxRsAnnotations(candidate)) {
                     annotated = candidate; // its annotations hide all those further up
                 }
             } else if (candidate.getAnnotationsByType(RateLimit.class).length > 0) {
-                LOG.warn("@RateLimit on '{}.{}' is ignored: '{}.{}' overrides it with JAX-RS annotations of its own, and "
-                        + "then, by Jakarta REST annotation inheritance, all annotations of the overridden method are "
+                LOG.warn("@RateLimit on '{}.{}' is ignored: '{}.{}' overrides it with JAX-RS annotations of its own, "
+                        + "and then, by Jakarta REST annotation inheritance, all annotations of the overridden "
+                        + "method are "
                         + "ignored; put the @RateLimit on '{}.{}'", type.getName(), candidate.getName(),
                         annotated.getDeclaringClass().getName(), annotated.getName(),
                         annotated.getDeclaringClass().getName(), annotated.getName());
@@ -160,7 +162,8 @@ final class Routes {
     private static Method declared(Class<?> type, Method method) {
         try {
             Method m = type.getDeclaredMethod(method.getName(), method.getParameterTypes());
-            return m.isSynthetic() || Modifier.isStatic(m.getModifiers()) || Modifier.isPrivate(m.getModifiers()) ? null : m;
+            return m.isSynthetic() || Modifier.isStatic(m.getModifiers()) || Modifier.isPrivate(m.getModifiers()) ? null
+                    : m;
         } catch (NoSuchMethodException e) {
             return null;
         }
@@ -189,7 +192,8 @@ final class Routes {
     private static boolean isJaxRs(Annotation annotation) {
         Class<? extends Annotation> type = annotation.annotationType();
         String pkg = type.getPackageName();
-        return pkg.equals("jakarta.ws.rs") || pkg.startsWith("jakarta.ws.rs.") || type.isAnnotationPresent(HttpMethod.class);
+        return pkg.equals("jakarta.ws.rs") || pkg.startsWith("jakarta.ws.rs.")
+                || type.isAnnotationPresent(HttpMethod.class);
     }
 
     /** How messages name a resource method: {@code @RateLimit on resource method 'com.example.Orders.list'}. */

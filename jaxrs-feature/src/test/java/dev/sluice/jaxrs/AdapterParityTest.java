@@ -155,7 +155,8 @@ class AdapterParityTest {
             HttpResponse<String> filter = filters.get(scenario.app(), scenario.route(), viaFilter);
             HttpResponse<String> feature = jersey.get(scenario.app(), scenario.route(), viaFeature);
             String request = scenario + ", request " + (i + 1);
-            assertThat(filter.statusCode()).as("%s: status via the filter", request).isEqualTo(scenario.statuses().get(i));
+            assertThat(filter.statusCode()).as("%s: status via the filter", request)
+                    .isEqualTo(scenario.statuses().get(i));
             if (i == 0) {
                 assertThat(rateLimitHeaders(filter).keySet()).as("%s: headers via the filter", request)
                         .isEqualTo(scenario.firstHeaders());

@@ -64,9 +64,11 @@ final class AfterResponseResources {
 
         @GET
         @Path("login/{outcome}")
-        @RateLimit(policy = "jaxrs-login", limit = "5/1h", key = "header:X-Client", charge = "after", chargeWhen = "401,403")
+        @RateLimit(policy = "jaxrs-login", limit = "5/1h", key = "header:X-Client", charge = "after",
+                chargeWhen = "401,403")
         public Response login(@PathParam("outcome") String outcome) {
-            return "right".equals(outcome) ? Response.ok("welcome").build() : Response.status(401).entity("wrong").build();
+            return "right".equals(outcome) ? Response.ok("welcome").build() : Response.status(401).entity("wrong")
+                    .build();
         }
 
         /** The login, answered with a {@link #page} that a client may reset after its status line. */

@@ -30,7 +30,8 @@ class AfterResponseTest {
 
     private static JerseyApp start(String store) throws Exception {
         String stored = store.equals("redis") ? TestRedis.shared().url() : "memory";
-        return JerseyApp.start(new ResourceConfig(AfterResponseResources.Charged.class, AfterResponseResources.Capped.class)
+        return JerseyApp.start(new ResourceConfig(AfterResponseResources.Charged.class,
+                AfterResponseResources.Capped.class)
                 .register(AfterResponseResources.MappedFailureMapper.class)
                 .register(RateLimitFeature.class)
                 .property("sluice.store", stored)
@@ -112,7 +113,8 @@ class AfterResponseTest {
     private static CompletableFuture<HttpResponse<String>> inFlight(JerseyApp app, String path, String client,
                                                                     String gate) throws InterruptedException {
         CompletableFuture<HttpResponse<String>> response = CLIENT.sendAsync(HttpRequest.newBuilder(app.uri(path))
-                .timeout(Duration.ofSeconds(30)).header("X-Client", client).GET().build(), HttpResponse.BodyHandlers.ofString());
+                .timeout(Duration.ofSeconds(30)).header("X-Client", client).GET().build(),
+                HttpResponse.BodyHandlers.ofString());
         Gates.awaitEntered(gate);
         return response;
     }
@@ -147,7 +149,8 @@ class AfterResponseTest {
                 assertThat(status(slow.get(i))).isEqualTo(200);
             }
             for (int i = 0; i < 6; i++) {
-                assertThat(app.get("/cap/quick/x", "X-Client", client).statusCode()).as("every lease returned").isEqualTo(200);
+                assertThat(app.get("/cap/quick/x", "X-Client", client).statusCode()).as("every lease returned")
+                        .isEqualTo(200);
             }
             for (int i = 0; i < 5; i++) {
                 assertThat(app.get("/cap/quick/unmapped", "X-Client", client).statusCode()).isEqualTo(500);
@@ -174,7 +177,8 @@ class AfterResponseTest {
             assertThat(status(held)).isEqualTo(200);
             HttpResponse<String> second = app.get("/cap/both/none", "X-Client", client);
             assertThat(second.statusCode()).isEqualTo(200);
-            assertThat(header(second, "RateLimit-Remaining")).as("two charged: the refused ones were not").isEqualTo("1");
+            assertThat(header(second, "RateLimit-Remaining")).as("two charged: the refused ones were not")
+                    .isEqualTo("1");
             assertThat(app.get("/cap/both/none", "X-Client", client).statusCode()).isEqualTo(200);
             HttpResponse<String> spent = app.get("/cap/both/none", "X-Client", client);
             assertThat(spent.statusCode()).isEqualTo(429);

@@ -105,7 +105,8 @@ class AnnotationInheritanceTest {
         ByteArrayOutputStream captured = new ByteArrayOutputStream();
         PrintStream original = System.err;
         System.setErr(new PrintStream(new Tee(original, captured), true, StandardCharsets.UTF_8));
-        try (JerseyApp quotas = JerseyApp.start(new ResourceConfig(Inherited.QuotasImpl.class).register(RateLimitFeature.class))) {
+        try (JerseyApp quotas =
+                JerseyApp.start(new ResourceConfig(Inherited.QuotasImpl.class).register(RateLimitFeature.class))) {
             assertThat(quotas.get("/quotas").statusCode()).isEqualTo(200);
         } finally {
             System.setErr(original);

@@ -73,9 +73,11 @@ class ApplicationHooksTest {
             assertThat(app.get("/metered").statusCode()).isEqualTo(200);
             assertThat(app.get("/metered").statusCode()).isEqualTo(429);
         }
-        assertThat(own.get("sluice.decisions").tag("policy", "own-registry").tag("outcome", "allowed").counter().count())
+        assertThat(own.get("sluice.decisions").tag("policy", "own-registry").tag("outcome", "allowed").counter()
+                .count())
                 .isEqualTo(1);
-        assertThat(own.get("sluice.decisions").tag("policy", "own-registry").tag("outcome", "rejected").counter().count())
+        assertThat(own.get("sluice.decisions").tag("policy", "own-registry").tag("outcome", "rejected").counter()
+                .count())
                 .isEqualTo(1);
         assertThat(Metrics.globalRegistry.find("sluice.decisions").tag("policy", "own-registry").meters()).isEmpty();
     }

@@ -28,7 +28,10 @@ import static dev.sluice.testing.HttpCalls.sendForm;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-/** The JAX-RS console over real HTTP on Jersey: its access rules, and its overrides and resets on {@code @RateLimit} routes. */
+/**
+ * The JAX-RS console over real HTTP on Jersey: its access rules, and its overrides and resets on {@code @RateLimit}
+ * routes.
+ */
 class ConsoleResourceTest {
 
     private static final String[] ADMIN = {"X-Test-User", "alice", "X-Test-Roles", "sluice-admin"};
@@ -103,7 +106,8 @@ class ConsoleResourceTest {
             assertThat(refused.statusCode()).isEqualTo(429);
             assertThat(refused.headers().firstValue("RateLimit-Limit")).hasValue("1");
 
-            HttpResponse<String> reset = sendForm("POST", app.uri("/sluice/policies/two-hourly/reset"), "caller=" + client,
+            HttpResponse<String> reset = sendForm("POST", app.uri("/sluice/policies/two-hourly/reset"),
+                    "caller=" + client,
                     with(ADMIN, "Origin", self));
             assertThat(reset.statusCode()).isEqualTo(200);
             assertThat(reset.body()).contains("key~" + client);
@@ -122,11 +126,14 @@ class ConsoleResourceTest {
             assertThat(sendForm("GET", policies, null).statusCode()).isEqualTo(401);
             assertThat(sendForm("GET", policies, null, "X-Test-User", "bob", "X-Test-Roles", "user").statusCode())
                     .isEqualTo(403);
-            assertThat(sendForm("PUT", override, "limit=9/1m", "X-Test-User", "bob", "X-Test-Roles", "user").statusCode())
+            assertThat(sendForm("PUT", override, "limit=9/1m", "X-Test-User", "bob", "X-Test-Roles", "user")
+                    .statusCode())
                     .isEqualTo(403);
-            assertThat(sendForm("PUT", override, "limit=9/1m", with(ADMIN, "Origin", "http://evil.example")).statusCode())
+            assertThat(sendForm("PUT", override, "limit=9/1m", with(ADMIN, "Origin", "http://evil.example"))
+                    .statusCode())
                     .isEqualTo(403);
-            assertThat(sendForm("PUT", override, "limit=9/1m", with(ADMIN, "Sec-Fetch-Site", "cross-site")).statusCode())
+            assertThat(sendForm("PUT", override, "limit=9/1m", with(ADMIN, "Sec-Fetch-Site", "cross-site"))
+                    .statusCode())
                     .isEqualTo(403);
             assertThat(sendForm("POST", app.uri("/sluice/policies/two-hourly/reset"), "caller=k",
                     with(ADMIN, "Sec-Fetch-Site", "same-site")).statusCode()).isEqualTo(403);
@@ -134,15 +141,18 @@ class ConsoleResourceTest {
             HttpResponse<String> bad = sendForm("PUT", override, "limit=100/minutes", ADMIN);
             assertThat(bad.statusCode()).isEqualTo(400);
             // The JSON escapes < and >, so that no value can close a tag.
-            assertThat(bad.body()).isEqualTo("{\"error\":\"'limit' must look like \\u003ccount\\u003e/\\u003cperiod\\u003e "
+            assertThat(bad.body())
+                    .isEqualTo("{\"error\":\"'limit' must look like \\u003ccount\\u003e/\\u003cperiod\\u003e "
                     + "(e.g. 100/1m), got '100/minutes'\"}");
-            assertThat(sendForm("GET", policies, null, ADMIN).body()).contains("\"override\":null").doesNotContain("9/1m");
+            assertThat(sendForm("GET", policies, null, ADMIN).body()).contains("\"override\":null")
+                    .doesNotContain("9/1m");
             assertThat(app.get("/m/hourly", "X-Client", UUID.randomUUID().toString()).headers()
                     .firstValue("RateLimit-Limit")).hasValue("5");
 
             HttpResponse<String> page = sendForm("GET", app.uri("/sluice/"), null, ADMIN);
             assertThat(page.statusCode()).isEqualTo(200);
-            assertThat(page.headers().firstValue("Content-Security-Policy").orElse("")).startsWith("default-src 'self'");
+            assertThat(page.headers().firstValue("Content-Security-Policy").orElse(""))
+                    .startsWith("default-src 'self'");
             assertThat(page.body()).contains("<script src=\"console.js\"");
             assertThat(sendForm("GET", app.uri("/sluice/console.js"), null, ADMIN).statusCode()).isEqualTo(200);
             HttpResponse<String> bare = sendForm("GET", app.uri("/sluice"), null, ADMIN);
@@ -153,7 +163,8 @@ class ConsoleResourceTest {
 
     @Test
     void theRoleIsConfigurableAndAuthenticationIsLiftedOnlyExplicitly() throws Exception {
-        try (JerseyApp app = JerseyApp.start(new ResourceConfig(Resources.MethodLimited.class, Ops.class, TestLogin.class)
+        try (JerseyApp app =
+                JerseyApp.start(new ResourceConfig(Resources.MethodLimited.class, Ops.class, TestLogin.class)
                 .register(RateLimitFeature.class).property(ConsoleResource.ROLE, "ops"))) {
             URI policies = app.uri("/sluice/policies");
             assertThat(sendForm("GET", policies, null, ADMIN).statusCode()).isEqualTo(403);
@@ -198,7 +209,8 @@ class ConsoleResourceTest {
 
     @Test
     void behindATrustedProxyThatEndsTlsThePagesOwnChangesAreSameOrigin() throws Exception {
-        try (JerseyApp app = JerseyApp.start(new ResourceConfig(Resources.MethodLimited.class, Ops.class, TestLogin.class)
+        try (JerseyApp app =
+                JerseyApp.start(new ResourceConfig(Resources.MethodLimited.class, Ops.class, TestLogin.class)
                 .register(RateLimitFeature.class).property("sluice.trusted-proxies", "127.0.0.2"));
              ForwardingProxy proxy = ForwardingProxy.start(app.uri("/").getPort(), InetAddress.getByName("127.0.0.2"),
                      List.of("X-Forwarded-For: {client}", "X-Forwarded-Proto: https"))) {

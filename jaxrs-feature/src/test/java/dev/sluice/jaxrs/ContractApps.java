@@ -78,7 +78,10 @@ final class ContractApps {
         }
     }
 
-    /** The application's login as far as the limiter cares: {@code X-Tenant} becomes the request attribute {@code tenant}. */
+    /**
+     * The application's login as far as the limiter cares: {@code X-Tenant} becomes the request attribute
+     * {@code tenant}.
+     */
     public static class TenantLogin implements Filter {
         @Override
         public void doFilter(ServletRequest request, ServletResponse response, FilterChain chain)

@@ -16,7 +16,8 @@ class DefaultPolicyNameTest {
         assertThat(name).hasSize(64).startsWith("AAAA").matches("A{52}~[0-9a-f]{8}-12");
         assertThat(Limit.of(name, "1/s").policy()).isEqualTo(name);
         // Another method cut to the same start stays apart.
-        assertThat(PolicyNames.forResourceMethod(base, "com.example.Long.get(int)", "-12")).hasSize(64).isNotEqualTo(name);
+        assertThat(PolicyNames.forResourceMethod(base, "com.example.Long.get(int)", "-12")).hasSize(64)
+                .isNotEqualTo(name);
     }
 
     @Test

@@ -62,7 +62,8 @@ class DefaultPolicyNamesTest {
         for (int i = 1; i <= 3; i++) {
             HttpResponse<String> response = call.apply(me);
             assertThat(response.statusCode()).as("request %d", i).isEqualTo(i <= 2 ? 200 : 429);
-            assertThat(header(response, "RateLimit-Remaining")).as("request %d", i).isEqualTo(i <= 2 ? Integer.toString(2 - i) : "0");
+            assertThat(header(response, "RateLimit-Remaining")).as("request %d", i)
+                    .isEqualTo(i <= 2 ? Integer.toString(2 - i) : "0");
             responses.add(response);
         }
         return responses;

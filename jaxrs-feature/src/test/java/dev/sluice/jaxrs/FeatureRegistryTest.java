@@ -9,7 +9,10 @@ import java.util.UUID;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** Every route the feature builds is in its {@link PolicyRegistry}: reset and override apply to {@code @RateLimit} routes. */
+/**
+ * Every route the feature builds is in its {@link PolicyRegistry}: reset and override apply to {@code @RateLimit}
+ * routes.
+ */
 class FeatureRegistryTest {
 
     @Test

@@ -23,7 +23,8 @@ class InheritedLookupTest {
             Class<?>[] parameters = name.equals("list") ? new Class<?>[0] : new Class<?>[] {String.class};
             Method api = Inherited.WidgetsApi.class.getMethod(name, parameters);
             Method impl = Inherited.WidgetsImpl.class.getMethod(name, parameters);
-            assertThat(limits(Inherited.WidgetsImpl.class, api)).as(name).isEqualTo(limits(Inherited.WidgetsImpl.class, impl));
+            assertThat(limits(Inherited.WidgetsImpl.class, api)).as(name)
+                    .isEqualTo(limits(Inherited.WidgetsImpl.class, impl));
         }
         assertThat(Routes.read(Inherited.WidgetsImpl.class, Inherited.WidgetsApi.class.getMethod("list")).limits())
                 .singleElement().satisfies(limit -> {

@@ -162,7 +162,8 @@ abstract class JaxRsContract {
             assertThat(rejected.statusCode()).isEqualTo(429);
             assertThat(rejected.body()).contains("\"policy\":\"two-minute\"");
         }
-        // The hourly limit (shared by policy name with /m/hourly) lost 2, not 5: the rejected requests consumed nothing.
+        // The hourly limit (shared by policy name with /m/hourly) lost 2, not 5: the rejected requests
+        // consumed nothing.
         HttpResponse<String> hourly = get("/api/m/hourly", "X-Client", me);
         assertThat(hourly.statusCode()).isEqualTo(200);
         assertThat(header(hourly, "RateLimit-Limit")).isEqualTo("5");

@@ -51,8 +51,10 @@ class LayersTest {
         String me = UUID.randomUUID().toString();
         HttpResponse<String> first = app.get("/m/three", "X-Client", me);
         assertThat(first.statusCode()).isEqualTo(200);
-        assertThat(header(first, "RateLimit-Policy")).isEqualTo("\"front\";q=100;w=60, \"MethodLimited.three~460f24d5\";q=3;w=60");
-        assertThat(header(first, "RateLimit")).matches("\"front\";r=99;t=\\d+, \"MethodLimited.three~460f24d5\";r=2;t=20");
+        assertThat(header(first, "RateLimit-Policy"))
+                .isEqualTo("\"front\";q=100;w=60, \"MethodLimited.three~460f24d5\";q=3;w=60");
+        assertThat(header(first, "RateLimit"))
+                .matches("\"front\";r=99;t=\\d+, \"MethodLimited.three~460f24d5\";r=2;t=20");
         assertThat(header(first, "RateLimit-Limit")).isEqualTo("3");
         assertThat(header(first, "RateLimit-Remaining")).isEqualTo("2");
         assertThat(header(first, "RateLimit-Reset")).isEqualTo("20");
@@ -61,7 +63,8 @@ class LayersTest {
         app.get("/m/three", "X-Client", me);
         HttpResponse<String> refused = app.get("/m/three", "X-Client", me);
         assertThat(refused.statusCode()).isEqualTo(429);
-        assertThat(header(refused, "RateLimit")).matches("\"front\";r=96;t=\\d+, \"MethodLimited.three~460f24d5\";r=0;t=20");
+        assertThat(header(refused, "RateLimit"))
+                .matches("\"front\";r=96;t=\\d+, \"MethodLimited.three~460f24d5\";r=0;t=20");
         assertThat(header(refused, "Retry-After")).isEqualTo("20");
         assertThat(header(refused, "RateLimit-Limit")).isEqualTo("3");
         assertThat(header(refused, "RateLimit-Remaining")).isEqualTo("0");
@@ -84,7 +87,9 @@ class LayersTest {
         assertThat(refused.statusCode()).isEqualTo(429);
         assertThat(refused.body())
                 .contains("\"type\":\"https://iana.org/assignments/http-problem-types#quota-exceeded\"")
-                .contains("\"title\":\"Quota Exceeded\"").contains("\"violated-policies\":[\"MethodLimited.three~460f24d5\"]");
-        assertThat(header(refused, "RateLimit")).isEqualTo("\"MethodLimited.three~460f24d5\";r=0;t=" + header(refused, "Retry-After"));
+                .contains("\"title\":\"Quota Exceeded\"")
+                .contains("\"violated-policies\":[\"MethodLimited.three~460f24d5\"]");
+        assertThat(header(refused, "RateLimit"))
+                .isEqualTo("\"MethodLimited.three~460f24d5\";r=0;t=" + header(refused, "Retry-After"));
     }
 }

@@ -49,7 +49,8 @@ class OutboundGiveUpTest {
         GIVING_UP.put("orTimeout", stage -> stage.orTimeout(30, TimeUnit.MILLISECONDS));
         GIVING_UP.put("completeOnTimeout", stage -> stage.completeOnTimeout(null, 30, TimeUnit.MILLISECONDS));
         GIVING_UP.put("complete", stage -> stage.complete(null));
-        GIVING_UP.put("completeExceptionally", stage -> stage.completeExceptionally(new IllegalStateException("gave up")));
+        GIVING_UP.put("completeExceptionally",
+                stage -> stage.completeExceptionally(new IllegalStateException("gave up")));
         GIVING_UP.put("cancel", stage -> stage.cancel(false));
     }
 
@@ -104,7 +105,8 @@ class OutboundGiveUpTest {
             String key = way.getKey();
             HttpClient one = RateLimitedHttpClient.wrap(http, first, key);
             HttpClient two = RateLimitedHttpClient.wrap(http, second, key);
-            assertThat(one.send(request("/" + key + "/1"), HttpResponse.BodyHandlers.discarding()).statusCode()).isEqualTo(200);
+            assertThat(one.send(request("/" + key + "/1"), HttpResponse.BodyHandlers.discarding()).statusCode())
+                    .isEqualTo(200);
             CompletableFuture<HttpResponse<Void>> givenUp = two.sendAsync(request("/" + key + "/2"),
                     HttpResponse.BodyHandlers.discarding());
             way.getValue().accept(givenUp);

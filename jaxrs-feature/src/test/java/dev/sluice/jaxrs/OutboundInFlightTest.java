@@ -33,8 +33,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * Three application instances (each its own Redisson client, four threads each) call a provider
  * that takes 100 ms per request, through the {@code HttpClient} decorator, and through the JAX-RS
- * client filter (Jersey), with {@code maxInFlight(2)}: the provider never sees more than two requests at once, every call
- * completes, and the cap is used (two at once is reached). The rate limit is generous so the
+ * client filter (Jersey), with {@code maxInFlight(2)}: the provider never sees more than two requests at once, every
+ * call completes, and the cap is used (two at once is reached). The rate limit is generous so the
  * cap alone shapes the traffic.
  */
 class OutboundInFlightTest {
@@ -98,7 +98,8 @@ class OutboundInFlightTest {
         return (uri, async) -> {
             HttpRequest request = HttpRequest.newBuilder(uri).build();
             return async
-                    ? client.sendAsync(request, HttpResponse.BodyHandlers.discarding()).get(60, TimeUnit.SECONDS).statusCode()
+                    ? client.sendAsync(request, HttpResponse.BodyHandlers.discarding()).get(60, TimeUnit.SECONDS)
+                    .statusCode()
                     : client.send(request, HttpResponse.BodyHandlers.discarding()).statusCode();
         };
     }

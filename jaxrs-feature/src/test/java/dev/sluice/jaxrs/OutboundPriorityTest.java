@@ -81,7 +81,8 @@ class OutboundPriorityTest {
     @Test
     void theJaxRsFilterReadsTheRequestsPriorityProperty() {
         jaxrs = ClientBuilder.newClient().register(RateLimitClientFilter.named(permits(), "provider"));
-        Runnable low = () -> status(jaxrs.target(uri()).request().property(RateLimitClientFilter.PRIORITY, Priority.LOW).get());
+        Runnable low = () ->
+                status(jaxrs.target(uri()).request().property(RateLimitClientFilter.PRIORITY, Priority.LOW).get());
         Runnable high = () -> status(jaxrs.target(uri()).request().get());
         try (Client plain = ClientBuilder.newClient()) {
             status(plain.target(uri()).request().get());
@@ -93,21 +94,26 @@ class OutboundPriorityTest {
         assertThat(timed(high)).as("a high-priority call right after goes at once").isLessThan(AT_ONCE);
         assertThatThrownBy(() -> jaxrs.target(uri()).request().property(RateLimitClientFilter.PRIORITY, "low").get())
                 .isInstanceOf(ProcessingException.class)
-                .hasMessageContaining("request property 'dev.sluice.outbound.Priority' must be a dev.sluice.outbound.Priority, got 'low'");
+                .hasMessageContaining(
+                        "request property 'dev.sluice.outbound.Priority' must be a dev.sluice.outbound.Priority, got "
+                        + "'low'");
     }
 
     @Test
     void theHttpClientDecoratorAsksItsPriorityFunction() throws Exception {
         HttpClient client = RateLimitedHttpClient.wrap(HttpClient.newHttpClient(), permits(), "provider")
-                .withPriority(request -> request.headers().firstValue("X-Batch").isPresent() ? Priority.LOW : Priority.HIGH);
+                .withPriority(request -> request.headers().firstValue("X-Batch").isPresent() ? Priority.LOW
+                        : Priority.HIGH);
         HttpRequest batch = HttpRequest.newBuilder(uri()).header("X-Batch", "nightly").build();
         HttpRequest interactive = HttpRequest.newBuilder(uri()).build();
         HttpClient.newHttpClient().send(interactive, HttpResponse.BodyHandlers.discarding());
         long started = System.nanoTime();
         client.send(batch, HttpResponse.BodyHandlers.discarding());
-        assertThat(client.sendAsync(batch, HttpResponse.BodyHandlers.discarding()).get(5, TimeUnit.SECONDS).statusCode())
+        assertThat(client.sendAsync(batch, HttpResponse.BodyHandlers.discarding()).get(5, TimeUnit.SECONDS)
+                .statusCode())
                 .isEqualTo(200);
-        assertThat(System.nanoTime() - started).as("two low-priority calls are a lane slot apart").isGreaterThanOrEqualTo(LANE_SLOT);
+        assertThat(System.nanoTime() - started).as("two low-priority calls are a lane slot apart")
+                .isGreaterThanOrEqualTo(LANE_SLOT);
         started = System.nanoTime();
         client.send(interactive, HttpResponse.BodyHandlers.discarding());
         assertThat(System.nanoTime() - started).as("a high-priority call right after goes at once").isLessThan(AT_ONCE);

@@ -114,7 +114,8 @@ class OutboundTest {
                     calls.add(new long[] {now, instance});
                     if (closing && now - closedFrom >= 0 && now - closedUntil < 0) {
                         // asking every caller to hold off until it reopens: 429, Retry-After in whole seconds
-                        retryAfter = (closedUntil - now + TimeUnit.SECONDS.toNanos(1) - 1) / TimeUnit.SECONDS.toNanos(1);
+                        retryAfter =
+                                (closedUntil - now + TimeUnit.SECONDS.toNanos(1) - 1) / TimeUnit.SECONDS.toNanos(1);
                         refused.add(new long[] {now, instance});
                         exchange.getResponseHeaders().add("Retry-After", Long.toString(retryAfter));
                         exchange.sendResponseHeaders(429, -1);
@@ -194,7 +195,8 @@ class OutboundTest {
         private final int instance;
         /** The interval between slots of the one limit it decides, µs. */
         private final double intervalMicros;
-        private final java.util.Map<Booking, Grant> grantsBy = java.util.Collections.synchronizedMap(new java.util.IdentityHashMap<>());
+        private final java.util.Map<Booking,
+                Grant> grantsBy = java.util.Collections.synchronizedMap(new java.util.IdentityHashMap<>());
 
         Recorded(RateLimitStore store, int instance, double intervalMicros) {
             this.store = store;
@@ -306,7 +308,8 @@ class OutboundTest {
         RedissonClient client = redis.newClient();
         clients.add(client);
         AtomicInteger errors = new AtomicInteger();
-        RateLimiter limiter = RateLimiter.builder().limit(SHARED).store(new Recorded(RedisStore.of(client), n, INTERVAL_MICROS))
+        RateLimiter limiter = RateLimiter.builder().limit(SHARED)
+                .store(new Recorded(RedisStore.of(client), n, INTERVAL_MICROS))
                 .failureMode(FailureMode.OPEN).localShare(1.0 / 3).timeout(Duration.ofSeconds(2))
                 .listener(new DecisionListener() {
                     @Override
@@ -407,11 +410,14 @@ class OutboundTest {
             while (granted.get(last).slotMicros() - granted.get(first).slotMicros() >= period) {
                 first++;
             }
-            assertThat(last - first + 1).as("grants in the second of Redis's clock ending with grant %d; %s", last, seen)
+            assertThat(last - first + 1)
+                    .as("grants in the second of Redis's clock ending with grant %d; %s", last, seen)
                     .isLessThanOrEqualTo(PROVIDER_PER_SECOND);
         }
-        assertThat(granted).as("grants within the wait they asked for, itself within the permits' %s; %s", MAX_WAIT, seen)
-                .allMatch(grant -> grant.reserved().compareTo(grant.maxWait()) <= 0 && grant.maxWait().compareTo(MAX_WAIT) <= 0);
+        assertThat(granted)
+                .as("grants within the wait they asked for, itself within the permits' %s; %s", MAX_WAIT, seen)
+                .allMatch(grant -> grant.reserved().compareTo(grant.maxWait()) <= 0 && grant.maxWait()
+                        .compareTo(MAX_WAIT) <= 0);
     }
 
     private static List<Grant> sorted(ConcurrentLinkedQueue<Grant> grants) {
@@ -427,8 +433,10 @@ class OutboundTest {
     private String seen(List<Grant> granted, long started) {
         double first = granted.isEmpty() ? 0 : granted.get(0).slotMicros();
         long accepted = provider.accepted.stream().filter(call -> call[0] - started >= 0).count();
-        return String.format(java.util.Locale.ROOT, "%d grants, the provider accepted %d calls (%.1f/s) and answered %d "
-                        + "429s beyond its limit, %d while closed; grants (ms from the first on Redis's clock:instance) %s",
+        return String.format(java.util.Locale.ROOT,
+                "%d grants, the provider accepted %d calls (%.1f/s) and answered %d "
+                        + "429s beyond its limit, %d while closed; grants (ms from the first on Redis's "
+                        + "clock:instance) %s",
                 granted.size(), accepted, accepted / ((System.nanoTime() - started) / 1e9), provider.rejected.get(),
                 provider.refused.size(),
                 granted.stream().map(g -> Math.round((g.slotMicros() - first) / 1_000) + ":" + g.instance()).toList());
@@ -471,9 +479,11 @@ class OutboundTest {
             threads.add(caller(end, failures, () -> status(second.target(provider.uri(1)).request().get())));
             boolean async = t == 0;
             threads.add(caller(end, failures, () -> async
-                    ? third.sendAsync(HttpRequest.newBuilder(provider.uri(2)).build(), HttpResponse.BodyHandlers.discarding())
+                    ? third.sendAsync(HttpRequest.newBuilder(provider.uri(2)).build(),
+                            HttpResponse.BodyHandlers.discarding())
                             .get(20, TimeUnit.SECONDS).statusCode()
-                    : third.send(HttpRequest.newBuilder(provider.uri(2)).build(), HttpResponse.BodyHandlers.discarding())
+                    : third.send(HttpRequest.newBuilder(provider.uri(2)).build(),
+                            HttpResponse.BodyHandlers.discarding())
                             .statusCode()));
         }
         return threads;
@@ -574,7 +584,8 @@ class OutboundTest {
         assertThatThrownBy(() -> client.target(provider.uri(0)).request().get())
                 .isInstanceOf(ProcessingException.class).hasCauseInstanceOf(PermitUnavailableException.class)
                 .hasMessageContaining("no permit for 'provider' within 20 ms");
-        assertThatThrownBy(() -> http.send(HttpRequest.newBuilder(provider.uri(2)).build(), HttpResponse.BodyHandlers.discarding()))
+        assertThatThrownBy(() -> http.send(HttpRequest.newBuilder(provider.uri(2)).build(),
+                HttpResponse.BodyHandlers.discarding()))
                 .isInstanceOf(PermitUnavailableException.class);
         assertThatThrownBy(() -> http.sendAsync(HttpRequest.newBuilder(provider.uri(2)).build(),
                 HttpResponse.BodyHandlers.discarding()).join()).hasCauseInstanceOf(PermitUnavailableException.class);
@@ -584,12 +595,15 @@ class OutboundTest {
         RateLimiter limiter = RateLimiter.builder().limit(Limit.of("provider", 1, Duration.ofSeconds(2)))
                 .store(new Recorded(RedisStore.of(redisson), 0, 2_000_000)).failureMode(FailureMode.CLOSED)
                 .timeout(Duration.ofSeconds(2)).build();
-        assertThat(ready(Permits.of(limiter, Duration.ofSeconds(5))).limiter().acquire("provider", Duration.ZERO).allowed())
+        assertThat(ready(Permits.of(limiter, Duration.ofSeconds(5))).limiter().acquire("provider", Duration.ZERO)
+                .allowed())
                 .as("the first permit").isTrue();
         // a call cancelled while it waits for its slot is never sent
-        HttpClient patient = RateLimitedHttpClient.wrap(HttpClient.newHttpClient(), Permits.of(limiter, Duration.ofSeconds(5)),
+        HttpClient patient = RateLimitedHttpClient.wrap(HttpClient.newHttpClient(),
+                Permits.of(limiter, Duration.ofSeconds(5)),
                 "provider");
-        CompletableFuture<HttpResponse<Void>> cancelled = patient.sendAsync(HttpRequest.newBuilder(provider.uri(3)).build(),
+        CompletableFuture<HttpResponse<Void>> cancelled =
+                patient.sendAsync(HttpRequest.newBuilder(provider.uri(3)).build(),
                 HttpResponse.BodyHandlers.discarding());
         assertThat(cancelled.cancel(false)).isTrue();
         // a call after it comes in the slot after the cancelled one, and the provider sees only it
@@ -627,7 +641,8 @@ class OutboundTest {
         List<Grant> granted = sorted(grants);
         Grant next = granted.stream().filter(grant -> grant.askedNanos() - interrupted.askedNanos() > 0)
                 .findFirst().orElseThrow();
-        assertThat(next.slotMicros()).as("the slot of the next reservation after the given-back one at %.0f µs; grants %s",
+        assertThat(next.slotMicros())
+                .as("the slot of the next reservation after the given-back one at %.0f µs; grants %s",
                 given, granted).isCloseTo(given, org.assertj.core.data.Offset.offset(1.0));
     }
 
@@ -643,7 +658,8 @@ class OutboundTest {
         HttpClient openClient = RateLimitedHttpClient.wrap(HttpClient.newHttpClient(), open, "provider");
         long started = System.nanoTime();
         for (int i = 0; i < 3; i++) {
-            assertThat(openClient.send(HttpRequest.newBuilder(provider.uri(0)).build(), HttpResponse.BodyHandlers.discarding())
+            assertThat(openClient.send(HttpRequest.newBuilder(provider.uri(0)).build(),
+                    HttpResponse.BodyHandlers.discarding())
                     .statusCode()).isEqualTo(200);
         }
         assertThat(System.nanoTime() - started).as("open: no wait for permits (three calls)")
@@ -659,7 +675,8 @@ class OutboundTest {
         started = System.nanoTime();
         localClient.send(HttpRequest.newBuilder(provider.uri(2)).build(), HttpResponse.BodyHandlers.discarding());
         localClient.send(HttpRequest.newBuilder(provider.uri(2)).build(), HttpResponse.BodyHandlers.discarding());
-        assertThat(System.nanoTime() - started).as("local: the second waited for the local share's next permit, 500 ms on")
+        assertThat(System.nanoTime() - started)
+                .as("local: the second waited for the local share's next permit, 500 ms on")
                 .isGreaterThanOrEqualTo(TimeUnit.MILLISECONDS.toNanos(490));
     }
 }

@@ -198,7 +198,10 @@ final class ParityApps {
         }
     }
 
-    /** The feature's side of {@link #APPLICATION_REJECT} for a closed route whose store is down: the policy from the request. */
+    /**
+     * The feature's side of {@link #APPLICATION_REJECT} for a closed route whose store is down: the policy from the
+     * request.
+     */
     public static class Unavailable implements ExceptionMapper<ServiceUnavailableException> {
         @Context
         private HttpServletRequest request;
@@ -272,7 +275,8 @@ final class ParityApps {
                     filter.setName(app.name() + "-" + route.name() + "-" + ++n);
                     filter.setAsyncSupported(true);
                     filter.setInitParameters(params);
-                    context.addFilter(filter, "/" + app.name() + "/" + route.name(), EnumSet.of(DispatcherType.REQUEST));
+                    context.addFilter(filter, "/" + app.name() + "/" + route.name(),
+                            EnumSet.of(DispatcherType.REQUEST));
                 }
             }
         }
@@ -286,7 +290,8 @@ final class ParityApps {
         context.setContextPath("/");
         context.addFilter(ClientTenant.class, "/*", EnumSet.of(DispatcherType.REQUEST));
         for (App app : apps) {
-            ResourceConfig config = new ResourceConfig(Basic.class, Cost.class, Repeated.class, Closed.class, Open.class,
+            ResourceConfig config = new ResourceConfig(Basic.class, Cost.class, Repeated.class, Closed.class,
+                    Open.class,
                     Composite.class, PostOnly.class, GetOnly.class, Attribute.class)
                     .register(RateLimitFeature.class);
             app.settings().forEach((name, value) -> config.property("sluice." + name,

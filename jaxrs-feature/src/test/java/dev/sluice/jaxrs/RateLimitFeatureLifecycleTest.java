@@ -95,14 +95,16 @@ class RateLimitFeatureLifecycleTest {
     @Test
     void theIpKeyIsTheSocketPeerOnAServletContainer() throws Exception {
         // Default store: memory, one per application.
-        try (JerseyApp app = JerseyApp.start(new ResourceConfig(Resources.IpLimited.class).register(RateLimitFeature.class))) {
+        try (JerseyApp app =
+                JerseyApp.start(new ResourceConfig(Resources.IpLimited.class).register(RateLimitFeature.class))) {
             assertThat(app.get("/ip").statusCode()).isEqualTo(200);
             assertThat(app.get("/ip").statusCode()).isEqualTo(200);
             // A forwarding header from an untrusted peer does not buy a new identity.
             HttpResponse<String> rejected = app.get("/ip", "X-Forwarded-For", "203.0.113.9");
             assertThat(rejected.statusCode()).isEqualTo(429);
         }
-        try (JerseyApp app = JerseyApp.start(new ResourceConfig(Resources.IpLimited.class).register(RateLimitFeature.class)
+        try (JerseyApp app =
+                JerseyApp.start(new ResourceConfig(Resources.IpLimited.class).register(RateLimitFeature.class)
                 .property("sluice.trusted-proxies", "127.0.0.1").property("sluice.headers", "draft"))) {
             // Behind a trusted proxy (127.0.0.1 here), the forwarded client is the caller.
             assertThat(app.get("/ip", "X-Forwarded-For", "203.0.113.9").statusCode()).isEqualTo(200);
@@ -117,7 +119,8 @@ class RateLimitFeatureLifecycleTest {
 
     @Test
     void behindAForwardedProxyTheClientIsItsSlash64AndInjectedXForwardedForIsIgnored() throws Exception {
-        try (JerseyApp app = JerseyApp.start(new ResourceConfig(Resources.IpLimited.class).register(RateLimitFeature.class)
+        try (JerseyApp app =
+                JerseyApp.start(new ResourceConfig(Resources.IpLimited.class).register(RateLimitFeature.class)
                 .property("sluice.trusted-proxies", "127.0.0.1").property("sluice.forwarded-header", "forwarded"))) {
             // Two addresses of one /64, each with an X-Forwarded-For the client made up: one budget of 2.
             assertThat(app.get("/ip", "Forwarded", "for=\"[2001:db8:5:6::1]:443\"", "X-Forwarded-For", "198.51.100.1")
@@ -133,7 +136,8 @@ class RateLimitFeatureLifecycleTest {
             assertThat(app.get("/ip", "Forwarded", "for=203.0.113.2, for=_hidden").statusCode()).isEqualTo(200);
             assertThat(app.get("/ip", "Forwarded", "for=203.0.113.3, for=unknown").statusCode()).isEqualTo(429);
         }
-        try (JerseyApp app = JerseyApp.start(new ResourceConfig(Resources.IpLimited.class).register(RateLimitFeature.class)
+        try (JerseyApp app =
+                JerseyApp.start(new ResourceConfig(Resources.IpLimited.class).register(RateLimitFeature.class)
                 .property("sluice.trusted-proxies", "127.0.0.1").property("sluice.ipv6-prefix", "128"))) {
             // Per address at /128, in whichever form the proxy wrote it.
             assertThat(app.get("/ip", "X-Forwarded-For", "2001:db8:5:6::1").statusCode()).isEqualTo(200);
@@ -174,7 +178,8 @@ class RateLimitFeatureLifecycleTest {
     @Test
     void whenRedisIsDownClosedRoutesAnswer503AndOpenOnesPassThenLimitingResumes() throws Exception {
         TestRedis redis = TestRedis.start();
-        try (JerseyApp app = JerseyApp.start(new ResourceConfig(Resources.FailureModes.class).register(RateLimitFeature.class)
+        try (JerseyApp app =
+                JerseyApp.start(new ResourceConfig(Resources.FailureModes.class).register(RateLimitFeature.class)
                 .property("sluice.store", redis.url()).property("sluice.timeout", "300ms"))) {
             String me = client();
             assertThat(header(app.get("/failure/open", "X-Client", me), "RateLimit-Remaining")).isEqualTo("1");
@@ -236,7 +241,8 @@ class RateLimitFeatureLifecycleTest {
             long deadline = System.nanoTime() + PATIENCE.toNanos();
             while (connectedClients(node) > before) {
                 if (System.nanoTime() > deadline) {
-                    fail("the feature's Redis connections were still open " + PATIENCE + " after the application stopped");
+                    fail("the feature's Redis connections were still open " + PATIENCE
+                            + " after the application stopped");
                 }
                 Thread.sleep(100); // bounded polling: Redis sees closed sockets shortly after
             }

@@ -80,7 +80,8 @@ class RateLimitFeatureTest {
             assertThat(rejected.statusCode()).isEqualTo(429);
             assertThat(rejected.body()).contains("\"policy\":\"two-minute\"");
         }
-        // The hourly limit (shared by policy name with /m/hourly) lost 2, not 5: the rejected requests consumed nothing.
+        // The hourly limit (shared by policy name with /m/hourly) lost 2, not 5: the rejected requests
+        // consumed nothing.
         HttpResponse<String> hourly = app.get("/m/hourly", "X-Client", me);
         assertThat(hourly.statusCode()).isEqualTo(200);
         assertThat(header(hourly, "RateLimit-Limit")).isEqualTo("5");

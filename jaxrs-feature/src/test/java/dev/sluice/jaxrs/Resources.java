@@ -18,7 +18,10 @@ import jakarta.ws.rs.core.SecurityContext;
 
 import java.security.Principal;
 
-/** The resources the tests deploy. Callers are told apart by {@code X-Client} so that tests sharing one Redis never meet. */
+/**
+ * The resources the tests deploy. Callers are told apart by {@code X-Client} so that tests sharing one Redis never
+ * meet.
+ */
 final class Resources {
 
     private Resources() {
@@ -81,7 +84,10 @@ final class Resources {
         }
     }
 
-    /** The login recipe answering with a page a client may reset after its status line ({@link AfterResponseResources#page}). */
+    /**
+     * The login recipe answering with a page a client may reset after its status line
+     * ({@link AfterResponseResources#page}).
+     */
     @Path("/login-page")
     public static class LoginPage {
         @GET
@@ -97,7 +103,8 @@ final class Resources {
         @RateLimit(policy = "contract-login-page", limit = "5/1h", key = "header:X-Client", charge = "after",
                 chargeWhen = "401,403")
         public void async(@PathParam("outcome") String outcome, @Suspended AsyncResponse response) {
-            Thread resumer = new Thread(() -> response.resume(AfterResponseResources.page("right".equals(outcome) ? 200 : 401)));
+            Thread resumer =
+                    new Thread(() -> response.resume(AfterResponseResources.page("right".equals(outcome) ? 200 : 401)));
             resumer.setDaemon(true);
             resumer.start();
         }
@@ -168,7 +175,8 @@ final class Resources {
     public static class LocalCap {
         @GET
         @RateLimit(limit = "10/1m", policy = "cap-rate", failureMode = FailureMode.LOCAL)
-        @RateLimit(limit = "5", policy = "cap-local", algorithm = Algorithm.CONCURRENCY, failureMode = FailureMode.LOCAL)
+        @RateLimit(limit = "5", policy = "cap-local", algorithm = Algorithm.CONCURRENCY,
+                failureMode = FailureMode.LOCAL)
         public String get() {
             return "never";
         }

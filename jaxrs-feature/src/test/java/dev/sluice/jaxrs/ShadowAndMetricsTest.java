@@ -37,19 +37,22 @@ class ShadowAndMetricsTest {
             for (int i = 0; i < 5; i++) {
                 HttpResponse<String> response = app.get("/metered", "X-Client", "shadow-client");
                 assertThat(response.statusCode()).isEqualTo(200);
-                assertThat(response.headers().firstValue("RateLimit-Remaining")).hasValue(i < 2 ? Integer.toString(1 - i) : "0");
+                assertThat(response.headers().firstValue("RateLimit-Remaining"))
+                        .hasValue(i < 2 ? Integer.toString(1 - i) : "0");
                 assertThat(response.headers().firstValue("Retry-After")).isEmpty();
             }
             assertThat(count(registry, "allowed")).isEqualTo(2);
             assertThat(count(registry, "shadow_rejected")).isEqualTo(3);
             assertThat(count(registry, "rejected")).isZero();
-            assertThat(registry.get("sluice.decision.latency").tag("policy", "metered-shadow").timer().count()).isEqualTo(5);
+            assertThat(registry.get("sluice.decision.latency").tag("policy", "metered-shadow").timer().count())
+                    .isEqualTo(5);
         } finally {
             Metrics.removeRegistry(registry);
         }
     }
 
     private static double count(SimpleMeterRegistry registry, String outcome) {
-        return registry.get("sluice.decisions").tag("policy", "metered-shadow").tag("outcome", outcome).counter().count();
+        return registry.get("sluice.decisions").tag("policy", "metered-shadow").tag("outcome", outcome).counter()
+                .count();
     }
 }

@@ -47,13 +47,17 @@ class StoreSecretsTest {
         Path unterminated = Files.writeString(files.resolve("unterminated.yaml"),
                 "singleServerConfig:\n  address: \"redis://127.0.0.1:" + dead + "\"\n  password: \"" + PASSWORD + "\n");
         Path wrongType = Files.writeString(files.resolve("wrong-type.yaml"),
-                "singleServerConfig:\n  address: \"redis://127.0.0.1:" + dead + "\"\n  database: \"" + PASSWORD + "\"\n");
+                "singleServerConfig:\n  address: \"redis://127.0.0.1:" + dead + "\"\n  database: \"" + PASSWORD
+                + "\"\n");
         return List.of(
                 Arguments.of("redis://:" + PASSWORD + "@127.0.0.1:" + port, true, "redis://:***@127.0.0.1:" + port),
-                Arguments.of("redis://app:" + PASSWORD + "@127.0.0.1:" + port, true, "redis://app:***@127.0.0.1:" + port),
-                Arguments.of("rediss://app:" + PASSWORD + "@127.0.0.1:" + dead, true, "rediss://app:***@127.0.0.1:" + dead),
+                Arguments.of("redis://app:" + PASSWORD + "@127.0.0.1:" + port, true,
+                        "redis://app:***@127.0.0.1:" + port),
+                Arguments.of("rediss://app:" + PASSWORD + "@127.0.0.1:" + dead, true,
+                        "rediss://app:***@127.0.0.1:" + dead),
                 Arguments.of("redis://app:" + PASSWORD + "@127.0.0.1:99999", false, "redis://app:***@127.0.0.1:99999"),
-                Arguments.of("redis://app:" + PASSWORD + "@127.0.0.1:6379/99", false, "redis://app:***@127.0.0.1:6379/99"),
+                Arguments.of("redis://app:" + PASSWORD + "@127.0.0.1:6379/99", false,
+                        "redis://app:***@127.0.0.1:6379/99"),
                 Arguments.of("redis://app:" + PASSWORD + "@ho^st:6379", false, "redis://app:***@ho^st:6379"),
                 Arguments.of("mongodb://app:" + PASSWORD + "@127.0.0.1", false, "mongodb://app:***@127.0.0.1"),
                 Arguments.of("redisson:" + unterminated, false, "redisson:" + unterminated),
@@ -62,7 +66,8 @@ class StoreSecretsTest {
 
     @ParameterizedTest(name = "{0}")
     @MethodSource("values")
-    void noLogLineAndNoMessageOfTheStartUpHoldsThePassword(String store, boolean starts, String shown) throws Exception {
+    void noLogLineAndNoMessageOfTheStartUpHoldsThePassword(String store, boolean starts,
+            String shown) throws Exception {
         Throwable failure = null;
         String log;
         try (LogCapture capture = LogCapture.start()) {

@@ -30,7 +30,10 @@ import java.util.concurrent.ConcurrentHashMap;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** {@code @RateLimit(tiers = ...)} with {@code sluice.tier}, {@code sluice.exempt} and {@code methods}, in Jersey on Jetty. */
+/**
+ * {@code @RateLimit(tiers = ...)} with {@code sluice.tier}, {@code sluice.exempt} and {@code methods}, in Jersey on
+ * Jetty.
+ */
 class TiersTest {
 
     /** The roles of each user; changed by the tests. */
@@ -167,7 +170,8 @@ class TiersTest {
     private static void awaitDecided(JerseyApp app) throws InterruptedException {
         long deadline = System.nanoTime() + java.time.Duration.ofSeconds(20).toNanos();
         String warmUp = user("warm-up");
-        while (header(app.get("/reports", "X-User", warmUp), "RateLimit-Limit") == null && System.nanoTime() < deadline) {
+        while (header(app.get("/reports", "X-User", warmUp), "RateLimit-Limit") == null
+                && System.nanoTime() < deadline) {
             Thread.sleep(50);
         }
     }

@@ -136,7 +136,8 @@ final class FilterRegistrations implements ServletContextInitializer, Ordered {
     }
 
     /** The filter's configuration: its properties as init-params, in the application's servlet context. */
-    private record PropertyConfig(SluiceSettings.FilterSettings settings, ServletContext context) implements FilterConfig {
+    private record PropertyConfig(SluiceSettings.FilterSettings settings,
+            ServletContext context) implements FilterConfig {
         @Override
         public String getFilterName() {
             return settings.name();

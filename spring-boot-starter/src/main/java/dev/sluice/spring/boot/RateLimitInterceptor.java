@@ -133,7 +133,8 @@ final class RateLimitInterceptor implements AsyncHandlerInterceptor {
     }
 
     @Override
-    public void afterConcurrentHandlingStarted(HttpServletRequest request, HttpServletResponse response, Object handler) {
+    public void afterConcurrentHandlingStarted(HttpServletRequest request, HttpServletResponse response,
+            Object handler) {
         Verdict completion = completion(request, handler);
         if (completion != null && request.isAsyncStarted()) {
             request.getAsyncContext().addListener(new End(completion, response));
@@ -141,7 +142,8 @@ final class RateLimitInterceptor implements AsyncHandlerInterceptor {
     }
 
     @Override
-    public void afterCompletion(HttpServletRequest request, HttpServletResponse response, Object handler, Exception ex) {
+    public void afterCompletion(HttpServletRequest request, HttpServletResponse response, Object handler,
+            Exception ex) {
         Verdict completion = completion(request, handler);
         if (completion != null && !request.isAsyncStarted()) {
             completion.responseEnded(ex == null ? response.getStatus() : failed(response));
@@ -273,7 +275,8 @@ final class RateLimitInterceptor implements AsyncHandlerInterceptor {
             Rejection reject;
             try {
                 web = WebSettings.parse(settings.applicationLookup());
-                reject = Rejection.parse(settings.applicationLookup(), "Spring MVC", Rejection.PROBLEM, Rejection.SEND_ERROR);
+                reject = Rejection.parse(settings.applicationLookup(), "Spring MVC", Rejection.PROBLEM,
+                        Rejection.SEND_ERROR);
             } catch (ParameterException e) {
                 throw new IllegalArgumentException(settings.describe(e.getMessage(), null), e);
             }
@@ -301,7 +304,8 @@ final class RateLimitInterceptor implements AsyncHandlerInterceptor {
     List<FilterRegistrations.Circuit> circuits() {
         String store = settings.store(null);
         return guards.entrySet().stream().filter(e -> !e.getValue().isEmpty())
-                .map(e -> new FilterRegistrations.Circuit(store, "handler method '" + e.getKey().getDeclaringClass().getName()
+                .map(e -> new FilterRegistrations.Circuit(store,
+                        "handler method '" + e.getKey().getDeclaringClass().getName()
                         + "." + e.getKey().getName() + "'", e.getValue().get(0)::storeCircuitOpen))
                 .toList();
     }

@@ -71,7 +71,8 @@ final class RedisStoreHealth implements HealthIndicator {
                     : config.isSentinelConfig() ? client.getRedisNodes(RedisNodes.SENTINEL_MASTER_SLAVE)
                     : config.isSingleConfig() ? client.getRedisNodes(RedisNodes.SINGLE)
                     : client.getRedisNodes(RedisNodes.MASTER_SLAVE);
-            return nodes.pingAll(PING_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS) ? null : "no answer within " + PING_TIMEOUT;
+            return nodes.pingAll(PING_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS) ? null : "no answer within "
+                    + PING_TIMEOUT;
         } catch (RuntimeException e) {
             return e.getClass().getSimpleName(); // its message may name the server; the URL is shown masked above
         }

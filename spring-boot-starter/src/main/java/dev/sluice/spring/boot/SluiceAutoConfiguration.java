@@ -79,7 +79,8 @@ public final class SluiceAutoConfiguration {
     @Bean
     FilterRegistrations sluiceFilters(SluiceSettings settings, Environment environment, ListableBeanFactory beans,
                                       ApplicationPolicies policies) {
-        int securityOrder = environment.getProperty("spring.security.filter.order", Integer.class, SECURITY_FILTER_ORDER);
+        int securityOrder = environment.getProperty("spring.security.filter.order", Integer.class,
+                SECURITY_FILTER_ORDER);
         return new FilterRegistrations(settings, meterRegistry(beans), securityOrder + 1, policies);
     }
 

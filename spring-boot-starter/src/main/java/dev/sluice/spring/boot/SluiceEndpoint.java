@@ -52,11 +52,13 @@ final class SluiceEndpoint {
 
     /** One policy; a tier's name, {@code <policy>/<tier>}, is two path segments. */
     @ReadOperation
-    public WebEndpointResponse<Map<String, Object>> policy(@Selector(match = Selector.Match.ALL_REMAINING) String[] policy,
+    public WebEndpointResponse<Map<String,
+            Object>> policy(@Selector(match = Selector.Match.ALL_REMAINING) String[] policy,
                                                            SecurityContext security) {
         String name = String.join("/", policy);
         WebEndpointResponse<Map<String, Object>> all = policies(security);
-        if (all.getStatus() == WebEndpointResponse.STATUS_OK && all.getBody().get("policies") instanceof List<?> views) {
+        if (all.getStatus() == WebEndpointResponse.STATUS_OK && all.getBody()
+                .get("policies") instanceof List<?> views) {
             for (Object view : views) {
                 if (view instanceof Map<?, ?> map && name.equals(map.get("name"))) {
                     @SuppressWarnings("unchecked") // a JSON object read as a map of its members
@@ -70,7 +72,8 @@ final class SluiceEndpoint {
 
     /** Overrides the policy's limit ({@code limit}, optional {@code burst}) or resets a caller ({@code caller}). */
     @WriteOperation
-    public WebEndpointResponse<Map<String, Object>> change(@Selector(match = Selector.Match.ALL_REMAINING) String[] policy,
+    public WebEndpointResponse<Map<String,
+            Object>> change(@Selector(match = Selector.Match.ALL_REMAINING) String[] policy,
                                                            @Nullable String limit, @Nullable String burst,
                                                            @Nullable String caller, SecurityContext security) {
         String path = "/policies/" + encode(String.join("/", policy));
@@ -87,7 +90,8 @@ final class SluiceEndpoint {
 
     /** Clears the policy's override: its configured limit decides again. */
     @DeleteOperation
-    public WebEndpointResponse<Map<String, Object>> clear(@Selector(match = Selector.Match.ALL_REMAINING) String[] policy,
+    public WebEndpointResponse<Map<String,
+            Object>> clear(@Selector(match = Selector.Match.ALL_REMAINING) String[] policy,
                                                           SecurityContext security) {
         return console("DELETE", "/policies/" + encode(String.join("/", policy)) + "/override", null, security);
     }
@@ -95,7 +99,8 @@ final class SluiceEndpoint {
     private WebEndpointResponse<Map<String, Object>> console(String method, String path, String form,
                                                              SecurityContext security) {
         Principal principal = security.getPrincipal();
-        return answer(Console.handle(policies, method, path, null, form, principal == null ? null : principal.getName()));
+        return answer(Console.handle(policies, method, path, null, form,
+                principal == null ? null : principal.getName()));
     }
 
     /** The console's answer, its JSON read back into maps and lists for Actuator to write. */

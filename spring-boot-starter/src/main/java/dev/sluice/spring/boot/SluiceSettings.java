@@ -85,7 +85,8 @@ final class SluiceSettings {
                 named(first, PREFIX, FILTERS + ".<name>.*");
                 if (first.equals(Parameter.POLICY.configName())) {
                     throw new IllegalArgumentException("property 'sluice.policy' cannot be every filter's default: a "
-                            + "policy names its own budget, so each filter has its own (default: the filter name), got '"
+                            + "policy names its own budget, so each filter has its own (default: the filter name), "
+                            + "got '"
                             + binder.bind(PREFIX + first, String.class).orElse("") + "'");
                 }
                 applicationNames.add(first);
@@ -130,7 +131,8 @@ final class SluiceSettings {
         try {
             Parameter.named(parameter);
         } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException("property '" + prefix + parameter + "' is not a Sluice parameter; known: "
+            throw new IllegalArgumentException("property '" + prefix + parameter
+                    + "' is not a Sluice parameter; known: "
                     + String.join(", ", Stream.concat(Arrays.stream(Parameter.values()).map(Parameter::configName),
                     Arrays.stream(more)).sorted().map(p -> prefix + p).toList()), e);
         }

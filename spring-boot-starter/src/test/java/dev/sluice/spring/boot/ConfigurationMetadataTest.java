@@ -54,7 +54,8 @@ class ConfigurationMetadataTest {
             if (p != Parameter.POLICY) {
                 assertThat(metadata).contains("\"name\": \"sluice." + p.configName() + "\"");
             }
-            assertThat(metadata).containsPattern("\"name\": \"sluice.filters\"[^}]*[ ,(]" + Pattern.quote(p.configName()) + "[,)]");
+            assertThat(metadata)
+                    .containsPattern("\"name\": \"sluice.filters\"[^}]*[ ,(]" + Pattern.quote(p.configName()) + "[,)]");
         }
         assertThat(metadata).containsPattern("\"name\": \"sluice.filters\"[^}]*url-patterns");
     }
@@ -74,9 +75,11 @@ class ConfigurationMetadataTest {
             properties.add(entry("sluice." + p.configName(), "java.lang.String", descriptions.get(p.name())
                     + (p.scope() == Parameter.Scope.ROUTE ? " The default of every filter." : ""), null));
         }
-        properties.add(entry("sluice.filters", "java.util.Map<java.lang.String,java.util.Map<java.lang.String,java.lang.String>>",
+        properties.add(entry("sluice.filters",
+                "java.util.Map<java.lang.String,java.util.Map<java.lang.String,java.lang.String>>",
                 "Rate-limit filters by name (the default policy name), each mapped to its 'url-patterns' (default /*) "
-                        + "and configured by the parameters (" + Arrays.stream(Parameter.values()).map(Parameter::configName)
+                        + "and configured by the parameters (" + Arrays.stream(Parameter.values())
+                        .map(Parameter::configName)
                         .collect(Collectors.joining(", ")) + ") as sluice.filters.<name>.<parameter>.", null));
         json.append(String.join(",\n", properties));
         json.append("\n  ],\n  \"hints\": [\n");
@@ -86,7 +89,8 @@ class ConfigurationMetadataTest {
         hints.put("sluice.headers", Arrays.stream(HeaderStyle.values()).map(HeaderStyle::configName).toList());
         hints.put("sluice.metrics", List.of("true", "false"));
         hints.put("sluice.partition-key", List.of("true", "false"));
-        json.append(hints.entrySet().stream().map(h -> "    {\n      \"name\": \"" + h.getKey() + "\",\n      \"values\": [\n"
+        json.append(hints.entrySet().stream()
+                .map(h -> "    {\n      \"name\": \"" + h.getKey() + "\",\n      \"values\": [\n"
                 + h.getValue().stream().map(v -> "        {\n          \"value\": \"" + v + "\"\n        }")
                 .collect(Collectors.joining(",\n")) + "\n      ]\n    }").collect(Collectors.joining(",\n")));
         return json.append("\n  ]\n}\n").toString();
@@ -97,7 +101,8 @@ class ConfigurationMetadataTest {
         if (type != null) {
             e.append(",\n      \"type\": \"").append(type).append('"');
         }
-        e.append(",\n      \"description\": \"").append(description.replace("\\", "\\\\").replace("\"", "\\\"")).append('"');
+        e.append(",\n      \"description\": \"").append(description.replace("\\", "\\\\").replace("\"", "\\\""))
+                .append('"');
         if (sourceType != null) {
             e.append(",\n      \"sourceType\": \"").append(sourceType).append('"');
         }

@@ -43,7 +43,8 @@ final class Http {
     }
 
     HttpResponse<String> postJson(String path, String json, String user, String password) {
-        return send(request(path).header("Content-Type", "application/json").header("Authorization", basic(user, password))
+        return send(request(path).header("Content-Type", "application/json")
+                .header("Authorization", basic(user, password))
                 .POST(HttpRequest.BodyPublishers.ofString(json)).build());
     }
 

@@ -30,7 +30,8 @@ class SluiceEndpointTest {
         Http http = new Http(port);
         HttpResponse<String> list = http.get("/actuator/sluice");
         assertThat(list.statusCode()).isEqualTo(200);
-        assertThat(list.body()).contains("\"refreshSeconds\":2", "\"name\":\"search\"", "\"routes\":[\"filter 'search'\"]",
+        assertThat(list.body())
+                .contains("\"refreshSeconds\":2", "\"name\":\"search\"", "\"routes\":[\"filter 'search'\"]",
                 "\"name\":\"" + ORDER, "handler method", "\"limit\":\"2/1m\"", "\"store\":\"memory\"");
 
         HttpResponse<String> one = http.get("/actuator/sluice/search");
@@ -51,7 +52,8 @@ class SluiceEndpointTest {
         assertThat(set.statusCode()).isEqualTo(200);
         assertThat(set.body()).contains("\"effective\":{\"limit\":\"50/1m\"",
                 "\"override\":{\"limit\":\"50/1m\",\"burst\":\"50\",\"by\":\"alice\"", // the principal Actuator passes
-                "\"configuredWhenSet\":{\"limit\":\"2/1m\",\"burst\":2}", "\"configuredChanged\":false", "\"applied\":true");
+                "\"configuredWhenSet\":{\"limit\":\"2/1m\",\"burst\":2}", "\"configuredChanged\":false",
+                "\"applied\":true");
         assertThat(http.get("/quota/a").statusCode()).isEqualTo(404); // the new limit: room again
 
         HttpResponse<String> cleared = http.delete("/actuator/sluice/quota");
@@ -65,7 +67,8 @@ class SluiceEndpointTest {
         Http http = new Http(port);
         String policy = policyNamed(http.get("/actuator/sluice").body(), ORDER);
         // The memory store is shared with the other tests' applications in this JVM: start and end afresh.
-        assertThat(http.postJson("/actuator/sluice/" + policy, "{\"caller\":\"127.0.0.1\"}").statusCode()).isEqualTo(200);
+        assertThat(http.postJson("/actuator/sluice/" + policy, "{\"caller\":\"127.0.0.1\"}").statusCode())
+                .isEqualTo(200);
         HttpResponse<String> set = http.postJson("/actuator/sluice/" + policy, "{\"limit\":\"4/1m\"}");
         assertThat(set.statusCode()).isEqualTo(200);
         try {

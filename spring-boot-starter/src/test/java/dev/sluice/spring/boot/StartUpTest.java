@@ -83,7 +83,8 @@ class StartUpTest {
         } catch (RuntimeException e) {
             thrown = e;
         }
-        assertThat(messages(thrown)).contains("@RateLimit on handler method '" + BadController.class.getName() + ".get'")
+        assertThat(messages(thrown))
+                .contains("@RateLimit on handler method '" + BadController.class.getName() + ".get'")
                 .contains("got 'ten a minute'");
     }
 

@@ -35,15 +35,18 @@ class StarterTest {
         assertThat(http.get("/search?q=a").statusCode()).isEqualTo(200);
         HttpResponse<String> second = http.get("/search?q=b");
         assertThat(second.statusCode()).isEqualTo(200);
-        assertThat(second.headers().firstValue("RateLimit-Policy")).hasValueSatisfying(v -> assertThat(v).contains("search"));
+        assertThat(second.headers().firstValue("RateLimit-Policy"))
+                .hasValueSatisfying(v -> assertThat(v).contains("search"));
         HttpResponse<String> third = http.get("/search?q=c");
         assertThat(third.statusCode()).isEqualTo(429);
-        assertThat(third.headers().firstValue("Retry-After")).hasValueSatisfying(v -> assertThat(Long.parseLong(v)).isPositive());
+        assertThat(third.headers().firstValue("Retry-After"))
+                .hasValueSatisfying(v -> assertThat(Long.parseLong(v)).isPositive());
         assertThat(third.headers().firstValue("Content-Type")).hasValue("application/problem+json");
         assertThat(third.body()).contains("\"status\":429");
 
         // The 429s are counted on the application's registry, which Actuator reads.
-        HttpResponse<String> metrics = http.get("/actuator/metrics/sluice.decisions?tag=outcome:rejected&tag=policy:search");
+        HttpResponse<String> metrics =
+                http.get("/actuator/metrics/sluice.decisions?tag=outcome:rejected&tag=policy:search");
         assertThat(metrics.statusCode()).isEqualTo(200);
         assertThat(metrics.body()).containsPattern("\"statistic\":\"COUNT\",\"value\":[1-9]");
     }
@@ -119,7 +122,8 @@ class StarterTest {
     @Test
     void theApplicationsPropertiesAreReadAsPlainText() {
         assertThat(settings.application()).containsEntry("headers", "both");
-        assertThat(settings.filters()).extracting(SluiceSettings.FilterSettings::name).containsExactly("search", "account");
+        assertThat(settings.filters()).extracting(SluiceSettings.FilterSettings::name)
+                .containsExactly("search", "account");
         assertThat(settings.filters().get(0).urlPatterns()).containsExactly("/search/*");
     }
 }

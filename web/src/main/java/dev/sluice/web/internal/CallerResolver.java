@@ -46,8 +46,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * {@code ipv6-prefix=128} an IPv6 client is keyed by its address, without a {@code /128}.
  *
  * <p>Identities are prefixed by their kind ({@code ip~}, {@code user~}, {@code key~}) so that an
- * API key cannot pose as an address ({@code attr~} for an attribute the application set); a composite source's identity is {@code all~} and its parts'
- * identities, each prefixed by its length, and {@code global} is the one identity {@code global~}. See {@code dev.sluice.internal.Keys} for how an identity becomes a storage key.
+ * API key cannot pose as an address ({@code attr~} for an attribute the application set); a composite source's identity
+ * is {@code all~} and its parts'
+ * identities, each prefixed by its length, and {@code global} is the one identity {@code global~}. See
+ * {@code dev.sluice.internal.Keys} for how an identity becomes a storage key.
  *
  * <p>Immutable (but for the once-only warning) and thread-safe; built once at start-up, so that
  * nothing is parsed per request but the request's own addresses.
@@ -169,7 +171,8 @@ final class CallerResolver {
             for (String[] values : splits) {
                 SentCaller request = new SentCaller(parts, values);
                 if (request.readable()) {
-                    String identity = identity(source, request, source.readsClient() ? clientBytes(request) : UNRESOLVED);
+                    String identity = identity(source, request,
+                            source.readsClient() ? clientBytes(request) : UNRESOLVED);
                     if (identity != null) {
                         out.add(identity);
                     }
@@ -197,7 +200,10 @@ final class CallerResolver {
         return out.size() > MAX_SPLITS ? List.of() : out;
     }
 
-    /** Adds to {@code out} every way of joining {@code pieces[from..]} into parts {@code n - left..n - 1} of {@code parts}. */
+    /**
+     * Adds to {@code out} every way of joining {@code pieces[from..]} into parts {@code n - left..n - 1} of
+     * {@code parts}.
+     */
     private static void split(String[] pieces, int from, int left, String[] parts, List<String[]> out) {
         if (out.size() > MAX_SPLITS) {
             return;
@@ -403,8 +409,9 @@ final class CallerResolver {
                 : request.header("Forwarded") != null ? "Forwarded" : null;
         if (header != null && warnedUntrusted.compareAndSet(false, true)) {
             String address = IpLiteral.format(peer);
-            LOG.warn("{}: a request from {} carries {}, but {} is not in 'trusted-proxies', so the header is ignored and "
-                    + "every client behind that proxy shares one budget; if it is your load balancer or reverse proxy, "
+            LOG.warn("{}: a request from {} carries {}, but {} is not in 'trusted-proxies', so the header is ignored "
+                    + "and every client behind that proxy shares one budget; if it is your load balancer or reverse "
+                    + "proxy, "
                     + "set 'trusted-proxies' (JAX-RS: 'sluice.trusted-proxies') to its address or network, e.g. "
                     + "10.0.0.0/8, and 'forwarded-header' to the header it writes. Logged once", where, address, header,
                     address);

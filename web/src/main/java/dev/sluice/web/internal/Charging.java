@@ -58,7 +58,8 @@ public record Charging(boolean after, List<Charging.Range> when) {
         boolean blankWhen = chargeWhen == null || chargeWhen.isBlank();
         if (mode.equals("before")) {
             if (!blankWhen) {
-                throw new IllegalArgumentException("'charge-when' applies only with charge=after, got '" + chargeWhen.trim()
+                throw new IllegalArgumentException("'charge-when' applies only with charge=after, got '"
+                        + chargeWhen.trim()
                         + "'");
             }
             return BEFORE;
@@ -89,7 +90,10 @@ public record Charging(boolean after, List<Charging.Range> when) {
         return ranges;
     }
 
-    /** Whether a response of {@code status} is charged: always with {@code before}; with {@code after}, if in {@code when}. */
+    /**
+     * Whether a response of {@code status} is charged: always with {@code before}; with {@code after}, if in
+     * {@code when}.
+     */
     public boolean counts(int status) {
         if (!after) {
             return true;
@@ -104,6 +108,7 @@ public record Charging(boolean after, List<Charging.Range> when) {
 
     @Override
     public String toString() {
-        return after ? "charge after, when " + String.join(",", when.stream().map(Range::toString).toList()) : "charge before";
+        return after ? "charge after, when " + String.join(",", when.stream().map(Range::toString).toList())
+                : "charge before";
     }
 }

@@ -66,7 +66,8 @@ public final class Cidr {
             }
             Cidr cidr = Cidr.parse(part.trim());
             if (cidr == null) {
-                throw new IllegalArgumentException("'" + parameter.configName() + "' must be comma-separated CIDRs or IP "
+                throw new IllegalArgumentException("'" + parameter.configName()
+                        + "' must be comma-separated CIDRs or IP "
                         + "addresses (e.g. 10.0.0.0/8, ::1), got '" + value + "'");
             }
             cidrs.add(cidr);

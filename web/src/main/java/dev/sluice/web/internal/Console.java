@@ -106,7 +106,8 @@ public final class Console {
             if (action.equals("reset") && method.equals("POST")) {
                 String caller = params.get("caller");
                 if (caller == null || caller.isBlank()) {
-                    return error(400, "'caller' is required: an address, a key, or a composite key's parts joined by +");
+                    return error(400,
+                            "'caller' is required: an address, a key, or a composite key's parts joined by +");
                 }
                 List<String> reset = registry.reset(policy, caller);
                 return json(200, "{\"reset\":" + strings(reset) + "}");
@@ -146,7 +147,8 @@ public final class Console {
         StringBuilder out = new StringBuilder("./");
         for (byte b : segment.getBytes(StandardCharsets.UTF_8)) {
             int c = b & 0xFF;
-            if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || "-._~!$&'()*+,=:@".indexOf(c) >= 0) {
+            if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
+                    || "-._~!$&'()*+,=:@".indexOf(c) >= 0) {
                 out.append((char) c);
             } else {
                 out.append('%').append(Character.toUpperCase(Character.forDigit(c >> 4, 16)))
@@ -178,7 +180,8 @@ public final class Console {
     }
 
     private static String policies(List<PolicyView> views, boolean raw) {
-        StringBuilder out = new StringBuilder(1024).append("{\"refreshSeconds\":").append(PolicyRegistry.REFRESH_SECONDS)
+        StringBuilder out = new StringBuilder(1024).append("{\"refreshSeconds\":")
+                .append(PolicyRegistry.REFRESH_SECONDS)
                 .append(",\"policies\":[");
         for (int i = 0; i < views.size(); i++) {
             out.append(i == 0 ? "" : ",").append(view(views.get(i), raw));
@@ -199,7 +202,8 @@ public final class Console {
             out.append("{\"limit\":").append(string(view.override().limit()))
                     .append(",\"burst\":").append(string(view.override().burst()))
                     .append(",\"by\":").append(string(view.override().by()))
-                    .append(",\"at\":").append(string(view.override().at() == null ? null : view.override().at().toString()))
+                    .append(",\"at\":")
+                    .append(string(view.override().at() == null ? null : view.override().at().toString()))
                     .append(",\"configuredWhenSet\":").append(configuredWhenSet(view.override().configuredWhenSet()))
                     .append(",\"configuredChanged\":").append(view.override().configuredChanged())
                     .append(",\"applied\":").append(view.override().applied())

@@ -29,7 +29,8 @@ public final class ConsoleAccess {
     public static final String ALLOWED_HOSTS = "allowed-hosts";
 
     // A DNS name (labels of letters, digits, '-' and '_'); an IP literal is checked apart.
-    private static final Pattern HOST_NAME = Pattern.compile("[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?(\\.[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?)*");
+    private static final Pattern HOST_NAME =
+            Pattern.compile("[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?(\\.[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?)*");
     private static final Pattern PORT = Pattern.compile("[0-9]{1,5}");
     /** The longest piece of a refused {@code Host} quoted back. */
     private static final int QUOTED = 100;
@@ -71,7 +72,8 @@ public final class ConsoleAccess {
                 String host = normalHost(item.trim());
                 if (host == null) {
                     throw new IllegalArgumentException("'" + ALLOWED_HOSTS + "' must be a comma-separated list of host "
-                            + "names or IP addresses without a port or scheme (e.g. console.example.com, 10.0.0.5), got '"
+                            + "names or IP addresses without a port or scheme (e.g. console.example.com, 10.0.0.5), "
+                            + "got '"
                             + raw + "'");
                 }
                 hosts.add(host);

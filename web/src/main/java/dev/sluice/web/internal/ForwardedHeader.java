@@ -43,6 +43,7 @@ public enum ForwardedHeader {
                 return header;
             }
         }
-        throw new IllegalArgumentException("'forwarded-header' must be x-forwarded-for or forwarded, got '" + value + "'");
+        throw new IllegalArgumentException("'forwarded-header' must be x-forwarded-for or forwarded, got '" + value
+                + "'");
     }
 }

@@ -184,7 +184,8 @@ final class IpLiteral {
      */
     public static String format(byte[] address) {
         if (address.length == 4) {
-            return (address[0] & 0xFF) + "." + (address[1] & 0xFF) + "." + (address[2] & 0xFF) + "." + (address[3] & 0xFF);
+            return (address[0] & 0xFF) + "." + (address[1] & 0xFF) + "." + (address[2] & 0xFF) + "."
+                    + (address[3] & 0xFF);
         }
         if (address.length != 16) {
             throw new IllegalArgumentException("an address has 4 or 16 bytes, got " + address.length);

@@ -8,8 +8,8 @@ import java.util.regex.Pattern;
 
 /**
  * One source of the caller's identity, one item of the {@code key} parameter: a single source
- * ({@code header:NAME}, {@code principal}, {@code param:NAME}, {@code attribute:NAME}, {@code ip}), a composite of several
- * joined by {@code +} ({@code ip+param:username}: every part required), or {@code global} (one
+ * ({@code header:NAME}, {@code principal}, {@code param:NAME}, {@code attribute:NAME}, {@code ip}), a composite of
+ * several joined by {@code +} ({@code ip+param:username}: every part required), or {@code global} (one
  * budget for the whole route).
  *
  * @param kind  where to look
@@ -52,7 +52,8 @@ public record KeySource(Kind kind, String name, List<KeySource> parts) {
         Objects.requireNonNull(name, "name");
         parts = List.copyOf(parts);
         if ((kind == Kind.COMPOSITE) == parts.isEmpty()) {
-            throw new IllegalArgumentException("a composite key source has parts, no other does, got " + kind + " " + parts);
+            throw new IllegalArgumentException("a composite key source has parts, no other does, got " + kind + " "
+                    + parts);
         }
     }
 
@@ -83,7 +84,8 @@ public record KeySource(Kind kind, String name, List<KeySource> parts) {
                 for (String part : alternative.split("\\+", -1)) {
                     if (part.isBlank()) {
                         throw new IllegalArgumentException("'key' has an empty part in '" + alternative.trim()
-                                + "' (parts are joined by +, each one of header:NAME, principal, param:NAME, attribute:NAME or ip), got '"
+                                + "' (parts are joined by +, each one of header:NAME, principal, param:NAME, "
+                                + "attribute:NAME or ip), got '"
                                 + value + "'");
                     }
                     if (part.trim().equalsIgnoreCase("global")) {

@@ -111,7 +111,8 @@ final class LimitChoice {
         Set<String> names = new LinkedHashSet<>();
         routes.forEach(route -> route.tiers().forEach(tier -> names.add(tier.name())));
         if (!names.isEmpty() && tierSource == null) {
-            throw new IllegalArgumentException("'tier-limits' needs 'tier' (role, attribute:NAME or header:NAME) to tell "
+            throw new IllegalArgumentException(
+                    "'tier-limits' needs 'tier' (role, attribute:NAME or header:NAME) to tell "
                     + "a request's tier, got '" + String.join(",", routes.stream().flatMap(r -> r.tiers().stream())
                     .map(Tier::toString).toList()) + "'");
         }
@@ -126,7 +127,8 @@ final class LimitChoice {
             }
             tiers.put(name, limits.isEmpty() ? UNLIMITED : Branch.of(builder.apply(limits), headers, where));
         }
-        return new LimitChoice(Branch.of(own, headers, where), builder, headers, where, tierSource, tiers, null, meters);
+        return new LimitChoice(Branch.of(own, headers, where), builder, headers, where, tierSource, tiers, null,
+                meters);
     }
 
     /** This choice with the resolver deciding instead of the tiers. */

@@ -29,7 +29,10 @@ public enum Parameter {
     FAILURE_MODE("failure-mode", Scope.ROUTE),
     /** {@code charge}: {@code before} the request runs, or {@code after} its response status is known. */
     CHARGE("charge", Scope.ROUTE),
-    /** {@code charge-when}: with {@code charge=after}, the statuses that are charged, such as {@code 401,403} or {@code 4xx}. */
+    /**
+     * {@code charge-when}: with {@code charge=after}, the statuses that are charged, such as {@code 401,403} or
+     * {@code 4xx}.
+     */
     CHARGE_WHEN("charge-when", Scope.ROUTE),
     /** {@code lease}: with {@code algorithm=concurrency}, the longest a request holds its place. */
     LEASE("lease", Scope.ROUTE),
@@ -49,7 +52,10 @@ public enum Parameter {
     IPV6_PREFIX("ipv6-prefix", Scope.APPLICATION),
     /** {@code mode}: {@code enforce} or {@code shadow}. */
     MODE("mode", Scope.APPLICATION),
-    /** {@code reject}: how a refusal is answered, {@code problem}, {@code send-error} (servlet) or {@code exception} (JAX-RS). */
+    /**
+     * {@code reject}: how a refusal is answered, {@code problem}, {@code send-error} (servlet) or {@code exception}
+     * (JAX-RS).
+     */
     REJECT("reject", Scope.APPLICATION),
     /** {@code metrics}: whether to publish to Micrometer. */
     METRICS("metrics", Scope.APPLICATION),

@@ -52,7 +52,8 @@ final class Problems {
         String extra = draft ? ",\"violated-policies\":[" + String.join(",", violated.stream()
                 .map(p -> "\"" + p + "\"").toList()) + "]" : "";
         if (decision.outcome() == Decision.Outcome.UNSATISFIABLE) {
-            return problem(type, 429, title, "This request costs more than the rate limit can ever grant.", null, extra);
+            return problem(type, 429, title, "This request costs more than the rate limit can ever grant.", null,
+                    extra);
         }
         Decision.Quota binding = decision.binding();
         String policy = binding == null ? null : binding.limit().policy();

@@ -80,7 +80,8 @@ final class RateLimitHeaders {
             BigInteger[] window = BigInteger.valueOf(capacity).multiply(BigInteger.valueOf(period))
                     .divideAndRemainder(BigInteger.valueOf(limit.count()));
             if (window[1].signum() == 0 && window[0].mod(BigInteger.valueOf(1_000_000)).signum() == 0) {
-                return new QuotaWindow(capacity, Math.max(1, window[0].divide(BigInteger.valueOf(1_000_000)).longValue()));
+                return new QuotaWindow(capacity,
+                        Math.max(1, window[0].divide(BigInteger.valueOf(1_000_000)).longValue()));
             }
             // count per period is q per w when w is a multiple of the period's shortest whole-second multiple
             long step = period / gcd(period, 1_000_000);
@@ -160,7 +161,8 @@ final class RateLimitHeaders {
         HttpAnswer.Header reset = null;
         if (style.legacy()) {
             limit = new HttpAnswer.Header("RateLimit-Limit", decimal(binding.limit().capacity()));
-            remaining = new HttpAnswer.Header("RateLimit-Remaining", decimal(binding.allowed() ? binding.remaining() : 0));
+            remaining = new HttpAnswer.Header("RateLimit-Remaining",
+                    decimal(binding.allowed() ? binding.remaining() : 0));
             reset = new HttpAnswer.Header("RateLimit-Reset", decimal(Math.min(SF_INTEGER_MAX, resetSeconds(binding))));
             if (!style.draft()) {
                 return List.of(limit, remaining, reset);
@@ -215,8 +217,9 @@ final class RateLimitHeaders {
         for (Limit limit : limits) {
             char first = limit.policy().charAt(0);
             if (!((first >= 'A' && first <= 'Z') || (first >= 'a' && first <= 'z'))) {
-                LOG.warn("{}: policy name '{}' starts with '{}'; the draft RateLimit headers quote it as a String, which "
-                        + "is valid, but a later revision may identify policies by Token, which must start with a "
+                LOG.warn("{}: policy name '{}' starts with '{}'; the draft RateLimit headers quote it as a String, "
+                        + "which is valid, but a later revision may identify policies by Token, which must start "
+                        + "with a "
                         + "letter; consider renaming the policy", where, limit.policy(), first);
             }
         }

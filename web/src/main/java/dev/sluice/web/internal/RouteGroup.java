@@ -67,8 +67,10 @@ final class RouteGroup {
             }
             if (!route.methods().equals(first.methods())) {
                 throw new IllegalArgumentException("repeated limits are decided together, so they must share one "
-                        + "'methods', got '" + String.join(",", first.methods()) + "' (policy '" + first.limit().policy()
-                        + "') and '" + String.join(",", route.methods()) + "' (policy '" + route.limit().policy() + "')");
+                        + "'methods', got '" + String.join(",", first.methods()) + "' (policy '" + first.limit()
+                        .policy()
+                        + "') and '" + String.join(",", route.methods()) + "' (policy '" + route.limit().policy()
+                        + "')");
             }
             if (!route.limit().algorithm().isRate()) {
                 if (cap != null) {
@@ -78,7 +80,8 @@ final class RouteGroup {
                 }
                 cap = route;
             } else if (charging != null && !charging.equals(route.charging())) {
-                throw new IllegalArgumentException("repeated limits are charged together, so they must share 'charge' and "
+                throw new IllegalArgumentException(
+                        "repeated limits are charged together, so they must share 'charge' and "
                         + "'charge-when', got '" + charging + "' and '" + route.charging() + "' (policy '"
                         + route.limit().policy() + "')");
             } else {

@@ -49,7 +49,8 @@ public record RouteSpec(Limit limit, List<KeySource> key, FailureMode failureMod
         methods = HttpMethods.withHead(methods); // GET brings HEAD: doHead runs doGet
         Objects.requireNonNull(charging, "charging");
         if (charging.after() && !limit.algorithm().isRate()) {
-            throw new IllegalArgumentException("'charge' applies to rate limits; a lease of concurrency is returned when "
+            throw new IllegalArgumentException(
+                    "'charge' applies to rate limits; a lease of concurrency is returned when "
                     + "the response completes, got 'after'");
         }
         if (!tiers.isEmpty() && !limit.algorithm().isRate()) {
@@ -102,7 +103,8 @@ public record RouteSpec(Limit limit, List<KeySource> key, FailureMode failureMod
         if (policy != null && policy.indexOf(Tier.SEPARATOR) >= 0) {
             throw new IllegalArgumentException("'policy' must be 1 to " + PolicyChars.MAX_LENGTH + " characters of "
                     + PolicyChars.DESCRIPTION + " ('"
-                    + Tier.SEPARATOR + "' names a tier's state: <policy>" + Tier.SEPARATOR + "<tier>), got '" + policy + "'");
+                    + Tier.SEPARATOR + "' names a tier's state: <policy>" + Tier.SEPARATOR + "<tier>), got '" + policy
+                    + "'");
         }
         if (limit == null || limit.isBlank()) {
             throw new IllegalArgumentException("'limit' is required, e.g. 100/1m");
@@ -135,11 +137,13 @@ public record RouteSpec(Limit limit, List<KeySource> key, FailureMode failureMod
                     + "integer of at least 1 such as 10, got '" + limit + "'");
         }
         if (burst != 0) {
-            throw new IllegalArgumentException("'burst' applies only to token-bucket and gcra, not to concurrency, got '"
+            throw new IllegalArgumentException(
+                    "'burst' applies only to token-bucket and gcra, not to concurrency, got '"
                     + burst + "'");
         }
         checkPositive(Parameter.COST, cost, cost >= 1);
-        Limit cap = new Limit(policy, Algorithm.CONCURRENCY, Long.parseLong(limit), DEFAULT_LEASE, Long.parseLong(limit),
+        Limit cap = new Limit(policy, Algorithm.CONCURRENCY, Long.parseLong(limit), DEFAULT_LEASE,
+                Long.parseLong(limit),
                 cost);
         return new RouteSpec(cap, key == null || key.isBlank() ? KeySource.IP : KeySource.parseList(key), failureMode);
     }
@@ -204,7 +208,8 @@ public record RouteSpec(Limit limit, List<KeySource> key, FailureMode failureMod
 
     private static void checkPositive(Parameter parameter, Object value, boolean valid) {
         if (!valid) {
-            throw new IllegalArgumentException("'" + parameter.configName() + "' must be an integer of at least 1, got '"
+            throw new IllegalArgumentException("'" + parameter.configName()
+                    + "' must be an integer of at least 1, got '"
                     + value + "'");
         }
     }

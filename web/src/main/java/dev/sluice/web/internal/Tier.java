@@ -52,12 +52,15 @@ public record Tier(String name, Limit limit) {
             String name = colon < 0 ? "" : item.substring(0, colon).trim();
             String rate = colon < 0 ? "" : item.substring(colon + 1).trim();
             if (!PolicyChars.isName(name, MAX_NAME) || rate.isEmpty()) {
-                throw new IllegalArgumentException("'tier-limits' must be a comma-separated list of name:<count>/<period> "
-                        + "or name:unlimited, names of " + PolicyChars.DESCRIPTION + " (e.g. premium:1000/1h,internal:unlimited), "
+                throw new IllegalArgumentException(
+                        "'tier-limits' must be a comma-separated list of name:<count>/<period> "
+                        + "or name:unlimited, names of " + PolicyChars.DESCRIPTION
+                        + " (e.g. premium:1000/1h,internal:unlimited), "
                         + "got '" + value + "'");
             }
             if (!names.add(name)) {
-                throw new IllegalArgumentException("'tier-limits' names the tier '" + name + "' twice, got '" + value + "'");
+                throw new IllegalArgumentException("'tier-limits' names the tier '" + name + "' twice, got '" + value
+                        + "'");
             }
             tiers.add(new Tier(name, rate.equals("unlimited") ? null : limit(name, rate, base, value)));
         }
@@ -67,7 +70,8 @@ public record Tier(String name, Limit limit) {
     private static Limit limit(String name, String rate, Limit base, String value) {
         try {
             Durations.Rate parsed = Durations.parseRate(rate);
-            return new Limit(base.policy() + SEPARATOR + name, base.algorithm(), parsed.count(), parsed.period(), parsed.count(),
+            return new Limit(base.policy() + SEPARATOR + name, base.algorithm(), parsed.count(), parsed.period(),
+                    parsed.count(),
                     base.cost());
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException("'tier-limits' tier '" + name + "': " + e.getMessage() + " (in '" + value
@@ -78,6 +82,7 @@ public record Tier(String name, Limit limit) {
     /** As {@code tier-limits} writes it: {@code premium:1000/1h} or {@code internal:unlimited}. */
     @Override
     public String toString() {
-        return name + ":" + (limit == null ? "unlimited" : limit.count() + "/" + Durations.formatDuration(limit.period()));
+        return name + ":"
+                + (limit == null ? "unlimited" : limit.count() + "/" + Durations.formatDuration(limit.period()));
     }
 }

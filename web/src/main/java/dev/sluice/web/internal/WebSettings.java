@@ -119,7 +119,8 @@ public record WebSettings(String store, Duration timeout, HeaderStyle headers, C
     /** The settings, with a password in {@code store} shown as {@code ***}. */
     @Override
     public String toString() {
-        return "WebSettings[store=" + Secrets.redact(store) + ", timeout=" + Durations.formatDuration(timeout) + ", headers="
+        return "WebSettings[store=" + Secrets.redact(store) + ", timeout=" + Durations.formatDuration(timeout)
+                + ", headers="
                 + headers.configName() + ", callers=" + callers + ", shadow=" + shadow + ", metrics=" + metrics
                 + ", partitionKey=" + partitionKey + ", localShare=" + localShare + "]";
     }
@@ -138,7 +139,8 @@ public record WebSettings(String store, Duration timeout, HeaderStyle headers, C
 
     private static double checkLocalShare(double share, String raw) {
         if (!(share > 0 && share <= 1)) {
-            throw new IllegalArgumentException("'local-share' must be a fraction greater than 0 and at most 1 (e.g. 0.33), "
+            throw new IllegalArgumentException(
+                    "'local-share' must be a fraction greater than 0 and at most 1 (e.g. 0.33), "
                     + "got '" + raw + "'");
         }
         return share;
@@ -157,6 +159,7 @@ public record WebSettings(String store, Duration timeout, HeaderStyle headers, C
         if (normal.equals("true") || normal.equals("false")) {
             return normal.equals("true");
         }
-        throw new IllegalArgumentException("'" + parameter.configName() + "' must be true or false, got '" + value + "'");
+        throw new IllegalArgumentException("'" + parameter.configName() + "' must be true or false, got '" + value
+                + "'");
     }
 }
