@@ -20,11 +20,13 @@ import java.util.regex.Pattern;
  * the composed text).
  *
  * <p>The text is {@code shared.lua}; then every file of {@code algorithms/} that its table of ids
- * names, and every file those {@code use}, each wrapped as a module, a function returning the
- * algorithm's operations, which {@code use(name)} runs at most once per call; then the script
- * itself, the driver. Redis runs the whole text on every call, and every function and table it
- * creates costs the call: a lone decision is a few dozen microseconds, and each function about one
- * percent of it. So a call creates only the modules of the algorithms it counts by, and each
+ * names, and every file those {@code use}, each a module: one branch of the function
+ * {@code run_module(name)}, returning the algorithm's operations, which {@code use(name)} runs at
+ * most once per call; then the script itself, the driver. Redis runs the whole text on every call,
+ * and every function and table it creates costs the call: a lone decision is a few dozen
+ * microseconds, and each function about one percent of it, while a function written in a branch
+ * not taken costs nothing (one function per module cost a lone bucket decision 5%). So a call
+ * creates only the modules of the algorithms it counts by, and each
  * module only the operations the driver calls ({@code run.<operation>} in the driver or in
  * {@code shared.lua}): the others, and every {@code local function} no longer referenced, are left
  * out of that script's text.
@@ -61,16 +63,20 @@ final class LuaSource {
         Set<String> modules = new LinkedHashSet<>();
         Deque<String> pending = new ArrayDeque<>(names(ALGORITHM, shared));
         pending.addAll(names(USE, main));
-        StringBuilder text = new StringBuilder(shared).append("\nmodules = {\n");
+        StringBuilder cache = new StringBuilder("\nmodules = {");
+        StringBuilder branches = new StringBuilder("run_module = function(name)\n");
         while (!pending.isEmpty()) {
             String module = pending.removeFirst();
             if (modules.add(module)) {
                 String source = load("algorithms/" + module + ".lua");
                 pending.addAll(names(USE, source));
-                text.append("['").append(module).append("'] = function()\n").append(source).append("end,\n");
+                cache.append("['").append(module).append("'] = false, ");
+                branches.append(modules.size() == 1 ? "if" : "elseif").append(" name == '").append(module)
+                        .append("' then\n").append(source);
             }
         }
-        return withoutUnused(text.append("}\n").append(main).append('\n').toString(), wanted);
+        String text = shared + cache.append("}\n") + branches.append("end\nend\n") + main + '\n';
+        return withoutUnused(text, wanted);
     }
 
     /**

@@ -4,8 +4,8 @@ Sluice: what every script of this package that counts by an algorithm shares, se
 wrapped as a module, then the script itself; Redis scripts have no require). Here: the algorithm
 ids, the modules, integer arithmetic, TTLs, fingerprints, the clock and a limit's arguments.
 
-A module (one file of algorithms/) is a function returning a table of its operations, the return
-that ends the file; use(name) runs it at most once per call. Every function and table is created
+A module (one file of algorithms/) is a branch of one function, run_module, returning a table of
+its operations, the return that ends the file; use(name) runs it at most once per call. Every function and table is created
 anew on every call, so a call creates the modules of the algorithms it counts by only, and
 LuaSource leaves out of each script the operations its driver never calls (run.<operation>) and
 the functions nothing references any more.
@@ -32,14 +32,15 @@ local algorithms = {
   [5] = 'sliding_log',
 }
 
--- Each file of algorithms/ by its name: a function returning its operations, replaced by them once
--- run in this call (the composed text that follows this file fills it in, in one constructor)
-local modules
+-- The operations of each file of algorithms/ this call ran, by its name (false until then), and
+-- the function that runs one: the composed text that follows this file sets both, the function with
+-- one branch per file, so that a call creates only the functions of the files it runs
+local modules, run_module
 
 local function use(name)
   local m = modules[name]
-  if type(m) == 'function' then
-    m = m()
+  if not m then
+    m = run_module(name)
     modules[name] = m
   end
   return m
