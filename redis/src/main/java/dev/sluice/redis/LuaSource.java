@@ -19,7 +19,7 @@ import java.util.regex.Pattern;
  * that counts by the algorithms travels whole, composed here once when it is loaded (its SHA-1 is of
  * the composed text).
  *
- * <p>The text is {@code shared.lua}; then every file of {@code algorithms/} that its table of ids
+ * <p>The text is {@code shared.lua}; then every file of {@code algorithms/} that its function of ids
  * names, and every file those {@code use}, each a module: one branch of the function
  * {@code run_module(name)}, returning the algorithm's operations, which {@code use(name)} runs at
  * most once per call; then the script itself, the driver. Redis runs the whole text on every call,
@@ -33,8 +33,9 @@ import java.util.regex.Pattern;
  */
 final class LuaSource {
 
-    /** An entry of {@code shared.lua}'s table of algorithm ids: {@code [1] = 'token_bucket',}. */
-    private static final Pattern ALGORITHM = Pattern.compile("^ *\\[\\d+] = '(\\w+)',", Pattern.MULTILINE);
+    /** A line of {@code shared.lua}'s {@code algorithm(id)}: {@code if id == 1 then return 'token_bucket' end}. */
+    private static final Pattern ALGORITHM = Pattern.compile("^ *if id == \\d+ then return '(\\w+)' end$",
+            Pattern.MULTILINE);
     /** A module one file uses: {@code use('bucket')}. */
     private static final Pattern USE = Pattern.compile("use\\('(\\w+)'\\)");
     /** An operation a driver calls on a limit's module: {@code l.run.decide(}. */
@@ -63,19 +64,17 @@ final class LuaSource {
         Set<String> modules = new LinkedHashSet<>();
         Deque<String> pending = new ArrayDeque<>(names(ALGORITHM, shared));
         pending.addAll(names(USE, main));
-        StringBuilder cache = new StringBuilder("\nmodules = {");
         StringBuilder branches = new StringBuilder("run_module = function(name)\n");
         while (!pending.isEmpty()) {
             String module = pending.removeFirst();
             if (modules.add(module)) {
                 String source = load("algorithms/" + module + ".lua");
                 pending.addAll(names(USE, source));
-                cache.append("['").append(module).append("'] = false, ");
                 branches.append(modules.size() == 1 ? "if" : "elseif").append(" name == '").append(module)
                         .append("' then\n").append(source);
             }
         }
-        String text = shared + cache.append("}\n") + branches.append("end\nend\n") + main + '\n';
+        String text = shared + '\n' + branches.append("end\nend\n") + main + '\n';
         return withoutUnused(text, wanted);
     }
 
