@@ -5,7 +5,9 @@ wrapped as a module, then the script itself; Redis scripts have no require). Her
 ids, the modules, integer arithmetic, TTLs, fingerprints, the clock and a limit's arguments.
 
 A module (one file of algorithms/) is a branch of one function, run_module, returning a table of
-its operations, the return that ends the file; use(name) runs it at most once per call. Every
+its operations, the return that ends the file; use(name) runs it at most once per call. A helper
+(a file no id names, bucket.lua) is written before run_module instead, its names prefixed with its
+own (bucket.read becomes bucket_read, local bucket = use('bucket') goes). Every
 function and table is created anew on every call, and a function in a branch not taken is not
 created at all, so a call creates the modules of the algorithms it counts by only, and
 LuaSource leaves out of each script the operations its driver never calls (run.<operation>) and
