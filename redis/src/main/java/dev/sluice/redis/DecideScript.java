@@ -66,7 +66,7 @@ final class DecideScript {
     }
 
     /**
-     * The id shared.lua's {@code algorithms} table (the Lua scripts' one table of ids) gives each
+     * The id shared.lua's {@code algorithm} function (the Lua scripts' one list of ids) gives each
      * algorithm. Explicit, never the enum's order: reordering {@link Algorithm} must not make Redis
      * count by another algorithm.
      */

@@ -19,20 +19,27 @@ import java.util.regex.Pattern;
  * that counts by the algorithms travels whole, composed here once when it is loaded (its SHA-1 is of
  * the composed text).
  *
- * <p>The text is {@code shared.lua}; then every file of {@code algorithms/} that its table of ids
- * names, and every file those {@code use}, each wrapped as a module, a function returning the
- * algorithm's operations, which {@code use(name)} runs at most once per call; then the script
- * itself, the driver. Redis runs the whole text on every call, and every function and table it
- * creates costs the call: a lone decision is a few dozen microseconds, and each function about one
- * percent of it. So a call creates only the modules of the algorithms it counts by, and each
+ * <p>The text is {@code shared.lua}; then every file of {@code algorithms/} that its function of ids
+ * names, and every file those {@code use}. An algorithm's file is a module: one branch of the
+ * function {@code run_module(name)}, returning the algorithm's operations, which {@code use(name)}
+ * runs at most once per call. A helper's file (one no id names: {@code bucket.lua}) is written at
+ * the top, by a convention: a file that uses it names it by its file ({@code local bucket =
+ * use('bucket')}) and calls {@code bucket.read}; composed, that line goes, {@code bucket.read}
+ * becomes {@code bucket_read}, and {@code bucket.lua}'s own top-level names are prefixed alike,
+ * its table of operations dropped. Then the script itself, the driver. Redis runs the whole text on
+ * every call, and every function and table it creates costs the call: a lone decision is a few
+ * dozen microseconds, and each function about one percent of it, while a function written in a
+ * branch not taken costs nothing. So a call creates only the modules of the algorithms it counts
+ * by, no table for a helper, and each
  * module only the operations the driver calls ({@code run.<operation>} in the driver or in
  * {@code shared.lua}): the others, and every {@code local function} no longer referenced, are left
  * out of that script's text.
  */
 final class LuaSource {
 
-    /** An entry of {@code shared.lua}'s table of algorithm ids: {@code [1] = 'token_bucket',}. */
-    private static final Pattern ALGORITHM = Pattern.compile("^ *\\[\\d+] = '(\\w+)',", Pattern.MULTILINE);
+    /** A line of {@code shared.lua}'s {@code algorithm(id)}: {@code if id == 1 then return 'token_bucket' end}. */
+    private static final Pattern ALGORITHM = Pattern.compile("^ *if id == \\d+ then return '(\\w+)' end$",
+            Pattern.MULTILINE);
     /** A module one file uses: {@code use('bucket')}. */
     private static final Pattern USE = Pattern.compile("use\\('(\\w+)'\\)");
     /** An operation a driver calls on a limit's module: {@code l.run.decide(}. */
@@ -42,6 +49,12 @@ final class LuaSource {
     /** A function at the top of a file, through the {@code end} at the start of a line that closes it. */
     private static final Pattern FUNCTION = Pattern.compile("^local function (\\w+)\\(.*?^end\\n",
             Pattern.MULTILINE | Pattern.DOTALL);
+    /** A helper module one file uses, by its own name: {@code local bucket = use('bucket')}. */
+    private static final Pattern HELPER = Pattern.compile("^local (\\w+) = use\\('\\1'\\)$", Pattern.MULTILINE);
+    /** A module's table of operations, the {@code return} that ends its file. */
+    private static final Pattern RETURN = Pattern.compile("^return \\{\\n", Pattern.MULTILINE);
+    /** A name a file defines at its top: {@code local function read(} or {@code local states =}. */
+    private static final Pattern TOP = Pattern.compile("^local (?:function )?(\\w+)", Pattern.MULTILINE);
     private static final Pattern COMMENT = Pattern.compile("--\\[\\[.*?--]]|--[^\\n]*", Pattern.DOTALL);
 
     private LuaSource() {
@@ -58,19 +71,56 @@ final class LuaSource {
         String main = load(driver);
         Set<String> wanted = new HashSet<>(names(RUN, shared));
         wanted.addAll(names(RUN, main));
+        Set<String> algorithms = new LinkedHashSet<>(names(ALGORITHM, shared));
         Set<String> modules = new LinkedHashSet<>();
-        Deque<String> pending = new ArrayDeque<>(names(ALGORITHM, shared));
+        Deque<String> pending = new ArrayDeque<>(algorithms);
         pending.addAll(names(USE, main));
-        StringBuilder text = new StringBuilder(shared).append("\nmodules = {\n");
+        StringBuilder helpers = new StringBuilder();
+        StringBuilder branches = new StringBuilder("run_module = function(name)\n");
         while (!pending.isEmpty()) {
             String module = pending.removeFirst();
             if (modules.add(module)) {
                 String source = load("algorithms/" + module + ".lua");
                 pending.addAll(names(USE, source));
-                text.append("['").append(module).append("'] = function()\n").append(source).append("end,\n");
+                if (algorithms.contains(module)) {
+                    branches.append(branches.indexOf("if") < 0 ? "if" : "elseif").append(" name == '").append(module)
+                            .append("' then\n").append(withHelpers(source));
+                } else {
+                    helpers.append(flat(module, source));
+                }
             }
         }
-        return withoutUnused(text.append("}\n").append(main).append('\n').toString(), wanted);
+        String text = shared + '\n' + helpers + branches.append("end\nend\n") + withHelpers(main) + '\n';
+        return withoutUnused(text, wanted);
+    }
+
+    /**
+     * A helper module's file (one no algorithm id names: {@code bucket.lua}) written at the top of
+     * the text: without its table of operations and its comments, each name it defines at the top of the file
+     * prefixed with the module's name ({@code read} becomes {@code bucket_read}), so that a call
+     * builds no table for it and its functions call each other directly.
+     */
+    private static String flat(String module, String source) {
+        Matcher table = RETURN.matcher(source);
+        // its comments go: they would name its functions by their new names
+        String text = COMMENT.matcher(table.find() ? source.substring(0, table.start()) : source).replaceAll("");
+        for (String name : names(TOP, text)) {
+            text = text.replaceAll("(?<![.\\w])" + name + "\\b", module + "_" + name);
+        }
+        return text;
+    }
+
+    /**
+     * {@code source} calling its helpers directly: {@code local bucket = use('bucket')} goes,
+     * {@code bucket.read} becomes {@code bucket_read}.
+     */
+    private static String withHelpers(String source) {
+        String text = source;
+        for (String module : names(HELPER, source)) {
+            text = text.replaceAll("(?m)^local " + module + " = use\\('" + module + "'\\)\\n", "")
+                    .replaceAll("\\b" + module + "\\.(?!lua\\b)(\\w+)", module + "_$1");
+        }
+        return text;
     }
 
     /**

@@ -15,7 +15,7 @@ ARGV[2]   G, the number of groups; then each group in turn:
                        at the same instant (concurrent requests of one JVM for one caller,
                        coalesced into one group)
             then seven values per limit i, in order:
-            algorithm  its id, a key of shared.lua's algorithms table (DecideScript.id in Java)
+            algorithm  its id, one shared.lua's algorithm function names (DecideScript.id in Java)
             count      units per period
             window     the period, microseconds
             perToken   fixed-point units per token   (buckets; see dev.sluice.internal.Units)

@@ -4,9 +4,12 @@ Sluice: what every script of this package that counts by an algorithm shares, se
 wrapped as a module, then the script itself; Redis scripts have no require). Here: the algorithm
 ids, the modules, integer arithmetic, TTLs, fingerprints, the clock and a limit's arguments.
 
-A module (one file of algorithms/) is a function returning a table of its operations, the return
-that ends the file; use(name) runs it at most once per call. Every function and table is created
-anew on every call, so a call creates the modules of the algorithms it counts by only, and
+A module (one file of algorithms/) is a branch of one function, run_module, returning a table of
+its operations, the return that ends the file; use(name) runs it at most once per call. A helper
+(a file no id names, bucket.lua) is written before run_module instead, its names prefixed with its
+own (bucket.read becomes bucket_read, local bucket = use('bucket') goes). Every
+function and table is created anew on every call, and a function in a branch not taken is not
+created at all, so a call creates the modules of the algorithms it counts by only, and
 LuaSource leaves out of each script the operations its driver never calls (run.<operation>) and
 the functions nothing references any more.
 
@@ -22,24 +25,27 @@ take(slots, key, a, at, now) (slots given up inside a bucket's schedule), and no
 that reserves only what it has now).
 --]]
 
--- The algorithms by the ids Java sends (DecideScript.id), each the name of its file in algorithms/:
--- the one place an id is named. Adding an algorithm: its file, and its line here.
-local algorithms = {
-  [1] = 'token_bucket',
-  [2] = 'gcra',
-  [3] = 'sliding_window',
-  [4] = 'fixed_window',
-  [5] = 'sliding_log',
-}
+-- The algorithm of each id Java sends (DecideScript.id), the name of its file in algorithms/: the
+-- one place an id is named. Adding an algorithm: its file, and its line here. A function, not a
+-- table: every call would build the table, while a function's lines cost only when run
+local function algorithm(id)
+  if id == 1 then return 'token_bucket' end
+  if id == 2 then return 'gcra' end
+  if id == 3 then return 'sliding_window' end
+  if id == 4 then return 'fixed_window' end
+  if id == 5 then return 'sliding_log' end
+end
 
--- Each file of algorithms/ by its name: a function returning its operations, replaced by them once
--- run in this call (the composed text that follows this file fills it in, in one constructor)
-local modules
+-- The operations of each file of algorithms/ this call ran, by its name (empty: a table built with
+-- a slot per file costs a call more than growing to the one or two it runs), and the function that
+-- runs one, which the composed text that follows this file sets: one branch per file, so that a
+-- call creates only the functions of the files it runs
+local modules, run_module = {}, nil
 
 local function use(name)
   local m = modules[name]
-  if type(m) == 'function' then
-    m = m()
+  if not m then
+    m = run_module(name)
     modules[name] = m
   end
   return m
@@ -104,11 +110,11 @@ local function clock()
 end
 
 -- A limit's seven values from ARGV[base ..], in DecideScript.encode's order: algorithm id (a key
--- of algorithms above), count, window, perToken, perMicro, capacity, cost; run is its algorithm's
+-- of algorithm above), count, window, perToken, perMicro, capacity, cost; run is its algorithm's
 -- module, which completes the limit (prepare). An unknown id fails the call before any key is
 -- written.
 local function read_limit(base)
-  local name = algorithms[tonumber(ARGV[base])]
+  local name = algorithm(tonumber(ARGV[base]))
   if not name then error('unknown algorithm id ' .. ARGV[base], 0) end
   -- every field in the constructor: a table that grows is allocated again
   local l = {

@@ -33,13 +33,13 @@ class DecideScriptTest {
 
     private final RedissonClient client = Stores.client();
 
-    /** shared.lua's {@code algorithms} table, as decide.lua is sent: id to the name of the Lua module it runs. */
+    /** shared.lua's {@code algorithm} function, as decide.lua is sent: id to the name of the Lua module it runs. */
     private static Map<Integer, String> luaTable() {
         String script = DecideScript.SCRIPT;
-        int start = script.indexOf("local algorithms = {");
-        String table = script.substring(start, script.indexOf('}', start));
+        int start = script.indexOf("local function algorithm(id)");
+        String table = script.substring(start, script.indexOf("\nend\n", start));
         Map<Integer, String> functions = new HashMap<>();
-        Matcher entry = Pattern.compile("\\[(\\d+)] = '(\\w+)',").matcher(table);
+        Matcher entry = Pattern.compile("if id == (\\d+) then return '(\\w+)' end").matcher(table);
         while (entry.find()) {
             functions.put(Integer.parseInt(entry.group(1)), entry.group(2));
         }
