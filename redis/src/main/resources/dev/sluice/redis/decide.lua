@@ -61,7 +61,7 @@ Invariants
     0 <= reset, retry <= the new limit's time to restore its whole budget. next is computed
     from the converted state, as retry is: for a refused request of cost 1 it equals retry.
   * Every number stays an integer below 2^53 (checked by Units.check in Java), so Lua's doubles
-    compute exactly what the Java twins in dev.sluice.memory compute.
+    compute exactly what the Java twins in dev.sluice.spi.algorithm compute.
 --]]
 
 -- shared.lua and the algorithms' modules are sent in front of this script (LuaScript composes

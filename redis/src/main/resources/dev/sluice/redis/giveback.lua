@@ -22,7 +22,8 @@ off the reservation's window or entries.
 Nothing happens to an absent key, to a bucket written under other units, or to a window or log
 written under another period. Writes keep the state key's TTL (SET KEEPTTL, HSET, LTRIM, LSET): a
 give-back only brings the state's equality with an absent key sooner; the returned slots expire
-with the schedule (one microsecond after its end). The Java twins are the algorithms' give-backs in dev.sluice.memory.
+with the schedule (one microsecond after its end). The Java twins are the algorithms' give-backs
+in dev.sluice.spi.algorithm.
 --]]
 
 -- shared.lua and the algorithms' modules are sent in front of this script (LuaScript composes

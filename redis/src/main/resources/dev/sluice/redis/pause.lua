@@ -17,7 +17,7 @@ algorithm's pause (its file in algorithms/) says how.
 A pause never grants: state spent further ahead (reservations booked past the end) keeps what it
 has, taking the lower of both where they overlap. State written under other units or another
 window is replaced. Each key written expires when it equals an absent key. The Java twins are
-the algorithms' pauses in dev.sluice.memory.
+the algorithms' pauses in dev.sluice.spi.algorithm.
 --]]
 
 -- shared.lua and the algorithms' modules are sent in front of this script (LuaScript composes

@@ -16,7 +16,7 @@ Nothing happens to an absent key, to a bucket written under other units, or to a
 written under another period: that state counts differently, and a redeploy forgives nothing.
 Stored state is read and written by the same modules as decide.lua's, sent in front of both.
 Writes keep the key's TTL (SET KEEPTTL, HSET, LTRIM, LSET): a refund only brings the state's
-equality with an absent key sooner. The Java twins are the algorithms' refunds in dev.sluice.memory.
+equality with an absent key sooner. The Java twins are the algorithms' refunds in dev.sluice.spi.algorithm.
 --]]
 
 -- shared.lua and the algorithms' modules are sent in front of this script (LuaScript composes

@@ -21,7 +21,7 @@ From now, each round moves to the longest retry of a limit that does not fit, or
 `from` of those that do, and commits once a round finds nothing to wait for (at most four
 rounds). Before it extends any schedule, it takes the earliest returned slot that comes sooner.
 A refusal writes nothing. TTLs count from the reserved instant (ttl_shift in shared.lua). The
-Java twin is Caller.reserve in dev.sluice.memory.
+Java twin is Reservation.reserve in dev.sluice.memory.
 --]]
 
 -- shared.lua and the algorithms' modules are sent in front of this script (LuaScript composes

@@ -16,7 +16,7 @@ Returned slots
   up while reservations were booked behind them (give_back), instants in microseconds ascending,
   at most most_slots, read and taken only by the reservation form (reserve.lua), expiring with the
   bucket's schedule (every slot kept lies inside it). The Java twin is ReturnedSlots in
-  dev.sluice.memory.
+  dev.sluice.spi.algorithm.
 
 Invariant: a state is read (and decoded) once per call and key; a write forgets it, so that a read
 after a write (the refused of a batch that admitted some) reads what was written.
@@ -74,7 +74,7 @@ local function converted_debt(old_debt, old_per_token, a)
 end
 
 -- Where a reservation left the schedule: the theoretical arrival time and remainder
--- (time + debt / perMicro, debt % perMicro). The Java twin is LimitState.end.
+-- (time + debt / perMicro, debt % perMicro). The Java twin is Bucket.end in dev.sluice.spi.algorithm.
 local function slot_end(key, a)
   local time, debt = read(key)
   local d = idiv(debt, a.per_micro)
@@ -119,7 +119,7 @@ local function write_slots(key, a, slots, now, till)
 end
 
 -- Whether a schedule ending at (e, er) still holds `need` units from instant x on: a call there
--- keeps the limit's spacing from the schedule's next slot (LimitState.covers)
+-- keeps the limit's spacing from the schedule's next slot (Arithmetic.covers)
 local function covers(e, er, x, need, per_micro)
   local span = e - x
   if span < 0 then return false end
@@ -182,7 +182,7 @@ end
 -- microsecond if it must), and the next request gets the slot. Otherwise the requests behind it
 -- were placed after it, and moving the end back would put two calls in one slot: the slot is kept
 -- among the returned slots while it is ahead of now and the schedule still holds it. Keeps the
--- state key's TTL. The Java twin is LimitState.giveBack.
+-- state key's TTL. The Java twin is Bucket's give-back in dev.sluice.spi.algorithm.
 local function give_back(key, a, e, er, slot, slots, now)
   local time, debt, per_token, per_micro, capacity = read(key)
   if not time or not same_units(per_token, per_micro, capacity, a) then return end

@@ -1,6 +1,6 @@
 --[[
-Sluice: the fixed window, every operation on its state (Java twin: dev.sluice.memory's fixed
-window). One counter per window of the period, reset at the window's edge: documented as allowing
+Sluice: the fixed window, every operation on its state (Java twin:
+dev.sluice.spi.algorithm.FixedWindow). One counter per window of the period, reset at the window's edge: documented as allowing
 twice the count across an edge.
 
 State: a hash  w window index (now / window), n count, f 'count,window' (its fingerprint). A state

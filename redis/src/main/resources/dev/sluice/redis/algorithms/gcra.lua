@@ -1,5 +1,5 @@
 --[[
-Sluice: GCRA, every operation on its state (Java twin: dev.sluice.memory's GCRA). One theoretical
+Sluice: GCRA, every operation on its state (Java twin: dev.sluice.spi.algorithm.Gcra). One theoretical
 arrival time (tat), admitting what the token bucket of the same rate and burst admits: a request
 of cost c fits while the units owed plus c * perToken stay within the capacity.
 

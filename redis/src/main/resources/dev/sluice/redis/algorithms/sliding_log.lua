@@ -1,5 +1,5 @@
 --[[
-Sluice: the sliding log, every operation on its state (Java twin: dev.sluice.memory's sliding log).
+Sluice: the sliding log, every operation on its state (Java twin: dev.sluice.spi.algorithm.SlidingLog).
 Exact: one timestamp per admitted unit, a unit counting until a window after its time; memory
 bounded by count entries per key.
 

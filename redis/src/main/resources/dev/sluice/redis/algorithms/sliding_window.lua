@@ -1,6 +1,6 @@
 --[[
-Sluice: the sliding window, every operation on its state (Java twin: dev.sluice.memory's sliding
-window). Cloudflare's counter: the counts of the current and the previous window of the period, the
+Sluice: the sliding window, every operation on its state (Java twin:
+dev.sluice.spi.algorithm.SlidingWindow). Cloudflare's counter: the counts of the current and the previous window of the period, the
 previous one weighted by the share of it still inside the trailing window.
 
 State: a hash  w window index (now / window), c its count, p the previous window's count,

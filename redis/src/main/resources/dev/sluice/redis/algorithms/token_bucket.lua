@@ -1,5 +1,5 @@
 --[[
-Sluice: the token bucket, every operation on its state (Java twin: dev.sluice.memory's token bucket).
+Sluice: the token bucket, every operation on its state (Java twin: dev.sluice.spi.algorithm.TokenBucket).
 Capacity burst tokens, refilled at the limit's rate, lazily: the level after refill is computed at
 each read. Units are fixed-point (dev.sluice.internal.Units): perToken units a token, perMicro
 units refilled a microsecond, capacity = burst * perToken.
