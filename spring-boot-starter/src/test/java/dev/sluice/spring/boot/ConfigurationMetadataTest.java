@@ -118,7 +118,7 @@ class ConfigurationMetadataTest {
         Path source = Path.of("..", "web", "src", "main", "java")
                 .resolve(Parameter.class.getName().replace('.', '/') + ".java");
         String text = Files.readString(source);
-        Matcher m = Pattern.compile("/\\*\\*\\s*(.*?)\\s*\\*/\\s*([A-Z0-9_]+)\\(\"", Pattern.DOTALL).matcher(text);
+        Matcher m = Pattern.compile("/\\*\\*[\\s*]*(.*?)\\s*\\*/\\s*([A-Z0-9_]+)\\(\"", Pattern.DOTALL).matcher(text);
         Map<String, String> descriptions = new LinkedHashMap<>();
         while (m.find()) {
             String d = m.group(1).replaceAll("\\s*\\n\\s*\\*\\s*", " ").replaceAll("\\{@(?:code|link) ([^}]*)}", "$1");
