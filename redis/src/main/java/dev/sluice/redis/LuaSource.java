@@ -11,6 +11,8 @@ import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -56,6 +58,12 @@ final class LuaSource {
     /** A name a file defines at its top: {@code local function read(} or {@code local states =}. */
     private static final Pattern TOP = Pattern.compile("^local (?:function )?(\\w+)", Pattern.MULTILINE);
     private static final Pattern COMMENT = Pattern.compile("--\\[\\[.*?--]]|--[^\\n]*", Pattern.DOTALL);
+    /**
+     * Each driver's composed text, by its file: composing takes a few dozen regular-expression
+     * passes (tens of milliseconds), and every store built would otherwise pay them again for texts
+     * that never change.
+     */
+    private static final ConcurrentMap<String, String> COMPOSED = new ConcurrentHashMap<>();
 
     private LuaSource() {
     }
@@ -67,6 +75,10 @@ final class LuaSource {
 
     /** {@code driver} composed behind {@code shared.lua} and the algorithms' modules, as the class says. */
     static String compose(String driver) {
+        return COMPOSED.computeIfAbsent(driver, LuaSource::composeOnce);
+    }
+
+    private static String composeOnce(String driver) {
         String shared = load("shared.lua");
         String main = load(driver);
         Set<String> wanted = new HashSet<>(names(RUN, shared));
