@@ -37,7 +37,8 @@ record RouteLimits(String route, RateLimiter limiter, GatewayHeaders headers) {
     private static final Response OPEN = new Response(true, Map.of());
 
     /**
-     * Compiles a route's arguments, each unset one taken from {@code defaults}.
+     * Compiles a route's arguments, each unset one taken from {@code defaults}; {@code route}
+     * {@code null} compiles the defaults alone, to check them at start-up.
      *
      * @throws IllegalArgumentException naming the route or the property, the argument and the value
      */
@@ -64,7 +65,7 @@ record RouteLimits(String route, RateLimiter limiter, GatewayHeaders headers) {
             throw values.invalid("policy", SluiceRateLimiter.Config::getPolicy,
                     "'policy' must be 1 to 64 characters of A-Z a-z 0-9 . _ ~ -");
         }
-        String policy = policyText != null ? policyText.trim() : policyOf(route);
+        String policy = policyText != null ? policyText.trim() : policyOf(route == null ? "defaults" : route);
         String[] limitParts = limitText.split(",", -1);
         String burstText = values.get("burst", SluiceRateLimiter.Config::getBurst);
         String[] bursts = burstText == null ? new String[0] : burstText.split(",", -1);
@@ -107,7 +108,7 @@ record RouteLimits(String route, RateLimiter limiter, GatewayHeaders headers) {
             limiter = RateLimiter.builder().limits(limits).store(store).failureMode(failureMode).timeout(timeout)
                     .build();
         } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException("route '" + route + "': " + e.getMessage(), e);
+            throw new IllegalArgumentException((route == null ? "" : "route '" + route + "': ") + e.getMessage());
         }
         return new RouteLimits(route, limiter, new GatewayHeaders(headers, limits));
     }
@@ -176,10 +177,9 @@ record RouteLimits(String route, RateLimiter limiter, GatewayHeaders headers) {
         /** An error naming where the value came from: the route's argument or the default property. */
         IllegalArgumentException invalid(String name, Function<SluiceRateLimiter.Config, String> getter,
                                          String message) {
-            String where = getter.apply(arguments) != null
-                    ? "route '" + route + "': argument '" + SluiceRateLimiter.CONFIGURATION_PROPERTY_NAME + "." + name
-                    + "'"
-                    : "route '" + route + "': property 'sluice.gateway." + name + "'";
+            String where = (route == null ? "" : "route '" + route + "': ") + (getter.apply(arguments) != null
+                    ? "argument '" + SluiceRateLimiter.CONFIGURATION_PROPERTY_NAME + "." + name + "'"
+                    : "property 'sluice.gateway." + name + "'");
             String detail = message.startsWith("'" + name + "' ") ? message.substring(name.length() + 3) : message;
             return new IllegalArgumentException(where + " " + detail + (detail.contains("got '") ? ""
                     : ", got '" + getter.apply(getter.apply(arguments) != null ? arguments : defaults) + "'"));

@@ -59,7 +59,7 @@ public class SluiceGatewayAutoConfiguration {
         try {
             return StoreProvider.forStore(store).open(store);
         } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException("property '" + PREFIX + ".store' " + strip("store", e.getMessage()), e);
+            throw new IllegalArgumentException("property '" + PREFIX + ".store' " + strip("store", e.getMessage()));
         }
     }
 

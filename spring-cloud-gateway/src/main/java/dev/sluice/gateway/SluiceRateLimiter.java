@@ -59,7 +59,7 @@ public final class SluiceRateLimiter extends AbstractRateLimiter<SluiceRateLimit
         this.store = Objects.requireNonNull(store, "store");
         this.defaults = Objects.requireNonNull(defaults, "defaults").copy();
         if (this.defaults.getLimit() != null) {
-            RouteLimits.of("defaults", new Config(), this.defaults, store);
+            RouteLimits.of(null, new Config(), this.defaults, store);
         }
     }
 

@@ -31,12 +31,15 @@ class GatewayApp {
                 .filter(client -> !client.isBlank());
     }
 
-    /** Starts a gateway with {@code properties} ({@code name=value}) added to {@code application.yml}. */
+    /**
+     * Starts a gateway with {@code properties} ({@code name=value}) over {@code application.yml}'s,
+     * as command-line arguments.
+     */
     static ConfigurableApplicationContext start(Class<?>[] sources, String... properties) {
         List<String> all = new ArrayList<>(List.of("server.port=0", "server.address=127.0.0.1",
                 "spring.main.banner-mode=off"));
         all.addAll(List.of(properties));
-        return new SpringApplicationBuilder(sources).properties(all.toArray(String[]::new)).run();
+        return new SpringApplicationBuilder(sources).run(all.stream().map(p -> "--" + p).toArray(String[]::new));
     }
 
     static ConfigurableApplicationContext start(String... properties) {
