@@ -39,7 +39,8 @@ public class SluiceGatewayAutoConfiguration {
 
     /** The prefix of the properties read here. */
     static final String PREFIX = "sluice.gateway";
-    private static final Set<String> NAMES =
+    /** The names of {@code sluice.gateway.*} properties; any other stops start-up. */
+    static final Set<String> NAMES =
             Set.of("limit", "algorithm", "burst", "cost", "failure-mode", "timeout", "headers", "store");
 
     /** Creates the auto-configuration; Spring Boot does. */
