@@ -21,6 +21,12 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * A grpc-java {@link ServerInterceptor} that rate-limits calls per method or per service, with
@@ -71,8 +77,13 @@ public final class RateLimitInterceptor implements ServerInterceptor, AutoClosea
     private final HttpLimiter everyCall;
     private final Context.Key<?> principal;
     private final List<HttpLimiter> all;
+    /** Where a call's end returns its lease (or decides a refund): that may wait on the store. */
+    private final Executor ends;
+    /** {@link #ends} when the interceptor made it, to shut down on close; else {@code null}. */
+    private final ExecutorService ownEnds;
 
-    private RateLimitInterceptor(Map<MethodPattern, HttpLimiter> limiters, Context.Key<?> principal) {
+    private RateLimitInterceptor(Map<MethodPattern, HttpLimiter> limiters, Context.Key<?> principal,
+                                 Executor executor) {
         Map<String, HttpLimiter> byMethod = new HashMap<>();
         Map<String, HttpLimiter> byService = new HashMap<>();
         HttpLimiter every = null;
@@ -91,6 +102,18 @@ public final class RateLimitInterceptor implements ServerInterceptor, AutoClosea
         this.everyCall = every;
         this.principal = principal;
         this.all = List.copyOf(limiters.values());
+        this.ownEnds = executor == null ? endsExecutor() : null;
+        this.ends = executor == null ? ownEnds : executor;
+    }
+
+    /** Daemon threads made as ends need them, each ending after two idle seconds. */
+    private static ExecutorService endsExecutor() {
+        AtomicInteger count = new AtomicInteger();
+        return new ThreadPoolExecutor(0, Integer.MAX_VALUE, 2, TimeUnit.SECONDS, new SynchronousQueue<>(), task -> {
+            Thread thread = new Thread(task, "sluice-grpc-ends-" + count.incrementAndGet());
+            thread.setDaemon(true);
+            return thread;
+        });
     }
 
     /** A builder of an interceptor. */
@@ -115,17 +138,23 @@ public final class RateLimitInterceptor implements ServerInterceptor, AutoClosea
             } catch (CompletionException e) {
                 return failed(call, e);
             }
-            return start(call, headers, next, view, verdict, true);
+            return start(call, headers, next, view, verdict, true, ends);
         }
         DelayedListener<ReqT> delayed = new DelayedListener<>(Context.current());
         decided.whenComplete((verdict, error) -> delayed.start(() -> error != null ? failed(call, error)
-                : start(call, headers, next, view, verdict, false)));
+                : start(call, headers, next, view, verdict, false, ends)));
         return delayed;
     }
 
-    /** Releases the stores the interceptor acquired (closing those no other limiter uses). */
+    /**
+     * Releases the stores the interceptor acquired (closing those no other limiter uses); call it
+     * once the server has shut down.
+     */
     @Override
     public void close() {
+        if (ownEnds != null) {
+            ownEnds.shutdown();
+        }
         all.forEach(HttpLimiter::close);
     }
 
@@ -153,7 +182,7 @@ public final class RateLimitInterceptor implements ServerInterceptor, AutoClosea
 
     private static <ReqT, RespT> ServerCall.Listener<ReqT> start(ServerCall<ReqT, RespT> call, Metadata headers,
                                                                 ServerCallHandler<ReqT, RespT> next, CallView view,
-                                                                Verdict verdict, boolean inline) {
+                                                                Verdict verdict, boolean inline, Executor ends) {
         if (!verdict.proceeds()) {
             Refusals.refuse(call, verdict, view);
             return new ServerCall.Listener<>() { };
@@ -162,11 +191,11 @@ public final class RateLimitInterceptor implements ServerInterceptor, AutoClosea
             return next.startCall(call, headers);
         }
         LimitedCall<ReqT, RespT> limited = new LimitedCall<>(call, Refusals.metadata(verdict.answer().headers()),
-                verdict);
+                verdict, ends);
         try {
             return limited.ending(next.startCall(limited, headers));
         } catch (RuntimeException | Error e) {
-            verdict.responseEnded(500); // no listener will see this call end: return its lease now
+            limited.ended(500); // no listener will see this call end: return its lease now
             if (inline) {
                 throw e; // grpc-java closes the call, as for any interceptor that throws
             }
@@ -197,6 +226,7 @@ public final class RateLimitInterceptor implements ServerInterceptor, AutoClosea
         private Context.Key<?> principal;
         private KeyResolver keyResolver;
         private RateLimitStore store;
+        private Executor executor;
 
         private Builder() {
         }
@@ -258,6 +288,17 @@ public final class RateLimitInterceptor implements ServerInterceptor, AutoClosea
         }
 
         /**
+         * Where a call's end returns its concurrency lease (or decides a {@code charge=after}
+         * refund), which waits at most the {@code timeout} on the store. Default: daemon threads of
+         * the interceptor's, {@code sluice-grpc-ends-N}, made as needed and ending after two idle
+         * seconds.
+         */
+        public Builder executor(Executor endsExecutor) {
+            this.executor = Objects.requireNonNull(endsExecutor, "endsExecutor");
+            return this;
+        }
+
+        /**
          * The interceptor, holding the stores its policies name until {@link RateLimitInterceptor#close}.
          *
          * @throws IllegalArgumentException naming the pattern, the first bad parameter and its value
@@ -275,7 +316,7 @@ public final class RateLimitInterceptor implements ServerInterceptor, AutoClosea
                 built.values().forEach(HttpLimiter::close);
                 throw e;
             }
-            return new RateLimitInterceptor(built, principal);
+            return new RateLimitInterceptor(built, principal, executor);
         }
 
         private HttpLimiter limiter(MethodPattern pattern, List<Map<String, String>> limits) {

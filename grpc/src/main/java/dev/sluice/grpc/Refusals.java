@@ -59,6 +59,9 @@ final class Refusals {
         } else if (decision.outcome() == Decision.Outcome.UNSATISFIABLE) {
             code = Status.Code.RESOURCE_EXHAUSTED;
             message = "This call costs more than policy '" + policy + "' can ever grant";
+        } else if (decision.quotas().stream().anyMatch(q -> !q.allowed() && !q.limit().algorithm().isRate())) {
+            code = Status.Code.RESOURCE_EXHAUSTED;
+            message = "Too many calls in flight for policy '" + policy + "'";
         } else {
             code = Status.Code.RESOURCE_EXHAUSTED;
             message = "Rate limit of policy '" + policy + "' exceeded";
