@@ -33,9 +33,11 @@ final class DelayedListener<ReqT> extends ServerCall.Listener<ReqT> {
 
     /**
      * Hands the call's events, those kept and those to come, to the listener {@code start} gives,
-     * called in the call's context; called once.
+     * called in the call's context; called once. If the application fails on a kept event,
+     * {@code failed} hears of it (as grpc-java's executor would close the call) and the rest of
+     * the call's events are dropped.
      */
-    void start(Supplier<ServerCall.Listener<ReqT>> start) {
+    void start(Supplier<ServerCall.Listener<ReqT>> start, Consumer<RuntimeException> failed) {
         Context previous = context.attach();
         try {
             ServerCall.Listener<ReqT> listener = start.get();
@@ -54,6 +56,13 @@ final class DelayedListener<ReqT> extends ServerCall.Listener<ReqT> {
                     event.accept(listener);
                 }
             }
+        } catch (RuntimeException e) {
+            synchronized (this) {
+                delegate = new ServerCall.Listener<>() { };
+                pending.clear();
+                passThrough = true;
+            }
+            failed.accept(e);
         } finally {
             context.detach(previous);
         }

@@ -142,7 +142,7 @@ public final class RateLimitInterceptor implements ServerInterceptor, AutoClosea
         }
         DelayedListener<ReqT> delayed = new DelayedListener<>(Context.current());
         decided.whenComplete((verdict, error) -> delayed.start(() -> error != null ? failed(call, error)
-                : start(call, headers, next, view, verdict, false, ends)));
+                : start(call, headers, next, view, verdict, false, ends), e -> failed(call, e)));
         return delayed;
     }
 

@@ -55,6 +55,11 @@ final class Echo {
     /** Server streaming: one message, then open until cancelled. */
     static final MethodDescriptor<String, String> FOLLOW =
             method("test.Feed/Follow", MethodDescriptor.MethodType.SERVER_STREAMING);
+    /** Unary: the service throws. */
+    static final MethodDescriptor<String, String> FAIL = method("test.Echo/Fail", MethodDescriptor.MethodType.UNARY);
+    /** Server streaming, by a raw handler whose listener throws when the call is ready. */
+    static final MethodDescriptor<String, String> UNREADY =
+            method("test.Echo/Unready", MethodDescriptor.MethodType.SERVER_STREAMING);
     /** Unary, of another service. */
     static final MethodDescriptor<String, String> OTHER = method("test.Other/Say", MethodDescriptor.MethodType.UNARY);
 
@@ -76,6 +81,21 @@ final class Echo {
                     out.onNext(request);
                     out.onCompleted();
                 }))
+                .addMethod(FAIL, ServerCalls.asyncUnaryCall((request, out) -> {
+                    throw new IllegalStateException("the service failed on " + request);
+                }))
+                .addMethod(UNREADY, new ServerCallHandler<String, String>() {
+                    @Override
+                    public ServerCall.Listener<String> startCall(ServerCall<String, String> call, Metadata headers) {
+                        call.request(1);
+                        return new ServerCall.Listener<>() {
+                            @Override
+                            public void onReady() {
+                                throw new IllegalStateException("the service failed when ready");
+                            }
+                        };
+                    }
+                })
                 .addMethod(COUNT, ServerCalls.asyncServerStreamingCall((request, out) -> {
                     for (int i = 1; i <= Integer.parseInt(request); i++) {
                         out.onNext(Integer.toString(i));

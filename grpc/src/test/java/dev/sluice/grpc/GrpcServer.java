@@ -112,10 +112,14 @@ final class GrpcServer implements AutoCloseable {
     }
 
     @Override
-    public void close() throws InterruptedException {
+    public void close() {
         channel.shutdownNow();
         server.shutdownNow();
-        channel.awaitTermination(10, TimeUnit.SECONDS);
-        server.awaitTermination(10, TimeUnit.SECONDS);
+        try {
+            channel.awaitTermination(10, TimeUnit.SECONDS);
+            server.awaitTermination(10, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 }

@@ -73,6 +73,24 @@ class RedisInterceptorTest {
     }
 
     @Test
+    void aServiceThatThrowsAfterAWaitedDecisionClosesItsCallUnknown() {
+        try (RateLimitInterceptor limits = RateLimitInterceptor.builder().settings(Map.of("store", REDIS))
+                .method("test.Echo/Fail", Map.of("limit", "100/1m", "policy", policy("fail")))
+                .method("test.Echo/Unready", Map.of("limit", "100/1m", "policy", policy("unready"))).build();
+             GrpcServer grpc = new GrpcServer(limits)) {
+            // Unready's first event (readiness) usually arrives while the store decides, so the
+            // interceptor replays it and must close the call itself when the listener throws.
+            for (var method : List.of(Echo.FAIL, Echo.UNREADY)) {
+                for (int i = 0; i < 10; i++) {
+                    GrpcServer.Result result = grpc.call(method, Map.of(), "x");
+                    assertThat(result.status().getCode()).as("%s call %d: %s", method.getFullMethodName(), i,
+                            result.status()).isEqualTo(Status.Code.UNKNOWN);
+                }
+            }
+        }
+    }
+
+    @Test
     void threeServersOnOneRedisAdmitExactlyTheLimitAcrossConcurrentCalls() throws Exception {
         int limit = 20;
         int callsPerServer = 25;
