@@ -30,6 +30,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 class RedisInterceptorTest {
 
     private static final String REDIS = TestRedis.shared().url();
+    /**
+     * The store, and a timeout long enough that this busy machine's Redis always decides: with the
+     * default 100 ms a late answer fails open, and a call proceeds without its budget.
+     */
+    private static final Map<String, String> DECIDING = Map.of("store", REDIS, "timeout", "2s");
 
     private static String policy(String name) {
         return name + "-" + UUID.randomUUID();
@@ -37,7 +42,7 @@ class RedisInterceptorTest {
 
     @Test
     void aUnaryCallOverTheLimitIsRefusedWithRetryInfo() throws Exception {
-        try (RateLimitInterceptor limits = RateLimitInterceptor.builder().settings(Map.of("store", REDIS))
+        try (RateLimitInterceptor limits = RateLimitInterceptor.builder().settings(DECIDING)
                 .method("test.Echo/Say", Map.of("limit", "2/1m", "policy", policy("say"))).build();
              GrpcServer grpc = new GrpcServer(limits)) {
             assertThat(grpc.say("a")).isEqualTo("a");
@@ -52,7 +57,7 @@ class RedisInterceptorTest {
     @Test
     void streamingCallsAreChargedOncePerCall() throws Exception {
         String[] twenty = IntStream.rangeClosed(1, 20).mapToObj(Integer::toString).toArray(String[]::new);
-        try (RateLimitInterceptor limits = RateLimitInterceptor.builder().settings(Map.of("store", REDIS))
+        try (RateLimitInterceptor limits = RateLimitInterceptor.builder().settings(DECIDING)
                 .method("test.Echo/Count", Map.of("limit", "2/1m", "policy", policy("count")))
                 .method("test.Echo/Join", Map.of("limit", "2/1m", "policy", policy("join")))
                 .method("test.Echo/Chat", Map.of("limit", "2/1m", "policy", policy("chat"))).build();
@@ -74,7 +79,7 @@ class RedisInterceptorTest {
 
     @Test
     void aServiceThatThrowsAfterAWaitedDecisionClosesItsCallUnknown() {
-        try (RateLimitInterceptor limits = RateLimitInterceptor.builder().settings(Map.of("store", REDIS))
+        try (RateLimitInterceptor limits = RateLimitInterceptor.builder().settings(DECIDING)
                 .method("test.Echo/Fail", Map.of("limit", "100/1m", "policy", policy("fail")))
                 .method("test.Echo/Unready", Map.of("limit", "100/1m", "policy", policy("unready"))).build();
              GrpcServer grpc = new GrpcServer(limits)) {
@@ -141,7 +146,7 @@ class RedisInterceptorTest {
 
     @Test
     void aConcurrencyLeaseOnRedisComesBackWhenTheClientCancels() throws Exception {
-        try (RateLimitInterceptor limits = RateLimitInterceptor.builder().settings(Map.of("store", REDIS))
+        try (RateLimitInterceptor limits = RateLimitInterceptor.builder().settings(DECIDING)
                 .method("test.Feed/Follow", Map.of("algorithm", "concurrency", "limit", "1", "lease", "5m",
                         "policy", policy("follow"))).build();
              GrpcServer grpc = new GrpcServer(limits)) {
