@@ -207,6 +207,20 @@ class RateLimitInterceptorTest {
     }
 
     @Test
+    void aKeyResolverNamesTheCallerBeforeTheKeySources() {
+        GrpcServer grpc = serve(RateLimitInterceptor.builder()
+                .keyResolver(request -> request.header("tenant") == null ? null : "tenant " + request.header("tenant"))
+                .method("test.Echo/Say", Map.of("limit", "1/1m", "key", "ip")));
+
+        assertThat(grpc.call(Echo.SAY, Map.of("tenant", "a"), "x").ok()).isTrue();
+        assertThat(grpc.call(Echo.SAY, Map.of("tenant", "b"), "x").ok()).isTrue();
+        assertThat(grpc.call(Echo.SAY, Map.of(), "x").ok()).as("no tenant: the ip's own budget").isTrue();
+        assertThat(grpc.call(Echo.SAY, Map.of("tenant", "a"), "x").status().getCode())
+                .isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+        assertThat(grpc.call(Echo.SAY, Map.of(), "x").status().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+    }
+
+    @Test
     void theForwardedAddressCountsOnlyFromATrustedProxy() throws Exception {
         GrpcServer trusting = serve(RateLimitInterceptor.builder().method("test.Echo/Say",
                 Map.of("limit", "1/1m", "key", "ip", "trusted-proxies", "127.0.0.1/32")));
@@ -242,6 +256,9 @@ class RateLimitInterceptorTest {
         assertThatThrownBy(() -> RateLimitInterceptor.builder().method("test.Echo/Say", Map.of("limt", "1/s")))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("gRPC method 'test.Echo/Say'")
                 .hasMessageContaining("limt");
+        assertThatThrownBy(() -> RateLimitInterceptor.builder().settings(Map.of("stor", "memory")))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("settings")
+                .hasMessageContaining("stor");
         assertThatThrownBy(() -> RateLimitInterceptor.builder().build())
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("method(pattern, limits)");
     }
