@@ -49,22 +49,26 @@ class ArchitectureTest {
      * made public, or a new package, fails {@link #everyPublicTypeIsOnThePublicLine} until it is
      * listed here, deliberately. {@code dev.sluice.spi} is the store authors' part.
      */
-    private static final Map<String, Set<String>> API = with(Map.entry("dev.sluice.spi.algorithm", Set.of("FixedWindow",
-            "Gcra", "RateAlgorithm", "ReturnedSlots", "SlidingLog", "SlidingWindow", "TokenBucket", "Verdict")), with(
-            Map.entry("dev.sluice.gateway", Set.of("SluiceGatewayAutoConfiguration", "SluiceRateLimiter")), Map.of(
-            "dev.sluice", Set.of("Algorithm", "CircuitState", "ConcurrencyLimiter", "Decision", "DecisionListener",
-                    "FailureMode", "Lease", "Limit", "RateLimiter", "StoreError", "TimeSource"),
-            "dev.sluice.spi", Set.of("CompiledLimit", "ImmediateStore", "LimitKeys", "RateLimitStore", "StoreProvider"),
-            "dev.sluice.memory", Set.of("MemoryStore", "MemoryStoreProvider"),
-            "dev.sluice.metrics", Set.of("MicrometerMetrics", "OptionalMetrics"),
-            "dev.sluice.outbound", Set.of("Permits", "PermitUnavailableException", "Priority", "RateLimitedHttpClient"),
-            "dev.sluice.redis", Set.of("RedisStore", "RedisStoreProvider"),
-            "dev.sluice.web", Set.of("Answer", "HeaderStyle", "HttpLimiter", "KeyResolver", "LimitResolver",
-                    "PolicyRegistry", "PolicyView", "RequestAttributes", "RequestView", "Verdict"),
-            "dev.sluice.servlet", Set.of("ConsoleServlet", "RateLimitFilter"),
-            "dev.sluice.jaxrs", Set.of("ConsoleResource", "RateLimit", "RateLimitClientFilter",
-                    "RateLimitExceededException", "RateLimitFeature", "ServletClientAddress"),
-            "dev.sluice.spring.boot", Set.of("SluiceAutoConfiguration"))));
+    private static final Map<String, Set<String>> API = Map.ofEntries(
+            Map.entry("dev.sluice", Set.of("Algorithm", "CircuitState", "ConcurrencyLimiter", "Decision",
+                    "DecisionListener", "FailureMode", "Lease", "Limit", "RateLimiter", "StoreError", "TimeSource")),
+            Map.entry("dev.sluice.spi",
+                    Set.of("CompiledLimit", "ImmediateStore", "LimitKeys", "RateLimitStore", "StoreProvider")),
+            Map.entry("dev.sluice.spi.algorithm", Set.of("FixedWindow", "Gcra", "RateAlgorithm", "ReturnedSlots",
+                    "SlidingLog", "SlidingWindow", "TokenBucket", "Verdict")),
+            Map.entry("dev.sluice.memory", Set.of("MemoryStore", "MemoryStoreProvider")),
+            Map.entry("dev.sluice.metrics", Set.of("MicrometerMetrics", "OptionalMetrics")),
+            Map.entry("dev.sluice.outbound",
+                    Set.of("Permits", "PermitUnavailableException", "Priority", "RateLimitedHttpClient")),
+            Map.entry("dev.sluice.redis", Set.of("RedisStore", "RedisStoreProvider")),
+            Map.entry("dev.sluice.web", Set.of("Answer", "HeaderStyle", "HttpLimiter", "KeyResolver", "LimitResolver",
+                    "PolicyRegistry", "PolicyView", "RequestAttributes", "RequestView", "Verdict")),
+            Map.entry("dev.sluice.servlet", Set.of("ConsoleServlet", "RateLimitFilter")),
+            Map.entry("dev.sluice.jaxrs", Set.of("ConsoleResource", "RateLimit", "RateLimitClientFilter",
+                    "RateLimitExceededException", "RateLimitFeature", "ServletClientAddress")),
+            Map.entry("dev.sluice.spring.boot", Set.of("SluiceAutoConfiguration")),
+            Map.entry("dev.sluice.gateway", Set.of("SluiceGatewayAutoConfiguration", "SluiceRateLimiter")),
+            Map.entry("dev.sluice.grpc", Set.of("RateLimitInterceptor")));
 
     /** The store test kit (sluice-store-tck): API as well, for the tests of store authors. */
     private static final Map<String, Set<String>> TEST_KIT =
@@ -92,13 +96,6 @@ class ArchitectureTest {
 
     static {
         read();
-    }
-
-    /** {@code map} and {@code entry}: {@code Map.of} takes at most ten. */
-    private static Map<String, Set<String>> with(Map.Entry<String, Set<String>> entry, Map<String, Set<String>> map) {
-        Map<String, Set<String>> all = new TreeMap<>(map);
-        all.put(entry.getKey(), entry.getValue());
-        return Map.copyOf(all);
     }
 
     @Test
