@@ -49,7 +49,8 @@ class ArchitectureTest {
      * made public, or a new package, fails {@link #everyPublicTypeIsOnThePublicLine} until it is
      * listed here, deliberately. {@code dev.sluice.spi} is the store authors' part.
      */
-    private static final Map<String, Set<String>> API = with(Map.entry("dev.sluice.spi.algorithm", Set.of("FixedWindow",
+    private static final Map<String, Set<String>> API = with(Map.entry("dev.sluice.postgres", Set.of("PostgresStore")),
+            with(Map.entry("dev.sluice.spi.algorithm", Set.of("FixedWindow",
             "Gcra", "RateAlgorithm", "ReturnedSlots", "SlidingLog", "SlidingWindow", "TokenBucket", "Verdict")), Map.of(
             "dev.sluice", Set.of("Algorithm", "CircuitState", "ConcurrencyLimiter", "Decision", "DecisionListener",
                     "FailureMode", "Lease", "Limit", "RateLimiter", "StoreError", "TimeSource"),
@@ -63,7 +64,7 @@ class ArchitectureTest {
             "dev.sluice.servlet", Set.of("ConsoleServlet", "RateLimitFilter"),
             "dev.sluice.jaxrs", Set.of("ConsoleResource", "RateLimit", "RateLimitClientFilter",
                     "RateLimitExceededException", "RateLimitFeature", "ServletClientAddress"),
-            "dev.sluice.spring.boot", Set.of("SluiceAutoConfiguration")));
+            "dev.sluice.spring.boot", Set.of("SluiceAutoConfiguration"))));
 
     /** The store test kit (sluice-store-tck): API as well, for the tests of store authors. */
     private static final Map<String, Set<String>> TEST_KIT =
@@ -74,7 +75,7 @@ class ArchitectureTest {
      * that may refer to it. The benchmarks are not published and measure the stores' internals.
      */
     private static final Map<String, Set<String>> PLUMBING = Map.of(
-            "dev.sluice.internal", Set.of("core", "redis", "web", "benchmarks"),
+            "dev.sluice.internal", Set.of("core", "redis", "postgres", "web", "benchmarks"),
             "dev.sluice.web.internal",
             Set.of("web", "servlet-filter", "jaxrs-feature", "spring-boot-starter", "benchmarks"),
             "dev.sluice.servlet.internal", Set.of("servlet-filter", "spring-boot-starter"));
