@@ -37,6 +37,7 @@ final class TestPostgres {
     private final Path data;
     private final int port;
     private final boolean asRoot;
+    private boolean destroyed;
 
     private TestPostgres() {
         this.bin = binaries();
@@ -115,7 +116,12 @@ final class TestPostgres {
         return new HikariDataSource(config);
     }
 
-    private void destroy() {
+    /** Stops the server if it runs and deletes its directory; once. */
+    synchronized void destroy() {
+        if (destroyed) {
+            return;
+        }
+        destroyed = true;
         try {
             stop();
         } catch (RuntimeException ignored) {
