@@ -49,7 +49,8 @@ class ArchitectureTest {
      * made public, or a new package, fails {@link #everyPublicTypeIsOnThePublicLine} until it is
      * listed here, deliberately. {@code dev.sluice.spi} is the store authors' part.
      */
-    private static final Map<String, Set<String>> API = with(Map.entry("dev.sluice.postgres", Set.of("PostgresStore")),
+    private static final Map<String, Set<String>> API = with(
+            Map.entry("dev.sluice.postgres", Set.of("PostgresStore", "PostgresStoreProvider")),
             with(Map.entry("dev.sluice.spi.algorithm", Set.of("FixedWindow",
             "Gcra", "RateAlgorithm", "ReturnedSlots", "SlidingLog", "SlidingWindow", "TokenBucket", "Verdict")), Map.of(
             "dev.sluice", Set.of("Algorithm", "CircuitState", "ConcurrencyLimiter", "Decision", "DecisionListener",

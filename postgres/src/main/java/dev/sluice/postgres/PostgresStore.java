@@ -87,6 +87,8 @@ public final class PostgresStore implements RateLimitStore {
     private final Sweeper sweeper;
     private final int threads;
     private final int queueCapacity;
+    /** What the store opened for itself (a provider's connections), closed with it; or {@code null}. */
+    private final AutoCloseable owned;
     private volatile boolean closed;
 
     private PostgresStore(Builder builder) {
@@ -94,6 +96,7 @@ public final class PostgresStore implements RateLimitStore {
         this.testTime = builder.testTime;
         this.threads = builder.threads;
         this.queueCapacity = builder.queueCapacity;
+        this.owned = builder.owned;
         int id = STORES.incrementAndGet();
         this.executor = new ThreadPoolExecutor(threads, threads, 30, TimeUnit.SECONDS,
                 new ArrayBlockingQueue<>(queueCapacity), named("sluice-postgres-" + id + "-"),
@@ -258,13 +261,26 @@ public final class PostgresStore implements RateLimitStore {
                 + " (" + what + "): use the memory or the Redis store for it");
     }
 
-    /** Stops taking operations; those already queued still run. The {@link DataSource} stays open. */
+    /**
+     * Stops taking operations; those already queued still run. The {@link DataSource} given to
+     * {@link #builder} stays open (a store opened from a {@code store=} URL closes its own connections).
+     */
     @Override
     public void close() {
         closed = true;
         executor.shutdown();
         if (sweeping != null) {
             sweeping.shutdownNow();
+        }
+        if (owned != null) {
+            try {
+                executor.awaitTermination(5, TimeUnit.SECONDS);
+                owned.close();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } catch (Exception e) {
+                // closing connections of a store that is gone: nothing left to do
+            }
         }
     }
 
@@ -370,6 +386,7 @@ public final class PostgresStore implements RateLimitStore {
         private Duration sweepEvery = DEFAULT_SWEEP_EVERY;
         private int sweepBatch = DEFAULT_SWEEP_BATCH;
         private TimeSource testTime;
+        private AutoCloseable owned;
 
         private Builder(DataSource dataSource) {
             this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
@@ -436,6 +453,12 @@ public final class PostgresStore implements RateLimitStore {
          */
         public Builder timeSourceForTesting(TimeSource time) {
             this.testTime = Objects.requireNonNull(time, "time");
+            return this;
+        }
+
+        /** Closes {@code owned} when the store closes: the provider's own connections. */
+        Builder closing(AutoCloseable owned) {
+            this.owned = owned;
             return this;
         }
 
