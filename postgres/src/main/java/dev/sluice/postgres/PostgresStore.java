@@ -304,6 +304,11 @@ public final class PostgresStore implements RateLimitStore {
         try {
             executor.execute(() -> {
                 try (Connection c = dataSource.getConnection()) {
+                    // A pool may hand out connections without autocommit (and reset them when they
+                    // come back): a write in autocommit would then be rolled back, unseen.
+                    if (!c.getAutoCommit()) {
+                        c.setAutoCommit(true);
+                    }
                     result.complete(work.apply(c));
                 } catch (SQLException | RuntimeException e) {
                     result.completeExceptionally(e);

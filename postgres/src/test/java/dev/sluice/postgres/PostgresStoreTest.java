@@ -149,6 +149,23 @@ class PostgresStoreTest {
     }
 
     @Test
+    void aPoolHandingOutConnectionsWithoutAutocommitStillKeepsEveryWrite() throws Exception {
+        com.zaxxer.hikari.HikariConfig config = new com.zaxxer.hikari.HikariConfig();
+        config.setJdbcUrl(TestPostgres.shared().jdbcUrl());
+        config.setUsername("sluice");
+        config.setMaximumPoolSize(2);
+        config.setAutoCommit(false);
+        String caller = caller();
+        List<Limit> limits = List.of(Limit.of("manual-commit", "2/1d"));
+        try (HikariDataSource manual = new HikariDataSource(config);
+             PostgresStore store = PostgresStore.builder(manual).sweepEvery(Duration.ZERO).build()) {
+            assertThat(await(store.decide(caller, limits)).quotas().get(0).remaining()).isEqualTo(1);
+            assertThat(await(store.decide(caller, limits)).quotas().get(0).remaining()).isEqualTo(0);
+            assertThat(await(store.decide(caller, limits)).outcome()).isEqualTo(Decision.Outcome.REJECTED);
+        }
+    }
+
+    @Test
     void aLongOrUnusualCallerIsStoredHashed() throws Exception {
         String caller = "key with spaces {and braces} " + "x".repeat(500);
         try (PostgresStore store = PostgresStore.builder(pool).sweepEvery(Duration.ZERO).build()) {
