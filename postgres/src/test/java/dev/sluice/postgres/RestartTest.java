@@ -5,6 +5,8 @@ import dev.sluice.Decision;
 import dev.sluice.FailureMode;
 import dev.sluice.Limit;
 import dev.sluice.RateLimiter;
+import dev.sluice.spi.RateLimitStore;
+import dev.sluice.spi.StoreProvider;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
@@ -23,6 +25,7 @@ class RestartTest {
     void decisionsFailByTheFailureModeWhileTheDatabaseIsDownAndResumeAfter() throws Exception {
         TestPostgres server = TestPostgres.own();
         Limit limit = Limit.of("restart", "5/1d");
+        RateLimitStore provided = null;
         try (HikariDataSource pool = server.pool(4, null, 1_000);
              PostgresStore store = PostgresStore.builder(pool).createTable(true).sweepEvery(Duration.ZERO).build()) {
             RateLimiter closed = RateLimiter.builder().store(store).failureMode(FailureMode.CLOSED)
@@ -31,20 +34,31 @@ class RestartTest {
                     .timeout(Duration.ofSeconds(5)).limit(limit).build();
             assertThat(remaining(closed.decide("carol"))).isEqualTo(4);
             assertThat(remaining(open.decide("carol"))).isEqualTo(3);
+            // a store opened from store=, on connections of its own that the restart breaks
+            String url = server.jdbcUrl() + "?user=sluice";
+            provided = StoreProvider.forStore(url).open(url);
+            RateLimiter configured = RateLimiter.builder().store(provided).failureMode(FailureMode.CLOSED)
+                    .timeout(Duration.ofSeconds(5)).limit(Limit.of("restart-url", "5/1d")).build();
+            assertThat(remaining(configured.decide("carol"))).isEqualTo(4);
 
             server.stop();
             long start = System.nanoTime();
             assertThat(closed.decide("carol").outcome()).isEqualTo(Decision.Outcome.FAILED_CLOSED);
             assertThat(open.decide("carol").outcome()).isEqualTo(Decision.Outcome.FAILED_OPEN);
+            assertThat(configured.decide("carol").outcome()).isEqualTo(Decision.Outcome.FAILED_CLOSED);
             assertThat(Duration.ofNanos(System.nanoTime() - start))
-                    .as("two decisions on a stopped database, each bounded by the limiter's timeout")
-                    .isLessThan(Duration.ofSeconds(10));
+                    .as("three decisions on a stopped database, each bounded by the limiter's timeout")
+                    .isLessThan(Duration.ofSeconds(15));
 
             server.start();
             Decision back = firstAnswered(closed);
             assertThat(remaining(back)).as("the state stored before the restart, less this request").isEqualTo(2);
             assertThat(remaining(firstAnswered(open))).isEqualTo(1);
+            assertThat(remaining(firstAnswered(configured))).isEqualTo(3);
         } finally {
+            if (provided != null) {
+                provided.close();
+            }
             server.destroy();
         }
     }
