@@ -68,7 +68,8 @@ class ArchitectureTest {
                     "RateLimitExceededException", "RateLimitFeature", "ServletClientAddress")),
             Map.entry("dev.sluice.spring.boot", Set.of("SluiceAutoConfiguration")),
             Map.entry("dev.sluice.gateway", Set.of("SluiceGatewayAutoConfiguration", "SluiceRateLimiter")),
-            Map.entry("dev.sluice.grpc", Set.of("RateLimitInterceptor")));
+            Map.entry("dev.sluice.grpc", Set.of("RateLimitInterceptor")),
+            Map.entry("dev.sluice.postgres", Set.of("PostgresStore", "PostgresStoreProvider")));
 
     /** The store test kit (sluice-store-tck): API as well, for the tests of store authors. */
     private static final Map<String, Set<String>> TEST_KIT =
@@ -79,7 +80,7 @@ class ArchitectureTest {
      * that may refer to it. The benchmarks are not published and measure the stores' internals.
      */
     private static final Map<String, Set<String>> PLUMBING = Map.of(
-            "dev.sluice.internal", Set.of("core", "redis", "web", "benchmarks"),
+            "dev.sluice.internal", Set.of("core", "redis", "postgres", "web", "benchmarks"),
             "dev.sluice.web.internal",
             Set.of("web", "servlet-filter", "jaxrs-feature", "spring-boot-starter", "benchmarks"),
             "dev.sluice.servlet.internal", Set.of("servlet-filter", "spring-boot-starter"));

@@ -7,7 +7,8 @@ import java.util.Set;
  * providers with {@link java.util.ServiceLoader} by the setting's scheme, so a store lives in its
  * own artifact and an application that does not use it does not carry its dependencies:
  * {@code sluice-core} provides {@code memory}, {@code sluice-redis} provides {@code redis://},
- * {@code rediss://} and {@code redisson:}.
+ * {@code rediss://} and {@code redisson:}, {@code sluice-postgres} provides {@code postgresql://}
+ * and {@code jdbc:postgresql:}.
  *
  * <p>A provider is registered in {@code META-INF/services/dev.sluice.spi.StoreProvider}, is public,
  * has a public no-argument constructor and is stateless.

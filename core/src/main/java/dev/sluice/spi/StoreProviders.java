@@ -17,7 +17,8 @@ final class StoreProviders {
             "memory", "dev.sluice:sluice-core",
             "redis", "dev.sluice:sluice-redis",
             "rediss", "dev.sluice:sluice-redis",
-            "redisson", "dev.sluice:sluice-redis");
+            "redisson", "dev.sluice:sluice-redis",
+            "postgresql", "dev.sluice:sluice-postgres");
 
     private static final Map<String, StoreProvider> BY_SCHEME = load();
 

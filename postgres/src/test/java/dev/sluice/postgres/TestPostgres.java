@@ -1,0 +1,198 @@
+package dev.sluice.postgres;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+
+import java.io.File;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.UserPrincipal;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Stream;
+
+/**
+ * A real Postgres server for the tests, on 127.0.0.1 and a free port, in a data directory of its
+ * own: Debian's server binaries ({@code /usr/lib/postgresql/<version>/bin}, the newest, or
+ * {@code PG_BIN}), run as the {@code postgres} user when the tests run as root (the server refuses
+ * root). Trust authentication on loopback, user {@code sluice}, database {@code postgres}. Stops and
+ * deletes its directory when the JVM exits. Can be stopped and started again on the same port and
+ * data directory.
+ */
+final class TestPostgres {
+
+    private static TestPostgres shared;
+    private static final AtomicInteger POOLS = new AtomicInteger();
+
+    private final Path bin;
+    private final Path base;
+    private final Path data;
+    private final int port;
+    private final boolean asRoot;
+    private boolean destroyed;
+
+    private TestPostgres() {
+        this.bin = binaries();
+        this.asRoot = "root".equals(System.getProperty("user.name"));
+        try {
+            this.base = Files.createTempDirectory("sluice-postgres");
+            if (asRoot) {
+                UserPrincipal postgres = base.getFileSystem().getUserPrincipalLookupService()
+                        .lookupPrincipalByName("postgres");
+                Files.setOwner(base, postgres);
+            }
+            try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+                this.port = socket.getLocalPort();
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        this.data = base.resolve("data");
+        run(bin.resolve("initdb").toString(), "-D", data.toString(), "-U", "sluice", "-A", "trust", "-E", "UTF8",
+                "--no-sync");
+        start();
+        Runtime.getRuntime().addShutdownHook(new Thread(this::destroy, "sluice-test-postgres-stop"));
+    }
+
+    /** The server every test of this JVM may share (never stopped by a test). */
+    static synchronized TestPostgres shared() {
+        if (shared == null) {
+            shared = new TestPostgres();
+        }
+        return shared;
+    }
+
+    /** A server of the caller's own, which it may stop and start. */
+    static TestPostgres own() {
+        return new TestPostgres();
+    }
+
+    /** Starts the server (again) on its port and data directory, and waits until it accepts connections. */
+    void start() {
+        run(bin.resolve("pg_ctl").toString(), "-D", data.toString(), "-l", base.resolve("server.log").toString(),
+                "-w", "-t", "60", "-o", "-p " + port + " -k " + base + " -c listen_addresses=127.0.0.1"
+                        + " -c fsync=off -c full_page_writes=off -c max_connections=200",
+                "start");
+    }
+
+    /** Stops the server (fast shutdown: open connections are cut). */
+    void stop() {
+        run(bin.resolve("pg_ctl").toString(), "-D", data.toString(), "-m", "fast", "-w", "-t", "60", "stop");
+    }
+
+    String jdbcUrl() {
+        return "jdbc:postgresql://127.0.0.1:" + port + "/postgres";
+    }
+
+    /**
+     * A pool of at most {@code size} connections that waits at most 5 s for one (a busy machine
+     * may take a while to start a server process) and can be built while the server is down.
+     */
+    HikariDataSource pool(int size) {
+        return pool(size, null, 5_000);
+    }
+
+    /** As {@link #pool(int)}, with {@code schema} as the search path (if not null) and another wait. */
+    HikariDataSource pool(int size, String schema, long connectionTimeoutMillis) {
+        HikariConfig config = new HikariConfig();
+        config.setJdbcUrl(jdbcUrl());
+        config.setUsername("sluice");
+        config.setMaximumPoolSize(size);
+        config.setConnectionTimeout(connectionTimeoutMillis);
+        config.setValidationTimeout(250);
+        config.setInitializationFailTimeout(-1);
+        config.setPoolName("test-pool-" + POOLS.incrementAndGet());
+        if (schema != null) {
+            config.setSchema(schema);
+        }
+        return new HikariDataSource(config);
+    }
+
+    /** Stops the server if it runs and deletes its directory; once. */
+    synchronized void destroy() {
+        if (destroyed) {
+            return;
+        }
+        destroyed = true;
+        try {
+            stop();
+        } catch (RuntimeException ignored) {
+            // already stopped
+        }
+        try (Stream<Path> files = Files.walk(base)) {
+            files.sorted(Comparator.reverseOrder()).map(Path::toFile).forEach(File::delete);
+        } catch (IOException ignored) {
+            // a temporary directory left behind
+        }
+    }
+
+    private void run(String... command) {
+        List<String> full = new ArrayList<>();
+        if (asRoot) {
+            full.addAll(List.of("runuser", "-u", "postgres", "--"));
+        }
+        full.addAll(Arrays.asList(command));
+        try {
+            Path log = Files.createTempFile("sluice-postgres-cmd", ".log");
+            try {
+                Process process = new ProcessBuilder(full).redirectErrorStream(true)
+                        .redirectOutput(log.toFile()).start();
+                if (!process.waitFor(90, TimeUnit.SECONDS)) {
+                    process.destroyForcibly();
+                    throw new IllegalStateException("timed out: " + full + "\n" + Files.readString(log));
+                }
+                if (process.exitValue() != 0) {
+                    Path server = base.resolve("server.log");
+                    throw new IllegalStateException("failed (" + process.exitValue() + "): " + full + "\n"
+                            + Files.readString(log) + (Files.exists(server) ? Files.readString(server) : ""));
+                }
+            } finally {
+                Files.deleteIfExists(log);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted: " + full, e);
+        }
+    }
+
+    private static Path binaries() {
+        String given = System.getenv("PG_BIN");
+        if (given != null && !given.isBlank()) {
+            return Path.of(given);
+        }
+        Path debian = Path.of("/usr/lib/postgresql");
+        if (Files.isDirectory(debian)) {
+            try (Stream<Path> versions = Files.list(debian)) {
+                Path newest = versions.filter(v -> Files.isExecutable(v.resolve("bin/postgres")))
+                        .max(Comparator.comparingInt(v -> version(v.getFileName().toString())))
+                        .orElse(null);
+                if (newest != null) {
+                    return newest.resolve("bin");
+                }
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+        throw new IllegalStateException("the Postgres tests need a Postgres server's binaries: install Debian's "
+                + "postgresql package (apt-get install postgresql) or set PG_BIN to a directory holding initdb, "
+                + "pg_ctl and postgres");
+    }
+
+    private static int version(String name) {
+        try {
+            return Integer.parseInt(name);
+        } catch (NumberFormatException e) {
+            return -1;
+        }
+    }
+}
