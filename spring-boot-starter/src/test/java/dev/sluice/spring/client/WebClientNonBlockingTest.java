@@ -7,6 +7,7 @@ import dev.sluice.redis.RedisStore;
 import dev.sluice.testing.TestRedis;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -38,6 +39,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  */
 class WebClientNonBlockingTest {
 
+    /** Each blocking call BlockHound caught on a watched thread, with the thread's name. */
+    private static final List<String> BLOCKED = new CopyOnWriteArrayList<>();
+
     private final FakeProvider provider = new FakeProvider();
     private final List<RedisStore> stores = new ArrayList<>();
 
@@ -48,7 +52,17 @@ class WebClientNonBlockingTest {
         BlockHound.Builder builder = BlockHound.builder();
         ServiceLoader.load(BlockHoundIntegration.class).forEach(integration -> integration.applyTo(builder));
         builder.nonBlockingThreadPredicate(watched -> watched.and(thread -> !thread.getName().startsWith("redisson")))
+                .blockingMethodCallback(method -> {
+                    // recorded too: Reactor drops an error thrown where nobody can receive it (a doFinally)
+                    BLOCKED.add(method + " on " + Thread.currentThread().getName());
+                    throw new BlockingOperationError(method);
+                })
                 .install();
+    }
+
+    @BeforeEach
+    void nothingBlockedYet() {
+        BLOCKED.clear();
     }
 
     @AfterEach
@@ -65,6 +79,7 @@ class WebClientNonBlockingTest {
             return 1;
         }).subscribeOn(Schedulers.parallel()).block(Duration.ofSeconds(10)))
                 .hasCauseInstanceOf(BlockingOperationError.class);
+        assertThat(BLOCKED).singleElement().asString().contains("sleep").contains("parallel");
     }
 
     /**
@@ -99,8 +114,12 @@ class WebClientNonBlockingTest {
             assertThatThrownBy(() -> status(client, prefix + "given-up", Duration.ofMillis(100)))
                     .hasCauseInstanceOf(TimeoutException.class);
             assertThat(status(client, prefix + "2", null)).isEqualTo(200);
-            assertThat(nonBlocking).as("where the filter ran").containsOnly(true).hasSize(4);
-            assertThat(provider.arrivedUnder(prefix)).containsExactly(prefix + "1", prefix + "429-1", prefix + "2");
+            // with the cap, the last call's place comes only once the previous ones were given back
+            assertThat(status(client, prefix + "3", null)).isEqualTo(200);
+            assertThat(nonBlocking).as("where the filter ran").containsOnly(true).hasSize(5);
+            assertThat(provider.arrivedUnder(prefix))
+                    .containsExactly(prefix + "1", prefix + "429-1", prefix + "2", prefix + "3");
+            assertThat(BLOCKED).as("blocking calls on non-blocking threads").isEmpty();
         }
     }
 
