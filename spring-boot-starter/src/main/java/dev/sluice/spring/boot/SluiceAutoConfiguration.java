@@ -1,15 +1,20 @@
 package dev.sluice.spring.boot;
 
 import dev.sluice.servlet.RateLimitFilter;
+import dev.sluice.web.KeyResolver;
+import dev.sluice.web.LimitResolver;
 import dev.sluice.web.internal.ApplicationPolicies;
+import org.springframework.beans.BeansException;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
-import org.springframework.boot.web.servlet.ServletContextInitializer;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.health.autoconfigure.contributor.ConditionalOnEnabledHealthIndicator;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.env.Environment;
@@ -51,19 +56,23 @@ import java.util.function.Supplier;
         "org.springframework.boot.security.autoconfigure.web.servlet.ServletWebSecurityAutoConfiguration"})
 @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
 @ConditionalOnClass(name = {"jakarta.servlet.Filter", "dev.sluice.servlet.RateLimitFilter"})
+@EnableConfigurationProperties(SluiceProperties.class)
 public final class SluiceAutoConfiguration {
 
     /** Spring Security's default filter order, {@code SecurityProperties.DEFAULT_FILTER_ORDER}. */
     private static final int SECURITY_FILTER_ORDER = -100;
     private static final String METER_REGISTRY = "io.micrometer.core.instrument.MeterRegistry";
+    private static final String ENDPOINT = "org.springframework.boot.actuate.endpoint.annotation.Endpoint";
 
     /** Created by Spring Boot. */
     public SluiceAutoConfiguration() {
     }
 
+    /** The properties, checked (every {@code sluice.*} name must be a Sluice setting) and flattened. */
     @Bean
-    SluiceSettings sluiceSettings(Environment environment) {
-        return SluiceSettings.read(environment);
+    @ConditionalOnMissingBean
+    SluiceSettings sluiceSettings(SluiceProperties properties, Environment environment) {
+        return SluiceSettings.of(properties, environment);
     }
 
     /**
@@ -71,17 +80,71 @@ public final class SluiceAutoConfiguration {
      * {@code @RateLimit} handlers and the Actuator endpoint are given it.
      */
     @Bean
+    @ConditionalOnMissingBean(ApplicationPolicies.class)
     ApplicationPolicies sluicePolicyRegistry() {
         return new ApplicationPolicies();
     }
 
     /** The filters, mapped right after Spring Security's ({@code spring.security.filter.order}, default -100). */
     @Bean
+    @ConditionalOnMissingBean
     FilterRegistrations sluiceFilters(SluiceSettings settings, Environment environment, ListableBeanFactory beans,
                                       ApplicationPolicies policies) {
         int securityOrder = environment.getProperty("spring.security.filter.order", Integer.class,
                 SECURITY_FILTER_ORDER);
-        return new FilterRegistrations(settings, meterRegistry(beans), securityOrder + 1, policies);
+        return new FilterRegistrations(settings, meterRegistry(beans), securityOrder + 1, policies,
+                resolvers(beans), managementPaths(environment));
+    }
+
+    /** The application's resolver beans, by name, for the properties that name them. */
+    static FilterRegistrations.Resolvers resolvers(ListableBeanFactory beans) {
+        return new FilterRegistrations.Resolvers() {
+            @Override
+            public KeyResolver keyResolver(String beanName) {
+                return bean(beanName, KeyResolver.class);
+            }
+
+            @Override
+            public LimitResolver limitResolver(String beanName) {
+                return bean(beanName, LimitResolver.class);
+            }
+
+            private <T> T bean(String beanName, Class<T> type) {
+                try {
+                    return beans.getBean(beanName, type);
+                } catch (BeansException e) {
+                    throw new IllegalArgumentException("the application's " + type.getSimpleName() + " beans are "
+                            + List.of(beans.getBeanNamesForType(type)), e);
+                }
+            }
+        };
+    }
+
+    /**
+     * The Actuator's paths on the application's server, {@code <base-path>/*}, which a filter mapped
+     * to {@code /*} leaves alone; none without Actuator, or when its base path is the root.
+     */
+    static List<String> managementPaths(Environment environment) {
+        if (!ClassUtils.isPresent(ENDPOINT, SluiceAutoConfiguration.class.getClassLoader())) {
+            return List.of();
+        }
+        String base = trimSlashes(environment.getProperty("management.endpoints.web.base-path", "/actuator"));
+        if (base.isEmpty()) {
+            return List.of(); // every path would be the Actuator's
+        }
+        String servlet = trimSlashes(environment.getProperty("spring.mvc.servlet.path", ""));
+        return List.of((servlet.isEmpty() ? "" : "/" + servlet) + "/" + base + "/*");
+    }
+
+    private static String trimSlashes(String path) {
+        String p = path.trim();
+        while (p.startsWith("/")) {
+            p = p.substring(1);
+        }
+        while (p.endsWith("/")) {
+            p = p.substring(0, p.length() - 1);
+        }
+        return p;
     }
 
     /** The application's {@code MeterRegistry}, looked up when needed; {@code null} without Micrometer or one. */
@@ -100,12 +163,14 @@ public final class SluiceAutoConfiguration {
     static class Mvc {
 
         @Bean(destroyMethod = "close")
+        @ConditionalOnMissingBean
         RateLimitInterceptor sluiceRateLimitInterceptor(SluiceSettings settings, ListableBeanFactory beans,
                                                         ApplicationPolicies policies) {
-            return new RateLimitInterceptor(settings, meterRegistry(beans), policies);
+            return new RateLimitInterceptor(settings, meterRegistry(beans), policies, resolvers(beans));
         }
 
         @Bean
+        @ConditionalOnMissingBean(name = "sluiceWebMvcConfigurer")
         WebMvcConfigurer sluiceWebMvcConfigurer(RateLimitInterceptor interceptor) {
             return new WebMvcConfigurer() {
                 @Override
@@ -117,6 +182,7 @@ public final class SluiceAutoConfiguration {
 
         /** Builds every annotated handler's guard at start-up, so that a bad annotation stops it. */
         @Bean
+        @ConditionalOnMissingBean(name = "sluiceHandlerGuards")
         SmartInitializingSingleton sluiceHandlerGuards(RateLimitInterceptor interceptor,
                                                        ObjectProvider<RequestMappingHandlerMapping> mappings) {
             return () -> mappings.forEach(mapping -> {
@@ -127,20 +193,26 @@ public final class SluiceAutoConfiguration {
         }
     }
 
-    /** The health of the Redis stores, with Spring Boot's health module and Sluice's Redis store. */
+    /**
+     * The health of the Redis stores, with Spring Boot's health module and Sluice's Redis store;
+     * {@code management.health.sluice.enabled=false} switches it off.
+     */
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnClass(name = {"org.springframework.boot.health.contributor.HealthIndicator",
             "dev.sluice.redis.RedisStore"})
+    @ConditionalOnEnabledHealthIndicator("sluice")
     static class StoreHealth {
 
         @Bean(destroyMethod = "close")
-        RedisStoreHealth sluiceHealthIndicator(SluiceSettings settings, FilterRegistrations filters,
+        @ConditionalOnMissingBean(name = "sluiceHealthIndicator")
+        RedisStoreHealth sluiceHealthIndicator(SluiceSettings settings, ObjectProvider<FilterRegistrations> filters,
                                                ObjectProvider<RateLimitInterceptor> interceptor) {
             return new RedisStoreHealth(settings.stores(), () -> {
-                List<FilterRegistrations.Circuit> all = new ArrayList<>(filters.circuits());
+                List<FilterRegistrations.Circuit> all = new ArrayList<>();
+                filters.ifAvailable(f -> all.addAll(f.circuits()));
                 interceptor.ifAvailable(i -> all.addAll(i.circuits()));
                 return all;
-            });
+            }, settings.downWhenFailingOpen());
         }
     }
 
@@ -150,6 +222,7 @@ public final class SluiceAutoConfiguration {
     static class Actuator {
 
         @Bean
+        @ConditionalOnMissingBean
         @ConditionalOnAvailableEndpoint(SluiceEndpoint.class)
         SluiceEndpoint sluiceEndpoint(ApplicationPolicies policies) {
             return new SluiceEndpoint(policies);
