@@ -63,7 +63,7 @@ class ArchitectureTest {
             "dev.sluice.servlet", Set.of("ConsoleServlet", "RateLimitFilter"),
             "dev.sluice.jaxrs", Set.of("ConsoleResource", "RateLimit", "RateLimitClientFilter",
                     "RateLimitExceededException", "RateLimitFeature", "ServletClientAddress"),
-            "dev.sluice.spring.boot", Set.of("SluiceAutoConfiguration")));
+            "dev.sluice.spring.boot", Set.of("SluiceAutoConfiguration", "SluiceProperties", "SluiceParameters")));
 
     /** The store test kit (sluice-store-tck): API as well, for the tests of store authors. */
     private static final Map<String, Set<String>> TEST_KIT =

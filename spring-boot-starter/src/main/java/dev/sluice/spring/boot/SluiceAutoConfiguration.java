@@ -33,12 +33,13 @@ import java.util.function.Supplier;
  * non-web application).
  *
  * <ul>
- *   <li>one {@link RateLimitFilter} per {@code sluice.filters.<name>}, its parameters the filter's
- *       init-params ({@code limit}, {@code key}, {@code methods}, ...) plus {@code url-patterns}
- *       (default {@code /*}), mapped right after Spring Security's filter chain (so that
- *       {@code principal} and {@code attribute:} keys see the signed-in user); the application's
+ *   <li>one {@link RateLimitFilter} per {@code sluice.filters.<name>} ({@link SluiceProperties}), its
+ *       parameters the filter's init-params ({@code limit}, {@code key}, {@code methods}, ...) plus
+ *       {@code url-patterns} (default {@code /*}), {@code exclude} and the {@code KeyResolver} /
+ *       {@code LimitResolver} beans it names, mapped right after Spring Security's filter chain (so
+ *       that {@code principal} and {@code attribute:} keys see the signed-in user); the application's
  *       {@code sluice.<parameter>} properties are every filter's defaults, as context-params are
- *       in {@code web.xml};
+ *       in {@code web.xml}; a filter mapped to {@code /*} leaves the Actuator's paths alone;
  *   <li>{@code @dev.sluice.jaxrs.RateLimit} on Spring MVC handler methods and controllers, with
  *       the application's {@code sluice.*} settings;
  *   <li>metrics ({@code sluice.metrics}, on by default) on the application's {@code MeterRegistry};
@@ -48,8 +49,10 @@ import java.util.function.Supplier;
  *       over it (exposed only when the application includes it, as Actuator's other endpoints).
  * </ul>
  *
- * A property that is no Sluice parameter, or a bad value, stops start-up with the property's name
- * and the value.
+ * A {@code sluice.*} name that is no Sluice setting, in any relaxed form, or a bad value stops
+ * start-up; {@link SluiceFailureAnalyzer} reports the property, the value and the fix. Every bean
+ * gives way to the application's own; the application's {@code RedissonClient} bean, when there is
+ * one, serves the Redis stores.
  */
 @AutoConfiguration(afterName = {
         "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration",
@@ -89,7 +92,8 @@ public final class SluiceAutoConfiguration {
     @Bean
     @ConditionalOnMissingBean
     FilterRegistrations sluiceFilters(SluiceSettings settings, Environment environment, ListableBeanFactory beans,
-                                      ApplicationPolicies policies) {
+                                      ApplicationPolicies policies, ObjectProvider<StoreBinding> stores) {
+        stores.forEach(StoreBinding::bind);
         int securityOrder = environment.getProperty("spring.security.filter.order", Integer.class,
                 SECURITY_FILTER_ORDER);
         return new FilterRegistrations(settings, meterRegistry(beans), securityOrder + 1, policies,
@@ -165,7 +169,9 @@ public final class SluiceAutoConfiguration {
         @Bean(destroyMethod = "close")
         @ConditionalOnMissingBean
         RateLimitInterceptor sluiceRateLimitInterceptor(SluiceSettings settings, ListableBeanFactory beans,
-                                                        ApplicationPolicies policies) {
+                                                        ApplicationPolicies policies,
+                                                        ObjectProvider<StoreBinding> stores) {
+            stores.forEach(StoreBinding::bind);
             return new RateLimitInterceptor(settings, meterRegistry(beans), policies, resolvers(beans));
         }
 
@@ -206,13 +212,31 @@ public final class SluiceAutoConfiguration {
         @Bean(destroyMethod = "close")
         @ConditionalOnMissingBean(name = "sluiceHealthIndicator")
         RedisStoreHealth sluiceHealthIndicator(SluiceSettings settings, ObjectProvider<FilterRegistrations> filters,
-                                               ObjectProvider<RateLimitInterceptor> interceptor) {
+                                               ObjectProvider<RateLimitInterceptor> interceptor,
+                                               ObjectProvider<StoreBinding> stores) {
+            stores.forEach(StoreBinding::bind);
             return new RedisStoreHealth(settings.stores(), () -> {
                 List<FilterRegistrations.Circuit> all = new ArrayList<>();
                 filters.ifAvailable(f -> all.addAll(f.circuits()));
                 interceptor.ifAvailable(i -> all.addAll(i.circuits()));
                 return all;
             }, settings.downWhenFailingOpen());
+        }
+    }
+
+    /**
+     * The application's {@code RedissonClient} bean, when it has one, serves Sluice's Redis stores:
+     * no second client, and never shut down by Sluice.
+     */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = {"org.redisson.api.RedissonClient", "dev.sluice.redis.RedisStore"})
+    static class ApplicationRedisson {
+
+        @Bean(destroyMethod = "close")
+        @ConditionalOnMissingBean(name = "sluiceRedissonClientStores")
+        RedissonClientStores sluiceRedissonClientStores(SluiceSettings settings,
+                                                        ObjectProvider<org.redisson.api.RedissonClient> client) {
+            return new RedissonClientStores(settings.stores(), client::getIfUnique);
         }
     }
 
