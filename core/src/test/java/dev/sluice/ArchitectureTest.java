@@ -66,7 +66,7 @@ class ArchitectureTest {
             Map.entry("dev.sluice.servlet", Set.of("ConsoleServlet", "RateLimitFilter")),
             Map.entry("dev.sluice.jaxrs", Set.of("ConsoleResource", "RateLimit", "RateLimitClientFilter",
                     "RateLimitExceededException", "RateLimitFeature", "ServletClientAddress")),
-            Map.entry("dev.sluice.spring.boot", Set.of("SluiceAutoConfiguration")),
+            Map.entry("dev.sluice.spring.boot", Set.of("SluiceAutoConfiguration", "SluiceProperties", "SluiceParameters")),
             Map.entry("dev.sluice.gateway", Set.of("SluiceGatewayAutoConfiguration", "SluiceRateLimiter")),
             Map.entry("dev.sluice.grpc", Set.of("RateLimitInterceptor")),
             Map.entry("dev.sluice.postgres", Set.of("PostgresStore", "PostgresStoreProvider")),

@@ -66,7 +66,8 @@ import java.util.concurrent.CompletionException;
  *
  * <p>In Java, a filter built around a {@link RateLimiter} takes no init-params and never closes
  * the limiter's store; its {@code with*} methods return copies, in the syntax of the init-param of
- * the same name (on a filter configured by init-params they throw {@link IllegalStateException}):
+ * the same name (on a filter configured by init-params they throw {@link IllegalStateException},
+ * except {@link #withKeyResolver} and {@link #withLimitResolver}, which give code to either kind):
  *
  * <pre>{@code
  * RateLimiter limiter = RateLimiter.builder().limit(Limit.of("api", "10/s").withBurst(20)).build();
@@ -138,15 +139,20 @@ public final class RateLimitFilter implements Filter {
         }
     }
 
-    /** A copy choosing each request's limits with {@code resolver}; the limiter's own apply when it returns null. */
+    /**
+     * A copy choosing each request's limits with {@code resolver}; the filter's own limits (its
+     * limiter's, or its init-params') apply when it returns null. Unlike the other {@code with*}
+     * methods it applies to a filter configured by init-params too: code has no init-param.
+     */
     public RateLimitFilter withLimitResolver(LimitResolver resolver) {
-        requireGiven("withLimitResolver");
         return new RateLimitFilter(givenLimiter, given, Objects.requireNonNull(resolver, "resolver"), givenKeyResolver);
     }
 
-    /** A copy asking {@code resolver} for each request's caller first; where it names none, {@code key} decides. */
+    /**
+     * A copy asking {@code resolver} for each request's caller first; where it names none, {@code key}
+     * decides. Applies to a filter configured by init-params too, as {@link #withLimitResolver}.
+     */
     public RateLimitFilter withKeyResolver(KeyResolver resolver) {
-        requireGiven("withKeyResolver");
         return new RateLimitFilter(givenLimiter, given, givenResolver, Objects.requireNonNull(resolver, "resolver"));
     }
 
@@ -230,6 +236,12 @@ public final class RateLimitFilter implements Filter {
                 builder = HttpLimiter.builder(where).name(name).parameters(lookup)
                         .rejections("a servlet filter", "send-error").meterRegistry(config.getServletContext() == null
                                 ? null : config.getServletContext().getAttribute(METER_REGISTRY));
+                if (givenResolver != null) {
+                    builder.limitResolver(givenResolver);
+                }
+                if (givenKeyResolver != null) {
+                    builder.keyResolver(givenKeyResolver);
+                }
             }
             if (config.getServletContext() != null) {
                 builder.registry(Registries.of(config.getServletContext()));

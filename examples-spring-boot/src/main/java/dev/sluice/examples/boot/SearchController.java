@@ -8,13 +8,23 @@ import org.springframework.web.bind.annotation.RestController;
 
 import java.security.Principal;
 
-/** The application behind the rate limits: application.yml limits /search and /account. */
+/** The application behind the rate limits: application.yml limits /search (not its help), /partners and /account. */
 @RestController
 class SearchController {
 
     @GetMapping("/search")
     String search(@RequestParam(name = "q", defaultValue = "") String q) {
         return "results for '" + q + "'\n";
+    }
+
+    @GetMapping("/search/help")
+    String help() {
+        return "search help\n";
+    }
+
+    @GetMapping("/partners/catalog")
+    String catalog() {
+        return "partner catalog\n";
     }
 
     @GetMapping("/account")

@@ -1,5 +1,6 @@
 package dev.sluice.examples.boot;
 
+import dev.sluice.web.KeyResolver;
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
 import org.springframework.context.annotation.Bean;
@@ -10,9 +11,12 @@ import org.springframework.security.core.userdetails.UserDetailsService;
 import org.springframework.security.provisioning.InMemoryUserDetailsManager;
 import org.springframework.security.web.SecurityFilterChain;
 
+import java.util.Map;
+
 /**
  * The application of docs/spring-boot.md, rate-limited by sluice-spring-boot-starter and nothing
- * else: the policies are in application.yml (two on {@code /search}, one per signed-in user on
+ * else: the policies are in application.yml (two on {@code /search}, which leave its help page alone,
+ * one per partner on {@code /partners}, keyed by the {@link #partner} bean, one per signed-in user on
  * {@code /account}), and {@code @RateLimit} on {@link SearchController#suggest} limits one route.
  * The code below is the application's own security: HTTP Basic on {@code /account}.
  */
@@ -31,6 +35,21 @@ public class SluiceBootApplication {
                         .anyRequest().permitAll())
                 .httpBasic(Customizer.withDefaults())
                 .build();
+    }
+
+    /**
+     * The caller of {@code /partners}: the partner a token belongs to, for the tokens this application
+     * issued (a real one looks them up in its own store); {@code null} for any other, so that the
+     * filter's {@code key} (the client address) decides. Never the raw header: every invented token
+     * would be a fresh budget. Named in application.yml: {@code key-resolver: partner}.
+     */
+    @Bean
+    KeyResolver partner() {
+        Map<String, String> partners = Map.of("token-acme", "acme", "token-globex", "globex");
+        return request -> {
+            String token = request.header("X-Partner-Token");
+            return token == null ? null : partners.get(token);
+        };
     }
 
     /** Two users for the example; a real application has its own user store and password encoder. */

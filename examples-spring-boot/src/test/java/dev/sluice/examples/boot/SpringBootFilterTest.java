@@ -90,6 +90,35 @@ class SpringBootFilterTest {
         assertThat(elsewhere.headers().firstValue("RateLimit-Limit")).isEmpty();
     }
 
+    @Test
+    void theExcludedHelpPageIsNeverLimited() throws Exception {
+        String apiKey = "key-" + UUID.randomUUID();
+        for (int i = 0; i < 7; i++) {
+            HttpResponse<String> help = get(port, "/search/help", apiKey);
+            assertThat(help.statusCode()).as("request %d", i + 1).isEqualTo(200);
+            assertThat(help.headers().firstValue("RateLimit-Limit")).isEmpty();
+        }
+        fiveThenRejected(port, apiKey);
+    }
+
+    /** The KeyResolver bean names the partner: two partners behind one address have a budget each. */
+    @Test
+    void eachPartnerHasItsOwnBudgetThroughTheKeyResolverBean() throws Exception {
+        for (int i = 0; i < 20; i++) {
+            assertThat(partner(port, "token-acme").statusCode()).as("acme, request %d", i + 1).isEqualTo(200);
+        }
+        assertThat(partner(port, "token-acme").statusCode()).isEqualTo(429);
+        HttpResponse<String> globex = partner(port, "token-globex");
+        assertThat(globex.statusCode()).as("globex, from the same address").isEqualTo(200);
+        assertThat(globex.headers().firstValue("RateLimit-Remaining")).hasValue("19");
+    }
+
+    static HttpResponse<String> partner(int port, String token) throws Exception {
+        HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/partners/catalog"))
+                .header("X-Partner-Token", token).timeout(Duration.ofSeconds(10)).GET().build();
+        return HTTP.send(request, HttpResponse.BodyHandlers.ofString());
+    }
+
     /** Ordered after Spring Security, a filter keyed by principal counts each signed-in user, from one address. */
     @Test
     void aFilterKeyedByPrincipalAfterSpringSecurityCountsEachSignedInUser() throws Exception {

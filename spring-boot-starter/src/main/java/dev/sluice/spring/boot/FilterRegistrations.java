@@ -1,6 +1,8 @@
 package dev.sluice.spring.boot;
 
 import dev.sluice.servlet.RateLimitFilter;
+import dev.sluice.web.KeyResolver;
+import dev.sluice.web.LimitResolver;
 import dev.sluice.web.PolicyRegistry;
 import dev.sluice.web.internal.ApplicationPolicies;
 import jakarta.servlet.DispatcherType;
@@ -12,6 +14,7 @@ import jakarta.servlet.ServletContext;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.ServletRequest;
 import jakarta.servlet.ServletResponse;
+import jakarta.servlet.http.HttpServletRequest;
 import org.springframework.boot.web.servlet.ServletContextInitializer;
 import org.springframework.core.Ordered;
 
@@ -41,24 +44,41 @@ final class FilterRegistrations implements ServletContextInitializer, Ordered {
     private final Supplier<Object> meterRegistry;
     private final int order;
     private final ApplicationPolicies policies;
+    private final Resolvers resolvers;
+    /** Paths every filter mapped to {@code /*} leaves alone: the Actuator's. */
+    private final List<String> managementPaths;
     /** The filters started, each with the store it decides on; written at start-up only. */
     private volatile List<Circuit> circuits = List.of();
 
-    /** One limiter's circuit breaker on a store, as health checks see it. */
-    record Circuit(String store, String owner, BooleanSupplier open) {
+    /**
+     * One limiter's circuit breaker on a store, as health checks see it, and whether the limiter
+     * answers 503 when the store fails ({@code failure-mode=closed}) or lets requests through.
+     */
+    record Circuit(String store, String owner, BooleanSupplier open, boolean failsClosed) {
+    }
+
+    /** Looks up the application's resolver beans by name; throws naming the bean when there is none. */
+    interface Resolvers {
+        KeyResolver keyResolver(String beanName);
+
+        LimitResolver limitResolver(String beanName);
     }
 
     /**
      * @param meterRegistry the application's {@code MeterRegistry}, or {@code null} when there is none
      * @param order         this initializer's order: the filters are mapped after those of lower orders
      * @param policies      the application's policy registry
+     * @param resolvers     the application's {@code KeyResolver} and {@code LimitResolver} beans
+     * @param managementPaths the patterns of the Actuator's paths, left alone by filters mapped to {@code /*}
      */
     FilterRegistrations(SluiceSettings settings, Supplier<Object> meterRegistry, int order,
-                        ApplicationPolicies policies) {
+                        ApplicationPolicies policies, Resolvers resolvers, List<String> managementPaths) {
         this.settings = settings;
         this.meterRegistry = meterRegistry;
         this.order = order;
         this.policies = policies;
+        this.resolvers = resolvers;
+        this.managementPaths = List.copyOf(managementPaths);
     }
 
     @Override
@@ -86,29 +106,71 @@ final class FilterRegistrations implements ServletContextInitializer, Ordered {
         List<RateLimitFilter> started = new ArrayList<>();
         try {
             for (SluiceSettings.FilterSettings f : settings.filters()) {
-                RateLimitFilter filter = new RateLimitFilter();
+                List<String> patterns = f.urlPatterns().isEmpty() ? List.of("/*") : f.urlPatterns();
+                PathPatterns exclude = excluded(f, patterns);
+                RateLimitFilter filter = resolved(new RateLimitFilter(), f);
                 try {
                     filter.init(new PropertyConfig(f, context));
                 } catch (ServletException e) {
-                    throw new IllegalStateException(described(e.getMessage(), f), e);
+                    throw settings.failure(described(e.getMessage(), f), f, e);
                 }
                 started.add(filter);
                 circuits = concat(circuits, new Circuit(settings.store(f), "filter '" + f.name() + "'",
-                        filter::storeCircuitOpen));
-                FilterRegistration.Dynamic registration = context.addFilter(f.name(), new Initialised(filter));
+                        filter::storeCircuitOpen, settings.failsClosed(f)));
+                FilterRegistration.Dynamic registration = context.addFilter(f.name(),
+                        new Initialised(filter, exclude));
                 if (registration == null) {
                     throw new IllegalStateException("Sluice filter '" + f.name() + "' (properties 'sluice.filters."
                             + f.name() + ".*'): the application already has a filter of that name");
                 }
                 registration.setAsyncSupported(true);
                 registration.addMappingForUrlPatterns(EnumSet.of(DispatcherType.REQUEST), true,
-                        (f.urlPatterns().isEmpty() ? List.of("/*") : f.urlPatterns()).toArray(String[]::new));
+                        patterns.toArray(String[]::new));
             }
         } catch (RuntimeException e) {
             // Start-up fails: release the stores of the filters that started.
             started.forEach(RateLimitFilter::destroy);
             throw e;
         }
+    }
+
+    /** The filter's exclusions: its {@code exclude}, and the Actuator's paths when it is mapped to {@code /*}. */
+    private PathPatterns excluded(SluiceSettings.FilterSettings f, List<String> patterns) {
+        PathPatterns exclude;
+        try {
+            exclude = new PathPatterns(f.exclude());
+        } catch (IllegalArgumentException e) {
+            throw settings.failure("Sluice filter '" + f.name() + "': property '" + f.property(SluiceSettings.EXCLUDE)
+                    + "'" + e.getMessage().substring("'exclude'".length()), f, e);
+        }
+        // Mapped to everything, a filter would limit the health checks of the platform running the
+        // application; a filter mapped to the Actuator's paths on purpose limits them.
+        return patterns.contains("/*") ? exclude.and(managementPaths) : exclude;
+    }
+
+    /** The filter with the resolver beans its properties name. */
+    private RateLimitFilter resolved(RateLimitFilter filter, SluiceSettings.FilterSettings f) {
+        String key = settings.keyResolver(f);
+        String limits = settings.limitResolver(f);
+        try {
+            filter = key == null ? filter : filter.withKeyResolver(resolvers.keyResolver(key));
+        } catch (RuntimeException e) {
+            throw resolverFailure(f, SluiceSettings.KEY_RESOLVER, key, e);
+        }
+        try {
+            return limits == null ? filter : filter.withLimitResolver(resolvers.limitResolver(limits));
+        } catch (RuntimeException e) {
+            throw resolverFailure(f, SluiceSettings.LIMIT_RESOLVER, limits, e);
+        }
+    }
+
+    private SluiceConfigurationException resolverFailure(SluiceSettings.FilterSettings f, String which,
+                                                         String bean, RuntimeException e) {
+        String property = settings.resolverProperty(f, which);
+        return new SluiceConfigurationException("Sluice filter '" + f.name() + "': property '" + property
+                + "' names no bean of its type: " + e.getMessage() + ", got '" + bean + "'", property, bean, null,
+                "Name a " + (which.equals(SluiceSettings.KEY_RESOLVER) ? "KeyResolver" : "LimitResolver")
+                        + " bean of the application in '" + property + "', or remove it.", e);
     }
 
     /** The filters' circuits on their stores. */
@@ -162,8 +224,9 @@ final class FilterRegistrations implements ServletContextInitializer, Ordered {
     /**
      * The filter as the container sees it: already initialised from the properties, so the
      * container's {@code init} does nothing; its {@code destroy} at shutdown releases the store.
+     * Requests to excluded paths pass by it untouched.
      */
-    private record Initialised(RateLimitFilter filter) implements Filter {
+    private record Initialised(RateLimitFilter filter, PathPatterns exclude) implements Filter {
         @Override
         public void init(FilterConfig config) {
             // Initialised by FilterRegistrations, from the properties.
@@ -172,12 +235,24 @@ final class FilterRegistrations implements ServletContextInitializer, Ordered {
         @Override
         public void doFilter(ServletRequest request, ServletResponse response, FilterChain chain)
                 throws IOException, ServletException {
+            if (!exclude.isEmpty() && request instanceof HttpServletRequest http && exclude.matches(path(http))) {
+                chain.doFilter(request, response);
+                return;
+            }
             filter.doFilter(request, response, chain);
         }
 
         @Override
         public void destroy() {
             filter.destroy();
+        }
+
+        /** The request's path inside the application, as the container decoded and normalised it. */
+        private static String path(HttpServletRequest request) {
+            String servletPath = request.getServletPath();
+            String pathInfo = request.getPathInfo();
+            String path = (servletPath == null ? "" : servletPath) + (pathInfo == null ? "" : pathInfo);
+            return path.isEmpty() ? "/" : path;
         }
     }
 }

@@ -5,6 +5,8 @@ import dev.sluice.spi.RateLimitStore;
 import dev.sluice.jaxrs.RateLimit;
 import dev.sluice.web.Answer;
 import dev.sluice.web.HttpLimiter;
+import dev.sluice.web.KeyResolver;
+import dev.sluice.web.LimitResolver;
 import dev.sluice.web.Verdict;
 import dev.sluice.web.internal.ApplicationPolicies;
 import dev.sluice.web.internal.ParameterException;
@@ -27,6 +29,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
@@ -62,6 +65,9 @@ final class RateLimitInterceptor implements AsyncHandlerInterceptor {
     private final SluiceSettings settings;
     private final Supplier<Object> meterRegistry;
     private final ApplicationPolicies policies;
+    private final FilterRegistrations.Resolvers resolvers;
+    /** The handler methods of which a limit answers 503 when the store fails ({@code failureMode = CLOSED}). */
+    private final Set<Method> failingClosed = ConcurrentHashMap.newKeySet();
     private final Map<Method, List<HttpLimiter>> guards = new ConcurrentHashMap<>();
     private Shared shared; // guarded by this
     private HttpLimiter firstGuard; // guarded by this: the others share its once-only warnings
@@ -85,13 +91,16 @@ final class RateLimitInterceptor implements AsyncHandlerInterceptor {
     }
 
     /** The application-wide settings every handler's guard uses, and the store they name. */
-    private record Shared(WebSettings web, Rejection reject, RateLimitStore store) {
+    private record Shared(WebSettings web, Rejection reject, RateLimitStore store, KeyResolver keyResolver,
+                          LimitResolver limitResolver) {
     }
 
-    RateLimitInterceptor(SluiceSettings settings, Supplier<Object> meterRegistry, ApplicationPolicies policies) {
+    RateLimitInterceptor(SluiceSettings settings, Supplier<Object> meterRegistry, ApplicationPolicies policies,
+                         FilterRegistrations.Resolvers resolvers) {
         this.settings = settings;
         this.meterRegistry = meterRegistry;
         this.policies = policies;
+        this.resolvers = resolvers;
     }
 
     @Override
@@ -238,13 +247,24 @@ final class RateLimitInterceptor implements AsyncHandlerInterceptor {
                         ? PolicyNames.forResourceMethod(base, signature, annotations.length == 1 ? "" : "-" + (i + 1))
                         : a.policy().trim();
                 builder.route(parameters(a, policy)::get);
+                if (a.failureMode() == dev.sluice.FailureMode.CLOSED) {
+                    failingClosed.add(method);
+                }
             }
             Shared app = shared();
+            if (app.keyResolver() != null) {
+                builder.keyResolver(app.keyResolver());
+            }
+            if (app.limitResolver() != null) {
+                builder.limitResolver(app.limitResolver());
+            }
             HttpLimiter guard = build(builder.parameters(settings.applicationLookup()).store(app.store())
                     .rejections("Spring MVC", Rejection.SEND_ERROR.configName()).meterRegistry(meterRegistry.get())
                     .registry(policies));
             LOG.debug("Rate-limiting {}.{}: {}", beanType.getName(), method.getName(), guard);
             return guard;
+        } catch (SluiceConfigurationException e) {
+            throw e; // the application's settings, not this handler's annotation
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException(where + ": " + e.getMessage(), e);
         }
@@ -278,17 +298,36 @@ final class RateLimitInterceptor implements AsyncHandlerInterceptor {
                 reject = Rejection.parse(settings.applicationLookup(), "Spring MVC", Rejection.PROBLEM,
                         Rejection.SEND_ERROR);
             } catch (ParameterException e) {
-                throw new IllegalArgumentException(settings.describe(e.getMessage(), null), e);
+                throw settings.failure(settings.describe(e.getMessage(), null), null, e);
             }
+            KeyResolver key = resolver(SluiceSettings.KEY_RESOLVER, settings.keyResolver(null),
+                    resolvers::keyResolver);
+            LimitResolver limits = resolver(SluiceSettings.LIMIT_RESOLVER, settings.limitResolver(null),
+                    resolvers::limitResolver);
             RateLimitStore store;
             try {
                 store = StoreRegistry.application().acquire(web.store());
             } catch (IllegalArgumentException e) {
-                throw new IllegalArgumentException("property 'sluice.store': " + e.getMessage(), e);
+                throw settings.failure("property 'sluice.store': " + e.getMessage(), null, e);
             }
-            shared = new Shared(web, reject, store);
+            shared = new Shared(web, reject, store, key, limits);
         }
         return shared;
+    }
+
+    /** The resolver bean {@code sluice.<which>} names, {@code null} when it names none. */
+    private static <T> T resolver(String which, String bean, java.util.function.Function<String, T> lookup) {
+        if (bean == null) {
+            return null;
+        }
+        try {
+            return lookup.apply(bean);
+        } catch (RuntimeException e) {
+            String property = SluiceSettings.PREFIX + which;
+            throw new SluiceConfigurationException("property '" + property + "' names no bean of its type: "
+                    + e.getMessage() + ", got '" + bean + "'", property, bean, null,
+                    "Name a bean of the application in '" + property + "', or remove it.", e);
+        }
     }
 
     /** Builds with the first limiter's once-only warnings, which all limiters share. */
@@ -306,7 +345,8 @@ final class RateLimitInterceptor implements AsyncHandlerInterceptor {
         return guards.entrySet().stream().filter(e -> !e.getValue().isEmpty())
                 .map(e -> new FilterRegistrations.Circuit(store,
                         "handler method '" + e.getKey().getDeclaringClass().getName()
-                        + "." + e.getKey().getName() + "'", e.getValue().get(0)::storeCircuitOpen))
+                        + "." + e.getKey().getName() + "'", e.getValue().get(0)::storeCircuitOpen,
+                        failingClosed.contains(e.getKey())))
                 .toList();
     }
 

@@ -21,13 +21,24 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
 /**
- * The health of the Redis stores Sluice's filters and annotated handlers decide on: {@code DOWN}
- * when Redis does not answer a {@code PING} (within one second), or when the circuit breaker of a
- * limiter on it is open (it stopped waiting on Redis after repeated failures); {@code UP}
- * otherwise. A route with {@code failure-mode=open} that lets requests through while Redis is slow
- * is degraded, not down: Redis still answers, and the limiters' own metrics count the failures. The
- * in-memory store has no health of its own: no Redis store, {@code UP}. Store URLs are shown with
- * their password masked.
+ * The health of the Redis stores Sluice's filters and annotated handlers decide on. A store is in
+ * trouble when Redis does not answer a {@code PING} (within one second) or when the circuit breaker
+ * of a limiter on it is open (it stopped waiting on Redis after repeated failures). What that means
+ * for the application depends on its routes:
+ *
+ * <ul>
+ *   <li>a route with {@code failure-mode=closed} answers 503 while the store is out: the contributor
+ *       is {@code DOWN};
+ *   <li>routes that fail open (the default) or {@code local} still serve every request, unlimited or
+ *       limited in this JVM: the contributor stays {@code UP} and says in its details which store
+ *       failed and which routes are failing open. Taking such an instance out of a load balancer
+ *       (or restarting it) would turn a degraded limiter into an outage of the application, on
+ *       every instance at once since they share the store. {@code sluice.health.down-when-failing-open=true}
+ *       reports {@code DOWN} anyway.
+ * </ul>
+ *
+ * The in-memory store has no health of its own: no Redis store, {@code UP}. Store URLs are shown
+ * with their password masked.
  */
 final class RedisStoreHealth implements HealthIndicator {
 
@@ -35,11 +46,14 @@ final class RedisStoreHealth implements HealthIndicator {
 
     private final Set<String> storeValues;
     private final Supplier<List<FilterRegistrations.Circuit>> circuits;
+    private final boolean downWhenFailingOpen;
     private Map<String, RedisStore> stores; // acquired on the first check; guarded by this
 
-    RedisStoreHealth(Set<String> storeValues, Supplier<List<FilterRegistrations.Circuit>> circuits) {
+    RedisStoreHealth(Set<String> storeValues, Supplier<List<FilterRegistrations.Circuit>> circuits,
+                     boolean downWhenFailingOpen) {
         this.storeValues = Set.copyOf(storeValues);
         this.circuits = circuits;
+        this.downWhenFailingOpen = downWhenFailingOpen;
     }
 
     @Override
@@ -49,15 +63,26 @@ final class RedisStoreHealth implements HealthIndicator {
         List<FilterRegistrations.Circuit> all = circuits.get();
         for (Map.Entry<String, RedisStore> e : redis.entrySet()) {
             String shown = WebSettings.shown(e.getKey());
-            List<String> open = all.stream().filter(c -> c.store().equals(e.getKey()) && c.open().getAsBoolean())
+            List<FilterRegistrations.Circuit> on = all.stream().filter(c -> c.store().equals(e.getKey())).toList();
+            List<String> open = on.stream().filter(c -> c.open().getAsBoolean())
                     .map(FilterRegistrations.Circuit::owner).toList();
             String ping = ping(e.getValue().client());
-            if (ping != null) {
-                health.down().withDetail(shown, "PING failed: " + ping);
-            } else if (!open.isEmpty()) {
-                health.down().withDetail(shown, "circuit open: " + String.join(", ", open));
-            } else {
+            String problem = ping != null ? "PING failed: " + ping
+                    : open.isEmpty() ? null : "circuit open: " + String.join(", ", open);
+            if (problem == null) {
                 health.withDetail(shown, "UP");
+                continue;
+            }
+            List<String> closed = on.stream().filter(FilterRegistrations.Circuit::failsClosed)
+                    .map(FilterRegistrations.Circuit::owner).toList();
+            if (!closed.isEmpty()) {
+                health.down().withDetail(shown, problem + "; answering 503: " + String.join(", ", closed));
+            } else {
+                if (downWhenFailingOpen) {
+                    health.down();
+                }
+                health.withDetail(shown, problem + "; failing open: " + (on.isEmpty() ? "no route"
+                        : String.join(", ", on.stream().map(FilterRegistrations.Circuit::owner).toList())));
             }
         }
         return health.build();

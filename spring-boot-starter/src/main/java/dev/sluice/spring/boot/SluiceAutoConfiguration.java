@@ -1,15 +1,20 @@
 package dev.sluice.spring.boot;
 
 import dev.sluice.servlet.RateLimitFilter;
+import dev.sluice.web.KeyResolver;
+import dev.sluice.web.LimitResolver;
 import dev.sluice.web.internal.ApplicationPolicies;
+import org.springframework.beans.BeansException;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
-import org.springframework.boot.web.servlet.ServletContextInitializer;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.health.autoconfigure.contributor.ConditionalOnEnabledHealthIndicator;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.env.Environment;
@@ -28,12 +33,13 @@ import java.util.function.Supplier;
  * non-web application).
  *
  * <ul>
- *   <li>one {@link RateLimitFilter} per {@code sluice.filters.<name>}, its parameters the filter's
- *       init-params ({@code limit}, {@code key}, {@code methods}, ...) plus {@code url-patterns}
- *       (default {@code /*}), mapped right after Spring Security's filter chain (so that
- *       {@code principal} and {@code attribute:} keys see the signed-in user); the application's
+ *   <li>one {@link RateLimitFilter} per {@code sluice.filters.<name>} ({@link SluiceProperties}), its
+ *       parameters the filter's init-params ({@code limit}, {@code key}, {@code methods}, ...) plus
+ *       {@code url-patterns} (default {@code /*}), {@code exclude} and the {@code KeyResolver} /
+ *       {@code LimitResolver} beans it names, mapped right after Spring Security's filter chain (so
+ *       that {@code principal} and {@code attribute:} keys see the signed-in user); the application's
  *       {@code sluice.<parameter>} properties are every filter's defaults, as context-params are
- *       in {@code web.xml};
+ *       in {@code web.xml}; a filter mapped to {@code /*} leaves the Actuator's paths alone;
  *   <li>{@code @dev.sluice.jaxrs.RateLimit} on Spring MVC handler methods and controllers, with
  *       the application's {@code sluice.*} settings;
  *   <li>metrics ({@code sluice.metrics}, on by default) on the application's {@code MeterRegistry};
@@ -43,27 +49,33 @@ import java.util.function.Supplier;
  *       over it (exposed only when the application includes it, as Actuator's other endpoints).
  * </ul>
  *
- * A property that is no Sluice parameter, or a bad value, stops start-up with the property's name
- * and the value.
+ * A {@code sluice.*} name that is no Sluice setting, in any relaxed form, or a bad value stops
+ * start-up; {@link SluiceFailureAnalyzer} reports the property, the value and the fix. Every bean
+ * gives way to the application's own; the application's {@code RedissonClient} bean, when there is
+ * one, serves the Redis stores.
  */
 @AutoConfiguration(afterName = {
         "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration",
         "org.springframework.boot.security.autoconfigure.web.servlet.ServletWebSecurityAutoConfiguration"})
 @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
 @ConditionalOnClass(name = {"jakarta.servlet.Filter", "dev.sluice.servlet.RateLimitFilter"})
+@EnableConfigurationProperties(SluiceProperties.class)
 public final class SluiceAutoConfiguration {
 
     /** Spring Security's default filter order, {@code SecurityProperties.DEFAULT_FILTER_ORDER}. */
     private static final int SECURITY_FILTER_ORDER = -100;
     private static final String METER_REGISTRY = "io.micrometer.core.instrument.MeterRegistry";
+    private static final String ENDPOINT = "org.springframework.boot.actuate.endpoint.annotation.Endpoint";
 
     /** Created by Spring Boot. */
     public SluiceAutoConfiguration() {
     }
 
+    /** The properties, checked (every {@code sluice.*} name must be a Sluice setting) and flattened. */
     @Bean
-    SluiceSettings sluiceSettings(Environment environment) {
-        return SluiceSettings.read(environment);
+    @ConditionalOnMissingBean
+    SluiceSettings sluiceSettings(SluiceProperties properties, Environment environment) {
+        return SluiceSettings.of(properties, environment);
     }
 
     /**
@@ -71,17 +83,72 @@ public final class SluiceAutoConfiguration {
      * {@code @RateLimit} handlers and the Actuator endpoint are given it.
      */
     @Bean
+    @ConditionalOnMissingBean(ApplicationPolicies.class)
     ApplicationPolicies sluicePolicyRegistry() {
         return new ApplicationPolicies();
     }
 
     /** The filters, mapped right after Spring Security's ({@code spring.security.filter.order}, default -100). */
     @Bean
+    @ConditionalOnMissingBean
     FilterRegistrations sluiceFilters(SluiceSettings settings, Environment environment, ListableBeanFactory beans,
-                                      ApplicationPolicies policies) {
+                                      ApplicationPolicies policies, ObjectProvider<StoreBinding> stores) {
+        stores.forEach(StoreBinding::bind);
         int securityOrder = environment.getProperty("spring.security.filter.order", Integer.class,
                 SECURITY_FILTER_ORDER);
-        return new FilterRegistrations(settings, meterRegistry(beans), securityOrder + 1, policies);
+        return new FilterRegistrations(settings, meterRegistry(beans), securityOrder + 1, policies,
+                resolvers(beans), managementPaths(environment));
+    }
+
+    /** The application's resolver beans, by name, for the properties that name them. */
+    static FilterRegistrations.Resolvers resolvers(ListableBeanFactory beans) {
+        return new FilterRegistrations.Resolvers() {
+            @Override
+            public KeyResolver keyResolver(String beanName) {
+                return bean(beanName, KeyResolver.class);
+            }
+
+            @Override
+            public LimitResolver limitResolver(String beanName) {
+                return bean(beanName, LimitResolver.class);
+            }
+
+            private <T> T bean(String beanName, Class<T> type) {
+                try {
+                    return beans.getBean(beanName, type);
+                } catch (BeansException e) {
+                    throw new IllegalArgumentException("the application's " + type.getSimpleName() + " beans are "
+                            + List.of(beans.getBeanNamesForType(type)), e);
+                }
+            }
+        };
+    }
+
+    /**
+     * The Actuator's paths on the application's server, {@code <base-path>/*}, which a filter mapped
+     * to {@code /*} leaves alone; none without Actuator, or when its base path is the root.
+     */
+    static List<String> managementPaths(Environment environment) {
+        if (!ClassUtils.isPresent(ENDPOINT, SluiceAutoConfiguration.class.getClassLoader())) {
+            return List.of();
+        }
+        String base = trimSlashes(environment.getProperty("management.endpoints.web.base-path", "/actuator"));
+        if (base.isEmpty()) {
+            return List.of(); // every path would be the Actuator's
+        }
+        String servlet = trimSlashes(environment.getProperty("spring.mvc.servlet.path", ""));
+        return List.of((servlet.isEmpty() ? "" : "/" + servlet) + "/" + base + "/*");
+    }
+
+    private static String trimSlashes(String path) {
+        String p = path.trim();
+        while (p.startsWith("/")) {
+            p = p.substring(1);
+        }
+        while (p.endsWith("/")) {
+            p = p.substring(0, p.length() - 1);
+        }
+        return p;
     }
 
     /** The application's {@code MeterRegistry}, looked up when needed; {@code null} without Micrometer or one. */
@@ -100,12 +167,16 @@ public final class SluiceAutoConfiguration {
     static class Mvc {
 
         @Bean(destroyMethod = "close")
+        @ConditionalOnMissingBean
         RateLimitInterceptor sluiceRateLimitInterceptor(SluiceSettings settings, ListableBeanFactory beans,
-                                                        ApplicationPolicies policies) {
-            return new RateLimitInterceptor(settings, meterRegistry(beans), policies);
+                                                        ApplicationPolicies policies,
+                                                        ObjectProvider<StoreBinding> stores) {
+            stores.forEach(StoreBinding::bind);
+            return new RateLimitInterceptor(settings, meterRegistry(beans), policies, resolvers(beans));
         }
 
         @Bean
+        @ConditionalOnMissingBean(name = "sluiceWebMvcConfigurer")
         WebMvcConfigurer sluiceWebMvcConfigurer(RateLimitInterceptor interceptor) {
             return new WebMvcConfigurer() {
                 @Override
@@ -117,6 +188,7 @@ public final class SluiceAutoConfiguration {
 
         /** Builds every annotated handler's guard at start-up, so that a bad annotation stops it. */
         @Bean
+        @ConditionalOnMissingBean(name = "sluiceHandlerGuards")
         SmartInitializingSingleton sluiceHandlerGuards(RateLimitInterceptor interceptor,
                                                        ObjectProvider<RequestMappingHandlerMapping> mappings) {
             return () -> mappings.forEach(mapping -> {
@@ -127,20 +199,44 @@ public final class SluiceAutoConfiguration {
         }
     }
 
-    /** The health of the Redis stores, with Spring Boot's health module and Sluice's Redis store. */
+    /**
+     * The health of the Redis stores, with Spring Boot's health module and Sluice's Redis store;
+     * {@code management.health.sluice.enabled=false} switches it off.
+     */
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnClass(name = {"org.springframework.boot.health.contributor.HealthIndicator",
             "dev.sluice.redis.RedisStore"})
+    @ConditionalOnEnabledHealthIndicator("sluice")
     static class StoreHealth {
 
         @Bean(destroyMethod = "close")
-        RedisStoreHealth sluiceHealthIndicator(SluiceSettings settings, FilterRegistrations filters,
-                                               ObjectProvider<RateLimitInterceptor> interceptor) {
+        @ConditionalOnMissingBean(name = "sluiceHealthIndicator")
+        RedisStoreHealth sluiceHealthIndicator(SluiceSettings settings, ObjectProvider<FilterRegistrations> filters,
+                                               ObjectProvider<RateLimitInterceptor> interceptor,
+                                               ObjectProvider<StoreBinding> stores) {
+            stores.forEach(StoreBinding::bind);
             return new RedisStoreHealth(settings.stores(), () -> {
-                List<FilterRegistrations.Circuit> all = new ArrayList<>(filters.circuits());
+                List<FilterRegistrations.Circuit> all = new ArrayList<>();
+                filters.ifAvailable(f -> all.addAll(f.circuits()));
                 interceptor.ifAvailable(i -> all.addAll(i.circuits()));
                 return all;
-            });
+            }, settings.downWhenFailingOpen());
+        }
+    }
+
+    /**
+     * The application's {@code RedissonClient} bean, when it has one, serves Sluice's Redis stores:
+     * no second client, and never shut down by Sluice.
+     */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = {"org.redisson.api.RedissonClient", "dev.sluice.redis.RedisStore"})
+    static class ApplicationRedisson {
+
+        @Bean(destroyMethod = "close")
+        @ConditionalOnMissingBean(name = "sluiceRedissonClientStores")
+        RedissonClientStores sluiceRedissonClientStores(SluiceSettings settings,
+                                                        ObjectProvider<org.redisson.api.RedissonClient> client) {
+            return new RedissonClientStores(settings.stores(), client::getIfUnique);
         }
     }
 
@@ -150,6 +246,7 @@ public final class SluiceAutoConfiguration {
     static class Actuator {
 
         @Bean
+        @ConditionalOnMissingBean
         @ConditionalOnAvailableEndpoint(SluiceEndpoint.class)
         SluiceEndpoint sluiceEndpoint(ApplicationPolicies policies) {
             return new SluiceEndpoint(policies);

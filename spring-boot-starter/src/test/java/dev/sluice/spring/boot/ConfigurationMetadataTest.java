@@ -4,8 +4,12 @@ import dev.sluice.Algorithm;
 import dev.sluice.FailureMode;
 import dev.sluice.web.HeaderStyle;
 import dev.sluice.web.internal.Parameter;
+import dev.sluice.web.internal.WebSettings;
 import org.junit.jupiter.api.Test;
+import org.springframework.beans.BeanUtils;
+import org.springframework.boot.json.JsonParserFactory;
 
+import java.beans.PropertyDescriptor;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -15,6 +19,7 @@ import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
@@ -22,91 +27,88 @@ import java.util.stream.Collectors;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The configuration metadata IDEs complete {@code sluice.*} from
- * (META-INF/spring-configuration-metadata.json) is generated from {@link Parameter}: its names
- * from the enum, its descriptions from each constant's Javadoc in Parameter.java, its value hints
- * from the enums that parse them. This test regenerates it and fails on any drift; run it with
- * {@code -Dsluice.metadata.write=true} to write the regenerated file.
+ * The configuration metadata IDEs complete {@code sluice.*} from (META-INF/spring-configuration-metadata.json),
+ * which spring-boot-configuration-processor writes from {@link SluiceProperties} at compile time: every
+ * parameter of {@link Parameter} is there, described in the words of its Javadoc in Parameter.java, with
+ * its default and, for the enumerated ones, the values their enums parse; and a filter under
+ * {@code sluice.filters.<name>.} takes every parameter.
  */
 class ConfigurationMetadataTest {
 
-    private static final Path COMMITTED = Path.of("src/main/resources/META-INF/spring-configuration-metadata.json");
-
     @Test
-    void theCommittedMetadataIsWhatTheParameterListSays() throws IOException {
-        String generated = generate();
-        if (Boolean.getBoolean("sluice.metadata.write")) {
-            Files.writeString(COMMITTED, generated);
-        }
-        assertThat(Files.readString(COMMITTED))
-                .as("%s is generated from Parameter: run this test with -Dsluice.metadata.write=true", COMMITTED)
-                .isEqualTo(generated);
-    }
-
-    @Test
-    void theMetadataInTheJarListsEveryParameter() throws IOException {
-        String metadata;
-        try (InputStream in = getClass().getResourceAsStream("/META-INF/spring-configuration-metadata.json")) {
-            assertThat(in).isNotNull();
-            metadata = new String(in.readAllBytes(), StandardCharsets.UTF_8);
-        }
-        for (Parameter p : Parameter.values()) {
-            if (p != Parameter.POLICY) {
-                assertThat(metadata).contains("\"name\": \"sluice." + p.configName() + "\"");
-            }
-            assertThat(metadata)
-                    .containsPattern("\"name\": \"sluice.filters\"[^}]*[ ,(]" + Pattern.quote(p.configName()) + "[,)]");
-        }
-        assertThat(metadata).containsPattern("\"name\": \"sluice.filters\"[^}]*url-patterns");
-    }
-
-    /** The metadata of the parameters, as Spring Boot's configuration processor would write it. */
-    static String generate() throws IOException {
+    void everyParameterIsAPropertyDescribedAsInParameterJavadoc() throws IOException {
+        Map<String, Map<String, Object>> properties = properties();
         Map<String, String> descriptions = javadoc();
-        StringBuilder json = new StringBuilder("{\n  \"groups\": [\n");
-        json.append(entry("sluice", null, "The application's Sluice settings: every filter's defaults, and the "
-                + "settings of @RateLimit on Spring MVC handlers.", "dev.sluice.spring.boot.SluiceAutoConfiguration"));
-        json.append("\n  ],\n  \"properties\": [\n");
-        List<String> properties = new java.util.ArrayList<>();
         for (Parameter p : Parameter.values()) {
             if (p == Parameter.POLICY) {
-                continue; // each filter names its own
+                assertThat(properties).as("each filter names its own policy").doesNotContainKey("sluice.policy");
+                continue;
             }
-            properties.add(entry("sluice." + p.configName(), "java.lang.String", descriptions.get(p.name())
-                    + (p.scope() == Parameter.Scope.ROUTE ? " The default of every filter." : ""), null));
+            Map<String, Object> property = properties.get("sluice." + p.configName());
+            assertThat(property).as("sluice.%s in the metadata", p.configName()).isNotNull();
+            assertThat(property.get("description")).as("description of sluice.%s", p.configName())
+                    .isEqualTo(descriptions.get(p.name()));
         }
-        properties.add(entry("sluice.filters",
-                "java.util.Map<java.lang.String,java.util.Map<java.lang.String,java.lang.String>>",
-                "Rate-limit filters by name (the default policy name), each mapped to its 'url-patterns' (default /*) "
-                        + "and configured by the parameters (" + Arrays.stream(Parameter.values())
-                        .map(Parameter::configName)
-                        .collect(Collectors.joining(", ")) + ") as sluice.filters.<name>.<parameter>.", null));
-        json.append(String.join(",\n", properties));
-        json.append("\n  ],\n  \"hints\": [\n");
-        Map<String, List<String>> hints = new LinkedHashMap<>();
-        hints.put("sluice.algorithm", Arrays.stream(Algorithm.values()).map(Algorithm::configName).toList());
-        hints.put("sluice.failure-mode", Arrays.stream(FailureMode.values()).map(FailureMode::configName).toList());
-        hints.put("sluice.headers", Arrays.stream(HeaderStyle.values()).map(HeaderStyle::configName).toList());
-        hints.put("sluice.metrics", List.of("true", "false"));
-        hints.put("sluice.partition-key", List.of("true", "false"));
-        json.append(hints.entrySet().stream()
-                .map(h -> "    {\n      \"name\": \"" + h.getKey() + "\",\n      \"values\": [\n"
-                + h.getValue().stream().map(v -> "        {\n          \"value\": \"" + v + "\"\n        }")
-                .collect(Collectors.joining(",\n")) + "\n      ]\n    }").collect(Collectors.joining(",\n")));
-        return json.append("\n  ]\n}\n").toString();
+        assertThat(properties.get("sluice.filters").get("type"))
+                .isEqualTo("java.util.Map<java.lang.String,dev.sluice.spring.boot.SluiceProperties$Filter>");
+        assertThat(properties.get("sluice.health.down-when-failing-open").get("defaultValue")).isEqualTo(false);
     }
 
-    private static String entry(String name, String type, String description, String sourceType) {
-        StringBuilder e = new StringBuilder("    {\n      \"name\": \"").append(name).append('"');
-        if (type != null) {
-            e.append(",\n      \"type\": \"").append(type).append('"');
+    @Test
+    void aFilterTakesEveryParameterAndItsOwnSettings() {
+        Set<String> names = Arrays.stream(BeanUtils.getPropertyDescriptors(SluiceProperties.Filter.class))
+                .filter(d -> d.getWriteMethod() != null).map(PropertyDescriptor::getName)
+                .map(n -> n.replaceAll("([A-Z])", "-$1").toLowerCase(java.util.Locale.ROOT))
+                .collect(Collectors.toSet());
+        for (Parameter p : Parameter.values()) {
+            assertThat(names).as("sluice.filters.<name>.%s", p.configName()).contains(p.configName());
         }
-        e.append(",\n      \"description\": \"").append(description.replace("\\", "\\\\").replace("\"", "\\\""))
-                .append('"');
-        if (sourceType != null) {
-            e.append(",\n      \"sourceType\": \"").append(sourceType).append('"');
+        assertThat(names).contains("url-patterns", "exclude", "key-resolver", "limit-resolver");
+    }
+
+    @Test
+    void enumeratedParametersHintTheirValuesAndDefaultsAreTheVocabularys() throws IOException {
+        Map<String, Object> metadata = metadata();
+        Map<String, List<Object>> hints = new LinkedHashMap<>();
+        for (Object hint : (List<?>) metadata.get("hints")) {
+            Map<?, ?> h = (Map<?, ?>) hint;
+            if (h.get("values") instanceof List<?> values) {
+                hints.put((String) h.get("name"),
+                        values.stream().<Object>map(v -> ((Map<?, ?>) v).get("value")).toList());
+            }
         }
-        return e.append("\n    }").toString();
+        assertThat(hints.get("sluice.algorithm"))
+                .containsExactlyElementsOf(Arrays.stream(Algorithm.values()).map(Algorithm::configName).toList());
+        assertThat(hints.get("sluice.failure-mode"))
+                .containsExactlyElementsOf(Arrays.stream(FailureMode.values()).map(FailureMode::configName).toList());
+        assertThat(hints.get("sluice.headers"))
+                .containsExactlyElementsOf(Arrays.stream(HeaderStyle.values()).map(HeaderStyle::configName).toList());
+        Map<String, Map<String, Object>> properties = properties();
+        assertThat(properties.get("sluice.algorithm").get("defaultValue"))
+                .isEqualTo(Algorithm.TOKEN_BUCKET.configName());
+        assertThat(properties.get("sluice.failure-mode").get("defaultValue")).isEqualTo(FailureMode.OPEN.configName());
+        assertThat(properties.get("sluice.headers").get("defaultValue"))
+                .isEqualTo(WebSettings.DEFAULTS.headers().configName());
+        assertThat(properties.get("sluice.store").get("defaultValue")).isEqualTo(WebSettings.DEFAULTS.store());
+        assertThat(properties.get("sluice.timeout").get("defaultValue")).isEqualTo("100ms");
+    }
+
+    private static Map<String, Object> metadata() throws IOException {
+        try (InputStream in = ConfigurationMetadataTest.class
+                .getResourceAsStream("/META-INF/spring-configuration-metadata.json")) {
+            assertThat(in).as("the metadata the configuration processor wrote").isNotNull();
+            return JsonParserFactory.getJsonParser().parseMap(new String(in.readAllBytes(), StandardCharsets.UTF_8));
+        }
+    }
+
+    private static Map<String, Map<String, Object>> properties() throws IOException {
+        Map<String, Map<String, Object>> byName = new LinkedHashMap<>();
+        for (Object property : (List<?>) metadata().get("properties")) {
+            @SuppressWarnings("unchecked") // a JSON object
+            Map<String, Object> p = (Map<String, Object>) property;
+            byName.put((String) p.get("name"), p);
+        }
+        return byName;
     }
 
     /**

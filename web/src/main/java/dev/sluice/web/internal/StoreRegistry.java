@@ -3,6 +3,7 @@ package dev.sluice.web.internal;
 import dev.sluice.spi.RateLimitStore;
 import dev.sluice.spi.StoreProvider;
 import dev.sluice.internal.CompletionExecutor;
+import dev.sluice.internal.Secrets;
 import dev.sluice.internal.Timeouts;
 
 import java.util.HashMap;
@@ -54,6 +55,23 @@ public final class StoreRegistry {
         }
         entry.users++;
         return entry.store;
+    }
+
+    /**
+     * Serves the {@code store} value with {@code given} (a store on a client the application owns,
+     * such as a Spring application's {@code RedissonClient} bean) instead of opening one: the caller
+     * holds its first use and {@link #release}s it like any other.
+     *
+     * @throws IllegalStateException if the value is already open
+     */
+    public synchronized void provide(String store, RateLimitStore given) {
+        if (stores.containsKey(store)) {
+            throw new IllegalStateException("store '" + Secrets.redact(store)
+                    + "' is already open in this application");
+        }
+        Entry entry = new Entry(given);
+        entry.users = 1;
+        stores.put(store, entry);
     }
 
     /**
