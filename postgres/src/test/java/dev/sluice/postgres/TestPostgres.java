@@ -11,6 +11,8 @@ import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.UserPrincipal;
+import java.nio.file.attribute.UserPrincipalLookupService;
+import java.nio.file.attribute.UserPrincipalNotFoundException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
@@ -21,13 +23,18 @@ import java.util.stream.Stream;
 
 /**
  * A real Postgres server for the tests, on 127.0.0.1 and a free port, in a data directory of its
- * own: Debian's server binaries ({@code /usr/lib/postgresql/<version>/bin}, the newest, or
- * {@code PG_BIN}), run as the {@code postgres} user when the tests run as root (the server refuses
- * root). Trust authentication on loopback, user {@code sluice}, database {@code postgres}. Stops and
- * deletes its directory when the JVM exits. Can be stopped and started again on the same port and
- * data directory.
+ * own. Its binaries: {@code PG_BIN} if set, else Debian's ({@code /usr/lib/postgresql/<version>/bin},
+ * the newest), else the ones the tests bring from Maven Central ({@link MavenPostgresBinaries}), so a
+ * machine with only a JDK runs these tests too; {@code -Dsluice.test.pg-bin=maven} takes the latter
+ * even where the others exist. When the tests run as root, the server runs as the {@code postgres}
+ * user, or {@code nobody} where there is none (the server refuses root). Trust authentication on
+ * loopback, user {@code sluice}, database {@code postgres}. Stops and deletes its directory when the
+ * JVM exits. Can be stopped and started again on the same port and data directory.
  */
 final class TestPostgres {
+
+    /** System property: {@code auto} (the default) or {@code maven} (the Maven Central binaries only). */
+    static final String CHOICE = "sluice.test.pg-bin";
 
     private static TestPostgres shared;
     private static final AtomicInteger POOLS = new AtomicInteger();
@@ -36,18 +43,21 @@ final class TestPostgres {
     private final Path base;
     private final Path data;
     private final int port;
-    private final boolean asRoot;
+    /** The user the server runs as when the tests run as root; null when they do not. */
+    private final String serverUser;
     private boolean destroyed;
 
     private TestPostgres() {
         this.bin = binaries();
-        this.asRoot = "root".equals(System.getProperty("user.name"));
+        boolean asRoot = "root".equals(System.getProperty("user.name"));
         try {
             this.base = Files.createTempDirectory("sluice-postgres");
             if (asRoot) {
-                UserPrincipal postgres = base.getFileSystem().getUserPrincipalLookupService()
-                        .lookupPrincipalByName("postgres");
-                Files.setOwner(base, postgres);
+                UserPrincipal user = serverUser(base);
+                this.serverUser = user.getName();
+                Files.setOwner(base, user);
+            } else {
+                this.serverUser = null;
             }
             try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
                 this.port = socket.getLocalPort();
@@ -56,6 +66,9 @@ final class TestPostgres {
             throw new UncheckedIOException(e);
         }
         this.data = base.resolve("data");
+        // Says in the test's output which server a failure came from.
+        System.err.println("TestPostgres: " + bin + (serverUser == null ? "" : ", as " + serverUser)
+                + ", port " + port);
         run(bin.resolve("initdb").toString(), "-D", data.toString(), "-U", "sluice", "-A", "trust", "-E", "UTF8",
                 "--no-sync");
         start();
@@ -136,8 +149,8 @@ final class TestPostgres {
 
     private void run(String... command) {
         List<String> full = new ArrayList<>();
-        if (asRoot) {
-            full.addAll(List.of("runuser", "-u", "postgres", "--"));
+        if (serverUser != null) {
+            full.addAll(List.of("runuser", "-u", serverUser, "--"));
         }
         full.addAll(Arrays.asList(command));
         try {
@@ -166,6 +179,13 @@ final class TestPostgres {
     }
 
     private static Path binaries() {
+        String choice = System.getProperty(CHOICE, "auto");
+        if ("maven".equals(choice)) {
+            return MavenPostgresBinaries.bin();
+        }
+        if (!"auto".equals(choice)) {
+            throw new IllegalStateException(CHOICE + " must be auto or maven, got '" + choice + "'");
+        }
         String given = System.getenv("PG_BIN");
         if (given != null && !given.isBlank()) {
             return Path.of(given);
@@ -183,9 +203,23 @@ final class TestPostgres {
                 throw new UncheckedIOException(e);
             }
         }
-        throw new IllegalStateException("the Postgres tests need a Postgres server's binaries: install Debian's "
-                + "postgresql package (apt-get install postgresql) or set PG_BIN to a directory holding initdb, "
-                + "pg_ctl and postgres");
+        // Slower the first time (about 15 MB to unpack), and needs no package installed.
+        return MavenPostgresBinaries.bin();
+    }
+
+    /** The server refuses to run as root: the postgres user if the machine has one, else nobody. */
+    private static UserPrincipal serverUser(Path anyPath) throws IOException {
+        UserPrincipalLookupService users = anyPath.getFileSystem().getUserPrincipalLookupService();
+        for (String name : List.of("postgres", "nobody")) {
+            try {
+                return users.lookupPrincipalByName(name);
+            } catch (UserPrincipalNotFoundException e) {
+                // try the next
+            }
+        }
+        throw new IllegalStateException("the Postgres tests run as root, and the server refuses root: they run it "
+                + "as the user postgres or nobody, and this machine has neither; add one (useradd postgres) or "
+                + "run the tests as another user");
     }
 
     private static int version(String name) {
