@@ -21,6 +21,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -39,8 +40,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * }</pre>
  *
  * <p>Per request it never blocks: the principal is read from the exchange's {@code Mono}, the
- * verdict from the limiter's {@code CompletionStage} (within its {@code timeout}); after a store
- * that answered later, the chain continues on the thread that completed the decision. The request
+ * verdict from the limiter's {@code CompletionStage} (within its {@code timeout}); on Reactor Netty
+ * a verdict that waited on its store is handed back to the connection's event loop, so the
+ * application's chain runs where WebFlux runs it (elsewhere, on the thread that completed the
+ * decision). The request
  * proceeds with the rate-limit headers, or the filter answers {@code 429} or {@code 503} itself
  * with {@code Retry-After} and a problem body ({@code application/problem+json}). A failure of the
  * request's own code (a {@code KeyResolver}) fails the request, never loses it.
@@ -93,7 +96,8 @@ public final class RateLimitWebFilter implements WebFilter, Ordered, AutoCloseab
         }
         return exchange.getPrincipal().map(p -> Optional.ofNullable(p.getName()))
                 .defaultIfEmpty(Optional.empty())
-                .flatMap(principal -> verdict(limiter, new ExchangeView(exchange, principal.orElse(null))))
+                .flatMap(principal -> verdict(limiter, new ExchangeView(exchange, principal.orElse(null)),
+                        EventLoops.of(exchange)))
                 .flatMap(verdict -> answer(exchange, chain, verdict));
     }
 
@@ -103,12 +107,12 @@ public final class RateLimitWebFilter implements WebFilter, Ordered, AutoCloseab
      * after the subscriber cancelled, or is discarded, is settled at once, so that a lease taken
      * for a request nobody waits for any more is given back.
      */
-    static Mono<Verdict> verdict(HttpLimiter limiter, dev.sluice.web.RequestView view) {
+    static Mono<Verdict> verdict(HttpLimiter limiter, dev.sluice.web.RequestView view, Executor loop) {
         return Mono.<Verdict>create(sink -> {
             AtomicBoolean cancelled = new AtomicBoolean();
             sink.onCancel(() -> cancelled.set(true));
             CompletionStage<Verdict> stage = limiter.check(view); // a throw here fails the sink (create catches it)
-            stage.whenComplete((verdict, failure) -> {
+            stage.whenComplete((verdict, failure) -> EventLoops.run(loop, () -> {
                 try {
                     if (failure != null) {
                         sink.error(unwrapped(failure));
@@ -127,7 +131,7 @@ public final class RateLimitWebFilter implements WebFilter, Ordered, AutoCloseab
                     }
                     sink.error(e);
                 }
-            });
+            }));
         }).doOnDiscard(Verdict.class, v -> v.responseEnded(FAILED));
     }
 
