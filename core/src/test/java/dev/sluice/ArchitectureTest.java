@@ -67,11 +67,13 @@ class ArchitectureTest {
             Map.entry("dev.sluice.jaxrs", Set.of("ConsoleResource", "RateLimit", "RateLimitClientFilter",
                     "RateLimitExceededException", "RateLimitFeature", "ServletClientAddress")),
             Map.entry("dev.sluice.spring.boot",
-                    Set.of("SluiceAutoConfiguration", "SluiceProperties", "SluiceParameters")),
+                    Set.of("SluiceAutoConfiguration", "SluiceProperties", "SluiceParameters",
+                            "SluiceReactiveAutoConfiguration")),
             Map.entry("dev.sluice.gateway", Set.of("SluiceGatewayAutoConfiguration", "SluiceRateLimiter")),
             Map.entry("dev.sluice.grpc", Set.of("RateLimitInterceptor")),
             Map.entry("dev.sluice.postgres", Set.of("PostgresStore", "PostgresStoreProvider")),
-            Map.entry("dev.sluice.spring.client", Set.of("RateLimitClientInterceptor", "RateLimitExchangeFilter")));
+            Map.entry("dev.sluice.spring.client", Set.of("RateLimitClientInterceptor", "RateLimitExchangeFilter")),
+            Map.entry("dev.sluice.webflux", Set.of("RateLimitWebFilter")));
 
     /** The store test kit (sluice-store-tck): API as well, for the tests of store authors. */
     private static final Map<String, Set<String>> TEST_KIT =

@@ -63,6 +63,10 @@ public final class Guard {
     private static final CompletionStage<HttpAnswer> PASSED = CompletableFuture.completedStage(
             new HttpAnswer(HttpAnswer.PROCEED, List.of(), null));
 
+    static {
+        PartitionKeys.ready(); // its secret is drawn when the first route is built, not on a request's thread
+    }
+
     /** The route's rate limits per tier as configured, or {@code null} when it has only a concurrency limit. */
     private final LimitChoice configured;
     /** The rate limits deciding now: {@link #configured}, or with an operator's overrides. */

@@ -65,6 +65,15 @@ final class PartitionKeys {
     private PartitionKeys() {
     }
 
+    /**
+     * Draws the secret now, if not yet drawn: this class's initialisation reads the platform's
+     * entropy source (a file, {@code /dev/urandom}), which belongs at start-up, never on the first
+     * request's thread (an event loop under WebFlux, which must not block).
+     */
+    static void ready() {
+        // Class initialisation does the work.
+    }
+
     /** The {@code pk} value of a caller key, such as {@code :q0Jx5y8Pq2mUo8cW:}. */
     static String of(String callerKey) {
         if (callerKey.length() > MAX_CACHED_LENGTH) {
