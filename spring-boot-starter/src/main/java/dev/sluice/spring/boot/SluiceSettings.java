@@ -2,6 +2,7 @@ package dev.sluice.spring.boot;
 
 import dev.sluice.web.internal.Parameter;
 import dev.sluice.web.internal.WebSettings;
+import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.context.properties.source.ConfigurationProperty;
 import org.springframework.boot.context.properties.source.ConfigurationPropertyName;
 import org.springframework.boot.context.properties.source.ConfigurationPropertySource;
@@ -97,6 +98,16 @@ final class SluiceSettings {
                 blankToNull(f.getLimitResolver()))));
         return new SluiceSettings(properties.parameters(), filters, blankToNull(properties.getKeyResolver()),
                 blankToNull(properties.getLimitResolver()), properties.getHealth().isDownWhenFailingOpen());
+    }
+
+    /**
+     * The settings bound from {@code environment} alone, as {@link #of(SluiceProperties, Environment)}:
+     * for what registers beans before any bean, {@link SluiceProperties} included, exists.
+     *
+     * @throws SluiceConfigurationException naming a {@code sluice.*} property that is no Sluice setting
+     */
+    static SluiceSettings read(Environment environment) {
+        return of(Binder.get(environment).bindOrCreate("sluice", SluiceProperties.class), environment);
     }
 
     /** Settings given directly, for tests. */
