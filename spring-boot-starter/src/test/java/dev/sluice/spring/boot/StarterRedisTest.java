@@ -34,6 +34,9 @@ class StarterRedisTest {
     @DynamicPropertySource
     static void store(DynamicPropertyRegistry properties) {
         properties.add("sluice.store", REDIS::url);
+        // The default 100 ms is a production figure: on a busy 2-core machine a decision can take
+        // longer and fail open, and the test would read a 200 where the store refused.
+        properties.add("sluice.timeout", () -> "2s");
     }
 
     @AfterAll
