@@ -44,6 +44,7 @@ class QuoteProviderTest {
     private static final int CALLS = 8;
     private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
     private static final ConcurrentLinkedQueue<String> ARRIVED = new ConcurrentLinkedQueue<>();
+    private static final ExecutorService PROVIDER_THREADS = Executors.newFixedThreadPool(4);
     private static HttpServer provider;
 
     @LocalServerPort
@@ -63,7 +64,7 @@ class QuoteProviderTest {
             exchange.getResponseBody().write(body);
             exchange.close();
         });
-        provider.setExecutor(Executors.newFixedThreadPool(4));
+        provider.setExecutor(PROVIDER_THREADS);
         provider.start();
         properties.add("quotes.url", () -> "http://127.0.0.1:" + provider.getAddress().getPort());
     }
@@ -71,6 +72,7 @@ class QuoteProviderTest {
     @AfterAll
     static void stopProvider() {
         provider.stop(0);
+        PROVIDER_THREADS.shutdownNow();
     }
 
     /**
