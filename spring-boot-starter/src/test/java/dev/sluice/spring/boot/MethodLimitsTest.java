@@ -2,6 +2,7 @@ package dev.sluice.spring.boot;
 
 import dev.sluice.jaxrs.RateLimit;
 import dev.sluice.jaxrs.RateLimitExceededException;
+import dev.sluice.web.PolicyRegistry;
 import org.junit.jupiter.api.Test;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.context.ConfigurableApplicationContext;
@@ -111,6 +112,7 @@ class MethodLimitsTest {
         try (ConfigurableApplicationContext app = BootApps.start(Map.of(), APP)) {
             Quotes quotes = app.getBean(Quotes.class);
             assertThat(AopUtils.isAopProxy(quotes)).isTrue();
+            assertThat(app.getBean(PolicyRegistry.class).policy("quotes-quote")).as("listed at start-up").isPresent();
             assertThat(quotes.quote()).isEqualTo("quote");
             assertThat(quotes.quote()).isEqualTo("quote");
             assertThatThrownBy(quotes::quote).isInstanceOfSatisfying(RateLimitExceededException.class, e -> {
