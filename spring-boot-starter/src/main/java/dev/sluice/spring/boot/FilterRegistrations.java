@@ -1,6 +1,7 @@
 package dev.sluice.spring.boot;
 
 import dev.sluice.servlet.RateLimitFilter;
+import dev.sluice.servlet.internal.ServletRequestView;
 import dev.sluice.web.KeyResolver;
 import dev.sluice.web.LimitResolver;
 import dev.sluice.web.PolicyRegistry;
@@ -108,6 +109,8 @@ final class FilterRegistrations implements ServletContextInitializer, Ordered {
             for (SluiceSettings.FilterSettings f : settings.filters()) {
                 List<String> patterns = f.urlPatterns().isEmpty() ? List.of("/*") : f.urlPatterns();
                 PathPatterns exclude = excluded(f, patterns);
+                RequestExpression skip = f.skipExpression() == null ? null
+                        : RequestExpression.parse(f, SluiceSettings.SKIP_EXPRESSION, f.skipExpression());
                 RateLimitFilter filter = resolved(new RateLimitFilter(), f);
                 try {
                     filter.init(new PropertyConfig(f, context));
@@ -118,7 +121,7 @@ final class FilterRegistrations implements ServletContextInitializer, Ordered {
                 circuits = concat(circuits, new Circuit(settings.store(f), "filter '" + f.name() + "'",
                         filter::storeCircuitOpen, settings.failsClosed(f)));
                 FilterRegistration.Dynamic registration = context.addFilter(f.name(),
-                        new Initialised(filter, exclude));
+                        new Initialised(filter, exclude, skip, f.keyExpression() != null));
                 if (registration == null) {
                     throw new IllegalStateException("Sluice filter '" + f.name() + "' (properties 'sluice.filters."
                             + f.name() + ".*'): the application already has a filter of that name");
@@ -148,10 +151,24 @@ final class FilterRegistrations implements ServletContextInitializer, Ordered {
         return patterns.contains("/*") ? exclude.and(managementPaths) : exclude;
     }
 
-    /** The filter with the resolver beans its properties name. */
+    /** The filter with its key expression or the resolver beans its properties name. */
     private RateLimitFilter resolved(RateLimitFilter filter, SluiceSettings.FilterSettings f) {
         String key = settings.keyResolver(f);
         String limits = settings.limitResolver(f);
+        if (f.keyExpression() != null) {
+            if (f.keyResolver() != null) {
+                String property = f.property(SluiceSettings.KEY_EXPRESSION);
+                throw new SluiceConfigurationException("Sluice filter '" + f.name() + "': property '" + property
+                        + "' and property '" + f.property(SluiceSettings.KEY_RESOLVER) + "' both name the caller; "
+                        + "give one, got '" + f.keyExpression() + "' and '" + f.keyResolver() + "'", property,
+                        f.keyExpression(), null, "Remove '" + property + "' or '"
+                        + f.property(SluiceSettings.KEY_RESOLVER) + "'.", null);
+            }
+            // The filter's own expression is nearer than the application's sluice.key-resolver.
+            filter = filter.withKeyResolver(RequestExpression.parse(f, SluiceSettings.KEY_EXPRESSION,
+                    f.keyExpression()).keyResolver());
+            key = null;
+        }
         try {
             filter = key == null ? filter : filter.withKeyResolver(resolvers.keyResolver(key));
         } catch (RuntimeException e) {
@@ -224,9 +241,11 @@ final class FilterRegistrations implements ServletContextInitializer, Ordered {
     /**
      * The filter as the container sees it: already initialised from the properties, so the
      * container's {@code init} does nothing; its {@code destroy} at shutdown releases the store.
-     * Requests to excluded paths pass by it untouched.
+     * Requests to excluded paths, and those its {@code skip-expression} is true for, pass by it
+     * untouched; {@code pathForKey}: its {@code key-expression} reads the path from the request.
      */
-    private record Initialised(RateLimitFilter filter, PathPatterns exclude) implements Filter {
+    private record Initialised(RateLimitFilter filter, PathPatterns exclude, RequestExpression skip,
+                               boolean pathForKey) implements Filter {
         @Override
         public void init(FilterConfig config) {
             // Initialised by FilterRegistrations, from the properties.
@@ -235,9 +254,15 @@ final class FilterRegistrations implements ServletContextInitializer, Ordered {
         @Override
         public void doFilter(ServletRequest request, ServletResponse response, FilterChain chain)
                 throws IOException, ServletException {
-            if (!exclude.isEmpty() && request instanceof HttpServletRequest http && exclude.matches(path(http))) {
-                chain.doFilter(request, response);
-                return;
+            if (request instanceof HttpServletRequest http && (!exclude.isEmpty() || skip != null || pathForKey)) {
+                String path = path(http);
+                if (exclude.matches(path) || skip != null && skip.skips(new ServletRequestView(http), path)) {
+                    chain.doFilter(request, response);
+                    return;
+                }
+                if (pathForKey) {
+                    http.setAttribute(RequestExpression.PATH, path);
+                }
             }
             filter.doFilter(request, response, chain);
         }

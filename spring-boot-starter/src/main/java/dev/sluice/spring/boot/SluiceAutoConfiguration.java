@@ -42,6 +42,9 @@ import java.util.function.Supplier;
  *       in {@code web.xml}; a filter mapped to {@code /*} leaves the Actuator's paths alone;
  *   <li>{@code @dev.sluice.jaxrs.RateLimit} on Spring MVC handler methods and controllers, with
  *       the application's {@code sluice.*} settings;
+ *   <li>{@code @RateLimit} on the public methods of the application's other beans, one budget per
+ *       method, a refused call throwing {@code RateLimitExceededException} (with the JAX-RS API on the
+ *       class path);
  *   <li>metrics ({@code sluice.metrics}, on by default) on the application's {@code MeterRegistry};
  *   <li>a health contributor {@code sluice} for the Redis stores, with Spring Boot's health module;
  *   <li>the application's {@code dev.sluice.web.PolicyRegistry}, a bean, in which the filters and the
@@ -196,6 +199,29 @@ public final class SluiceAutoConfiguration {
                     interceptor.guard(handler);
                 }
             });
+        }
+    }
+
+    /**
+     * {@code @RateLimit} on the public methods of the application's other beans (services): needs the
+     * JAX-RS API (not a JAX-RS runtime) on the class path, for the exception a refused call throws.
+     */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = {"jakarta.ws.rs.ClientErrorException",
+            "org.springframework.aop.framework.autoproxy.AbstractBeanFactoryAwareAdvisingPostProcessor"})
+    static class Methods {
+
+        /** Static, as a post-processor must be; what it needs is looked up when the first annotated bean is made. */
+        @Bean
+        @ConditionalOnMissingBean(name = "sluiceRateLimitedMethods")
+        static RateLimitedMethods sluiceRateLimitedMethods(ObjectProvider<SluiceSettings> settings,
+                                                           ObjectProvider<ApplicationPolicies> policies,
+                                                           ObjectProvider<StoreBinding> stores,
+                                                           ListableBeanFactory beans) {
+            return new RateLimitedMethods(new MethodLimits(() -> {
+                stores.forEach(StoreBinding::bind);
+                return settings.getObject();
+            }, meterRegistry(beans), policies::getObject));
         }
     }
 

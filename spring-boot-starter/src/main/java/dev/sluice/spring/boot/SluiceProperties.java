@@ -71,6 +71,19 @@ public class SluiceProperties extends SluiceParameters {
          */
         private List<String> exclude = new ArrayList<>();
 
+        /**
+         * A SpEL expression giving each request's caller, such as request.header('X-Tenant'), over
+         * request (header(name), param(name), path, method, remoteAddress) and principal (the user's name,
+         * or null); null or blank: the key sources decide. Read-only: no types, constructors or beans.
+         */
+        private String keyExpression;
+
+        /**
+         * A SpEL expression over request and principal; where it is true, the filter leaves the
+         * request alone (no headers, nothing charged), such as request.path == '/ping'.
+         */
+        private String skipExpression;
+
         /** Bound by Spring Boot. */
         public Filter() {
         }
@@ -108,6 +121,26 @@ public class SluiceProperties extends SluiceParameters {
         /** Sets the paths left alone. */
         public void setExclude(List<String> exclude) {
             this.exclude = exclude;
+        }
+
+        /** The {@code key-expression}, {@code null} when not set. */
+        public String getKeyExpression() {
+            return keyExpression;
+        }
+
+        /** Sets the {@code key-expression}. */
+        public void setKeyExpression(String keyExpression) {
+            this.keyExpression = keyExpression;
+        }
+
+        /** The {@code skip-expression}, {@code null} when not set. */
+        public String getSkipExpression() {
+            return skipExpression;
+        }
+
+        /** Sets the {@code skip-expression}. */
+        public void setSkipExpression(String skipExpression) {
+            this.skipExpression = skipExpression;
         }
     }
 

@@ -45,18 +45,25 @@ final class SluiceSettings {
     static final String EXCLUDE = "exclude";
     static final String KEY_RESOLVER = "key-resolver";
     static final String LIMIT_RESOLVER = "limit-resolver";
+    static final String KEY_EXPRESSION = "key-expression";
+    static final String SKIP_EXPRESSION = "skip-expression";
     static final String HEALTH_DOWN = "health.down-when-failing-open";
 
     private static final ConfigurationPropertyName SLUICE = ConfigurationPropertyName.of("sluice");
     /** Maven's switch of Sluice's own build, which surefire hands the tests' JVM as a system property. */
     private static final ConfigurationPropertyName BUILD_SWITCH = ConfigurationPropertyName.of("sluice.release-check");
     /** What a filter takes besides the vocabulary's parameters. */
-    private static final List<String> FILTER_EXTRAS = List.of(URL_PATTERNS, EXCLUDE, KEY_RESOLVER, LIMIT_RESOLVER);
+    private static final List<String> FILTER_EXTRAS = List.of(URL_PATTERNS, EXCLUDE, KEY_RESOLVER, LIMIT_RESOLVER,
+            KEY_EXPRESSION, SKIP_EXPRESSION);
     private static final Pattern PROPERTY = Pattern.compile("^property '([^']+)'");
 
-    /** One filter of {@code sluice.filters}: its parameters (raw), URL patterns, exclusions and resolvers. */
+    /**
+     * One filter of {@code sluice.filters}: its parameters (raw), URL patterns, exclusions, resolvers
+     * and SpEL expressions ({@code null}: none).
+     */
     record FilterSettings(String name, Map<String, String> parameters, List<String> urlPatterns,
-                          List<String> exclude, String keyResolver, String limitResolver) {
+                          List<String> exclude, String keyResolver, String limitResolver, String keyExpression,
+                          String skipExpression) {
         FilterSettings {
             parameters = Map.copyOf(parameters);
             urlPatterns = List.copyOf(urlPatterns);
@@ -95,7 +102,8 @@ final class SluiceSettings {
         List<FilterSettings> filters = new ArrayList<>();
         properties.getFilters().forEach((name, f) -> filters.add(new FilterSettings(name, f.parameters(),
                 trimmed(f.getUrlPatterns()), trimmed(f.getExclude()), blankToNull(f.getKeyResolver()),
-                blankToNull(f.getLimitResolver()))));
+                blankToNull(f.getLimitResolver()), blankToNull(f.getKeyExpression()),
+                blankToNull(f.getSkipExpression()))));
         return new SluiceSettings(properties.parameters(), filters, blankToNull(properties.getKeyResolver()),
                 blankToNull(properties.getLimitResolver()), properties.getHealth().isDownWhenFailingOpen());
     }

@@ -63,7 +63,8 @@ class ConfigurationMetadataTest {
         for (Parameter p : Parameter.values()) {
             assertThat(names).as("sluice.filters.<name>.%s", p.configName()).contains(p.configName());
         }
-        assertThat(names).contains("url-patterns", "exclude", "key-resolver", "limit-resolver");
+        assertThat(names).contains("url-patterns", "exclude", "key-resolver", "limit-resolver", "key-expression",
+                "skip-expression");
     }
 
     @Test
