@@ -8,10 +8,23 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.springframework.boot.SpringBootConfiguration;
+import org.springframework.boot.actuate.autoconfigure.endpoint.EndpointAutoConfiguration;
+import org.springframework.boot.actuate.autoconfigure.endpoint.jackson.JacksonEndpointAutoConfiguration;
+import org.springframework.boot.actuate.autoconfigure.endpoint.web.WebEndpointAutoConfiguration;
+import org.springframework.boot.actuate.autoconfigure.web.server.ManagementContextAutoConfiguration;
 import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.autoconfigure.ImportAutoConfiguration;
 import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.boot.health.autoconfigure.actuate.endpoint.HealthEndpointAutoConfiguration;
+import org.springframework.boot.health.autoconfigure.contributor.HealthContributorAutoConfiguration;
+import org.springframework.boot.health.autoconfigure.registry.HealthContributorRegistryAutoConfiguration;
+import org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration;
+import org.springframework.boot.reactor.netty.autoconfigure.NettyReactiveWebServerAutoConfiguration;
 import org.springframework.boot.web.server.context.WebServerApplicationContext;
+import org.springframework.boot.webflux.autoconfigure.HttpHandlerAutoConfiguration;
+import org.springframework.boot.webflux.autoconfigure.WebFluxAutoConfiguration;
+import org.springframework.boot.webflux.autoconfigure.actuate.endpoint.web.WebFluxHealthEndpointExtensionAutoConfiguration;
+import org.springframework.boot.webflux.autoconfigure.error.ErrorWebFluxAutoConfiguration;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.RestController;
@@ -36,21 +49,12 @@ class ReactiveRateLimitTest {
 
     /** WebFlux on Reactor Netty, Actuator with health, Sluice, and the handlers below. */
     @SpringBootConfiguration
-    @ImportAutoConfiguration(name = {"dev.sluice.spring.boot.SluiceReactiveAutoConfiguration",
-            "org.springframework.boot.reactor.netty.autoconfigure.NettyReactiveWebServerAutoConfiguration",
-            "org.springframework.boot.webflux.autoconfigure.HttpHandlerAutoConfiguration",
-            "org.springframework.boot.webflux.autoconfigure.WebFluxAutoConfiguration",
-            "org.springframework.boot.webflux.autoconfigure.error.ErrorWebFluxAutoConfiguration",
-            "org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration",
-            "org.springframework.boot.actuate.autoconfigure.endpoint.EndpointAutoConfiguration",
-            "org.springframework.boot.actuate.autoconfigure.endpoint.jackson.JacksonEndpointAutoConfiguration",
-            "org.springframework.boot.actuate.autoconfigure.endpoint.web.WebEndpointAutoConfiguration",
-            "org.springframework.boot.actuate.autoconfigure.web.server.ManagementContextAutoConfiguration",
-            "org.springframework.boot.health.autoconfigure.contributor.HealthContributorAutoConfiguration",
-            "org.springframework.boot.health.autoconfigure.registry.HealthContributorRegistryAutoConfiguration",
-            "org.springframework.boot.health.autoconfigure.actuate.endpoint.HealthEndpointAutoConfiguration",
-            "org.springframework.boot.webflux.autoconfigure.actuate.endpoint.web"
-                    + ".WebFluxHealthEndpointExtensionAutoConfiguration"})
+    @ImportAutoConfiguration({SluiceReactiveAutoConfiguration.class, NettyReactiveWebServerAutoConfiguration.class,
+            HttpHandlerAutoConfiguration.class, WebFluxAutoConfiguration.class, ErrorWebFluxAutoConfiguration.class,
+            JacksonAutoConfiguration.class, EndpointAutoConfiguration.class, JacksonEndpointAutoConfiguration.class,
+            WebEndpointAutoConfiguration.class, ManagementContextAutoConfiguration.class,
+            HealthContributorAutoConfiguration.class, HealthContributorRegistryAutoConfiguration.class,
+            HealthEndpointAutoConfiguration.class, WebFluxHealthEndpointExtensionAutoConfiguration.class})
     static class Application {
     }
 
