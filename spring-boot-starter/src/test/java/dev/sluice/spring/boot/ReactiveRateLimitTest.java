@@ -36,6 +36,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -99,12 +100,11 @@ class ReactiveRateLimitTest {
         healthOff = port(start("management.health.sluice.enabled=false"));
     }
 
-    private ConfigurableApplicationContext start(String... sluice) {
-        List<String> properties = new ArrayList<>(List.of("server.port=0", "server.address=127.0.0.1",
-                "spring.main.banner-mode=off"));
-        properties.addAll(List.of(sluice));
+    /** An application with {@code properties} as command-line arguments: over the test resources' application.yml. */
+    private ConfigurableApplicationContext start(String... properties) {
         ConfigurableApplicationContext context = new SpringApplicationBuilder(Application.class, Handlers.class,
-                Limited.class).web(WebApplicationType.REACTIVE).properties(properties.toArray(String[]::new)).run();
+                Limited.class).web(WebApplicationType.REACTIVE).properties("server.port=0", "server.address=127.0.0.1",
+                "spring.main.banner-mode=off").run(Stream.of(properties).map(p -> "--" + p).toArray(String[]::new));
         apps.add(context);
         return context;
     }
@@ -191,7 +191,9 @@ class ReactiveRateLimitTest {
         HttpResponse<String> policies = get(memory, "/actuator/sluice", "e");
         assertThat(policies.statusCode()).isEqualTo(200);
         assertThat(policies.body()).contains("\"name\":\"annotated\"").contains("\"name\":\"Limited.limited~");
-        assertThat(get(memory, "/actuator/sluice/annotated", "e").statusCode()).isEqualTo(200);
+        HttpResponse<String> one = get(memory, "/actuator/sluice/annotated", "e");
+        assertThat(one.statusCode()).as(one.body()).isEqualTo(200);
+        assertThat(one.body()).contains("\"name\":\"annotated\"");
         assertThat(get(redis, "/actuator/sluice", "e").statusCode()).isEqualTo(404);
     }
 }
