@@ -94,6 +94,23 @@ public final class RateLimitWebFilter implements WebFilter, Ordered, AutoCloseab
         if (!paths.matches(exchange.getRequest().getPath().pathWithinApplication().value())) {
             return chain.filter(exchange);
         }
+        return decide(limiter, exchange, chain);
+    }
+
+    /**
+     * Decides {@code exchange} with {@code limiter} as this filter decides the requests it matches
+     * (the principal, the verdict, the headers, the {@code 429} or {@code 503} answer, the end of the
+     * response for leases and {@code charge=after}), for an adapter that chooses its limiter
+     * otherwise, such as the Spring Boot starter's {@code @RateLimit} on handler methods. Never
+     * blocks; each call decides once.
+     *
+     * @param limiter  the limiter deciding the request, not closed here
+     * @param exchange the request and its response
+     * @param chain    the rest of the chain, run when the request proceeds
+     * @return completes when the response does, as the rest of the chain's
+     */
+    public static Mono<Void> decide(HttpLimiter limiter, ServerWebExchange exchange, WebFilterChain chain) {
+        Objects.requireNonNull(limiter, "limiter");
         return exchange.getPrincipal().map(p -> Optional.ofNullable(p.getName()))
                 .defaultIfEmpty(Optional.empty())
                 .flatMap(principal -> verdict(limiter, new ExchangeView(exchange, principal.orElse(null)),

@@ -39,7 +39,7 @@ import java.util.function.Supplier;
  * Security's among them. The application's policy registry is put in the {@code ServletContext}
  * first, so that every {@link RateLimitFilter} lists its policies in it.
  */
-final class FilterRegistrations implements ServletContextInitializer, Ordered {
+final class FilterRegistrations implements ServletContextInitializer, Ordered, StoreCircuits {
 
     private final SluiceSettings settings;
     private final Supplier<Object> meterRegistry;
@@ -191,7 +191,8 @@ final class FilterRegistrations implements ServletContextInitializer, Ordered {
     }
 
     /** The filters' circuits on their stores. */
-    List<Circuit> circuits() {
+    @Override
+    public List<Circuit> circuits() {
         return circuits;
     }
 

@@ -28,7 +28,7 @@ import java.util.function.Supplier;
 /**
  * {@code @RateLimit} on a method of a Spring bean that is not a controller: a service-level limit,
  * decided before each call. The annotation's attributes are the same route parameters as on a
- * Spring MVC handler ({@link RateLimitInterceptor#parameters}), with the application's
+ * Spring MVC handler ({@link HandlerGuards#parameters}), with the application's
  * {@code sluice.*} settings (store, timeout, failure mode, metrics) and its policy registry.
  *
  * <p>A call has no request, so a method's limit is global: one budget for the method however many
@@ -133,7 +133,7 @@ final class MethodLimits implements MethodInterceptor {
                 String policy = a.policy().isBlank()
                         ? PolicyNames.forResourceMethod(base, signature, annotations.length == 1 ? "" : "-" + (i + 1))
                         : a.policy().trim();
-                Map<String, String> route = new HashMap<>(RateLimitInterceptor.parameters(a, policy));
+                Map<String, String> route = new HashMap<>(HandlerGuards.parameters(a, policy));
                 route.put("key", GLOBAL);
                 route.put("methods", null); // HTTP methods: a call has none
                 builder.route(route::get);

@@ -8,15 +8,14 @@ import org.springframework.beans.BeansException;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.SmartInitializingSingleton;
-import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
-import org.springframework.boot.health.autoconfigure.contributor.ConditionalOnEnabledHealthIndicator;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Import;
 import org.springframework.core.env.Environment;
 import org.springframework.util.ClassUtils;
 import org.springframework.web.method.HandlerMethod;
@@ -24,7 +23,6 @@ import org.springframework.web.servlet.config.annotation.InterceptorRegistry;
 import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
 import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandlerMapping;
 
-import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Supplier;
 
@@ -63,6 +61,7 @@ import java.util.function.Supplier;
 @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
 @ConditionalOnClass(name = {"jakarta.servlet.Filter", "dev.sluice.servlet.RateLimitFilter"})
 @EnableConfigurationProperties(SluiceProperties.class)
+@Import({SluiceManagement.StoreHealth.class, SluiceManagement.Actuator.class})
 public final class SluiceAutoConfiguration {
 
     /** Spring Security's default filter order, {@code SecurityProperties.DEFAULT_FILTER_ORDER}. */
@@ -226,31 +225,6 @@ public final class SluiceAutoConfiguration {
     }
 
     /**
-     * The health of the Redis stores, with Spring Boot's health module and Sluice's Redis store;
-     * {@code management.health.sluice.enabled=false} switches it off.
-     */
-    @Configuration(proxyBeanMethods = false)
-    @ConditionalOnClass(name = {"org.springframework.boot.health.contributor.HealthIndicator",
-            "dev.sluice.redis.RedisStore"})
-    @ConditionalOnEnabledHealthIndicator("sluice")
-    static class StoreHealth {
-
-        @Bean(destroyMethod = "close")
-        @ConditionalOnMissingBean(name = "sluiceHealthIndicator")
-        RedisStoreHealth sluiceHealthIndicator(SluiceSettings settings, ObjectProvider<FilterRegistrations> filters,
-                                               ObjectProvider<RateLimitInterceptor> interceptor,
-                                               ObjectProvider<StoreBinding> stores) {
-            stores.forEach(StoreBinding::bind);
-            return new RedisStoreHealth(settings.stores(), () -> {
-                List<FilterRegistrations.Circuit> all = new ArrayList<>();
-                filters.ifAvailable(f -> all.addAll(f.circuits()));
-                interceptor.ifAvailable(i -> all.addAll(i.circuits()));
-                return all;
-            }, settings.downWhenFailingOpen());
-        }
-    }
-
-    /**
      * The application's {@code RedissonClient} bean, when it has one, serves Sluice's Redis stores:
      * no second client, and never shut down by Sluice.
      */
@@ -263,19 +237,6 @@ public final class SluiceAutoConfiguration {
         RedissonClientStores sluiceRedissonClientStores(SluiceSettings settings,
                                                         ObjectProvider<org.redisson.api.RedissonClient> client) {
             return new RedissonClientStores(settings.stores(), client::getIfUnique);
-        }
-    }
-
-    /** The Actuator endpoint {@code sluice}, when Actuator is there and the application makes it available. */
-    @Configuration(proxyBeanMethods = false)
-    @ConditionalOnClass(name = "org.springframework.boot.actuate.endpoint.annotation.Endpoint")
-    static class Actuator {
-
-        @Bean
-        @ConditionalOnMissingBean
-        @ConditionalOnAvailableEndpoint(SluiceEndpoint.class)
-        SluiceEndpoint sluiceEndpoint(ApplicationPolicies policies) {
-            return new SluiceEndpoint(policies);
         }
     }
 }

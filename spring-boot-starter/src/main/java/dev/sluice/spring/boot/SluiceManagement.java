@@ -1,0 +1,55 @@
+package dev.sluice.spring.boot;
+
+import dev.sluice.web.internal.ApplicationPolicies;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.health.autoconfigure.contributor.ConditionalOnEnabledHealthIndicator;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+/**
+ * The health contributor and the Actuator endpoint {@code sluice}, the same in a servlet and in a
+ * reactive application: both auto-configurations import these, each with its own
+ * {@link SluiceSettings}, policy registry and owners of limiters ({@link StoreCircuits}).
+ */
+final class SluiceManagement {
+
+    private SluiceManagement() {
+    }
+
+    /**
+     * The health of the Redis stores, with Spring Boot's health module and Sluice's Redis store;
+     * {@code management.health.sluice.enabled=false} switches it off.
+     */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = {"org.springframework.boot.health.contributor.HealthIndicator",
+            "dev.sluice.redis.RedisStore"})
+    @ConditionalOnEnabledHealthIndicator("sluice")
+    static class StoreHealth {
+
+        @Bean(destroyMethod = "close")
+        @ConditionalOnMissingBean(name = "sluiceHealthIndicator")
+        RedisStoreHealth sluiceHealthIndicator(SluiceSettings settings, ObjectProvider<StoreCircuits> owners,
+                                               ObjectProvider<StoreBinding> stores) {
+            stores.forEach(StoreBinding::bind);
+            // Read when asked: the filters and handlers' limiters are built after this bean.
+            return new RedisStoreHealth(settings.stores(), () -> owners.orderedStream()
+                    .flatMap(owner -> owner.circuits().stream()).toList(), settings.downWhenFailingOpen());
+        }
+    }
+
+    /** The Actuator endpoint {@code sluice}, when Actuator is there and the application makes it available. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = "org.springframework.boot.actuate.endpoint.annotation.Endpoint")
+    static class Actuator {
+
+        @Bean
+        @ConditionalOnMissingBean
+        @ConditionalOnAvailableEndpoint(SluiceEndpoint.class)
+        SluiceEndpoint sluiceEndpoint(ApplicationPolicies policies) {
+            return new SluiceEndpoint(policies);
+        }
+    }
+}
