@@ -50,8 +50,6 @@ final class SluiceSettings {
     static final String HEALTH_DOWN = "health.down-when-failing-open";
 
     private static final ConfigurationPropertyName SLUICE = ConfigurationPropertyName.of("sluice");
-    /** Maven's switch of Sluice's own build, which surefire hands the tests' JVM as a system property. */
-    private static final ConfigurationPropertyName BUILD_SWITCH = ConfigurationPropertyName.of("sluice.release-check");
     /** What a filter takes besides the vocabulary's parameters. */
     private static final List<String> FILTER_EXTRAS = List.of(URL_PATTERNS, EXCLUDE, KEY_RESOLVER, LIMIT_RESOLVER,
             KEY_EXPRESSION, SKIP_EXPRESSION);
@@ -143,7 +141,7 @@ final class SluiceSettings {
             }
             List<ConfigurationPropertyName> unknown;
             try (Stream<ConfigurationPropertyName> names = iterable.stream()) {
-                unknown = names.filter(SLUICE::isAncestorOf).filter(n -> !BUILD_SWITCH.isAncestorOf(n))
+                unknown = names.filter(SLUICE::isAncestorOf)
                         .filter(n -> !known(n)).limit(1).toList();
             }
             if (!unknown.isEmpty()) {
