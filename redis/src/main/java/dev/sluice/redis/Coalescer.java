@@ -146,7 +146,7 @@ final class Coalescer {
         if (enabled) {
             synchronized (this) {
                 if (flights.size() >= slots && answersInTime(deadlineNanos)) {
-                    enqueue(key, answer);
+                    enqueue(key, answer, deadlineNanos);
                     watchForLateCalls();
                     return answer;
                 }
@@ -156,7 +156,7 @@ final class Coalescer {
             }
         }
         Waiting alone = new Waiting(key);
-        alone.answers.add(answer);
+        alone.add(answer, deadlineNanos);
         send(List.of(alone), flight);
         return answer;
     }
@@ -174,14 +174,14 @@ final class Coalescer {
         return flights.size() + queue.size();
     }
 
-    private void enqueue(StorageKey key, CompletableFuture<Decision> answer) {
+    private void enqueue(StorageKey key, CompletableFuture<Decision> answer, long deadlineNanos) {
         Waiting waiting = open.get(key);
         if (waiting == null || waiting.answers.size() >= MAX_BATCH) {
             waiting = new Waiting(key);
             queue.addLast(waiting);
             open.put(key, waiting);
         }
-        waiting.answers.add(answer);
+        waiting.add(answer, deadlineNanos);
         queued++;
     }
 
@@ -303,7 +303,7 @@ final class Coalescer {
                 waiting.answers.removeIf(CompletableFuture::isDone);
                 if (!waiting.answers.isEmpty()) {
                     live.add(waiting);
-                    batches.add(new Batch(waiting.key, waiting.answers.size()));
+                    batches.add(new Batch(waiting.key, waiting.answers.size(), waiting.deadlineNanos));
                 }
             }
             if (live.isEmpty()) {
@@ -384,13 +384,24 @@ final class Coalescer {
         }
     }
 
-    /** One key's requests waiting for a call, in arrival order; guarded by the coalescer while queued. */
+    /**
+     * One key's requests waiting for a call, in arrival order, and when the last of them stops
+     * waiting; guarded by the coalescer while queued.
+     */
     private static final class Waiting {
         final StorageKey key;
         final List<CompletableFuture<Decision>> answers = new ArrayList<>();
+        long deadlineNanos;
 
         Waiting(StorageKey key) {
             this.key = key;
+        }
+
+        void add(CompletableFuture<Decision> answer, long deadline) {
+            if (answers.isEmpty() || deadline - deadlineNanos > 0) {
+                deadlineNanos = deadline;
+            }
+            answers.add(answer);
         }
     }
 }
