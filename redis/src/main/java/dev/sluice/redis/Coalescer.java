@@ -1,15 +1,19 @@
 package dev.sluice.redis;
 
 import dev.sluice.Decision;
+import dev.sluice.internal.Timeouts;
 
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CancellationException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.IntFunction;
 
 /**
@@ -41,12 +45,23 @@ import java.util.function.IntFunction;
  * a hot caller's requests as a quiet caller's, at the price of more calls in flight exactly when
  * Redis is slow.
  *
+ * <p><b>Not behind a late call, where its batches go to several masters.</b> On a cluster one call
+ * carries callers of every master, and one master can be slow alone (a slot on the move, a node
+ * that is not scheduled): the requests waiting for a slot are then mostly for the others. So
+ * there, a call still out after twice the likely round trip (and at least {@code lateNanos}) is
+ * late, and gives its slot to the queue at once: the waiting requests go beside it instead of
+ * behind it. One timer, set only while requests wait, looks for late calls. On one master a late
+ * call means a late Redis, which another call beside it would not help: there the deadline alone
+ * decides.
+ *
  * <p><b>What it trades.</b> One monitor guards the queue, the index and the slots together, taken
  * once per decision: held briefly, and simpler than keeping three structures consistent without
- * it. A batch shares its reply: each of its requests gets its own decision from it, or its failure.
- * The next call is sent before this one's answers are completed, so Redis never waits on our
- * callbacks. And a request that finds every slot busy waits out the rest of a round trip before
- * its own: the price of the calls saved, paid only under load and only while it is on time.
+ * it. A batch shares its reply: each of its requests gets its own decision from it, or its failure,
+ * as soon as that reply is in, whatever the call's other batches are waiting for. The next call is
+ * sent when the last reply is in, before that reply's requests are answered, so Redis does not
+ * wait on our callbacks. And a request that finds every slot busy waits out the rest of a round
+ * trip before its own: the price of the calls saved, paid only under load and only while it is on
+ * time.
  *
  * <p><b>What it keeps.</b> Every request gets a decision or a failure (its batch's own, or its
  * call's), and {@link #inFlight} is zero once every call is back and nothing waits. An answer
@@ -60,6 +75,10 @@ final class Coalescer {
     static final int MAX_BATCHES = 256;
     /** The most requests one call decides. */
     static final int MAX_REQUESTS = 1024;
+    /** The shortest time after which a call to several masters is late; see the class comment. */
+    static final long LATE_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
+    /** A late time for a coalescer whose calls never give up their slot: every call goes to one master. */
+    static final long NEVER_LATE = Long.MAX_VALUE;
 
     /** Sends one call deciding {@code requests} requests of one key (each batch a call of its own). */
     @FunctionalInterface
@@ -78,6 +97,7 @@ final class Coalescer {
     private final Calls calls;
     private final int slots;
     private final boolean enabled;
+    private final long lateNanos;
     private final RoundTrips roundTrips = new RoundTrips();
     // Guarded by this: the batches waiting, oldest first; the last one of each key, while it has room;
     // the calls in flight; the number of requests waiting.
@@ -85,10 +105,12 @@ final class Coalescer {
     private final Map<StorageKey, Waiting> open = new HashMap<>();
     private final List<Flight> flights = new ArrayList<>();
     private int queued;
+    /** Whether the timer looking for late calls is set (guarded by this). */
+    private boolean watching;
 
     /**
-     * Each batch a call of its own, one call in flight before requests wait; see
-     * {@link #Coalescer(Calls, int, boolean)}.
+     * Each batch a call of its own, one call in flight before requests wait, and no call late; see
+     * {@link #Coalescer(Calls, int, boolean, long)}.
      */
     Coalescer(Call call, boolean enabled) {
         this(batches -> {
@@ -97,17 +119,24 @@ final class Coalescer {
                 replies.add(call.send(batch.key(), batch.size()));
             }
             return replies;
-        }, 1, enabled);
+        }, 1, enabled, NEVER_LATE);
     }
 
     /**
-     * @param slots   how many calls may be in flight before requests wait
-     * @param enabled whether to batch at all; if not, every request is one call of its own, at once
+     * @param slots     how many calls may be in flight before requests wait
+     * @param enabled   whether to batch at all; if not, every request is one call of its own, at once
+     * @param lateNanos the shortest time after which a call in flight is late and gives its slot to
+     *                  the queue ({@link #LATE_NANOS} where a call's batches go to several masters),
+     *                  or {@link #NEVER_LATE}
      */
-    Coalescer(Calls calls, int slots, boolean enabled) {
+    Coalescer(Calls calls, int slots, boolean enabled, long lateNanos) {
+        if (lateNanos <= 0) {
+            throw new IllegalArgumentException("lateNanos must be positive, got " + lateNanos);
+        }
         this.calls = calls;
         this.slots = slots;
         this.enabled = enabled;
+        this.lateNanos = lateNanos;
     }
 
     /** Decides one request of {@code key}, alone or with others, answered by {@code deadlineNanos} if it can be. */
@@ -117,7 +146,8 @@ final class Coalescer {
         if (enabled) {
             synchronized (this) {
                 if (flights.size() >= slots && answersInTime(deadlineNanos)) {
-                    enqueue(key, answer);
+                    enqueue(key, answer, deadlineNanos);
+                    watchForLateCalls();
                     return answer;
                 }
                 // a free slot, or waiting would miss the deadline: go now
@@ -126,7 +156,7 @@ final class Coalescer {
             }
         }
         Waiting alone = new Waiting(key);
-        alone.answers.add(answer);
+        alone.add(answer, deadlineNanos);
         send(List.of(alone), flight);
         return answer;
     }
@@ -144,14 +174,14 @@ final class Coalescer {
         return flights.size() + queue.size();
     }
 
-    private void enqueue(StorageKey key, CompletableFuture<Decision> answer) {
+    private void enqueue(StorageKey key, CompletableFuture<Decision> answer, long deadlineNanos) {
         Waiting waiting = open.get(key);
         if (waiting == null || waiting.answers.size() >= MAX_BATCH) {
             waiting = new Waiting(key);
             queue.addLast(waiting);
             open.put(key, waiting);
         }
-        waiting.answers.add(answer);
+        waiting.add(answer, deadlineNanos);
         queued++;
     }
 
@@ -173,13 +203,24 @@ final class Coalescer {
         return deadlineNanos - (firstBack + (fullCallsAhead + 1) * latency) >= 0;
     }
 
-    /** A call is back: its slot takes the next waiting batches, or is given up if none wait. */
+    /**
+     * A call is back: its slot takes the next waiting batches, or is given up if none wait; a late
+     * call's slot was handed on already.
+     */
     private synchronized List<Waiting> land(Flight flight) {
+        if (flight.late) {
+            return null;
+        }
         if (queue.isEmpty()) {
             flights.remove(flight);
             return null;
         }
         flight.sentNanos = System.nanoTime();
+        return take();
+    }
+
+    /** The next call's batches, oldest first, off the queue (guarded by this; the queue holds some). */
+    private List<Waiting> take() {
         List<Waiting> next = new ArrayList<>(Math.min(queue.size(), MAX_BATCHES));
         int requests = 0;
         while (!queue.isEmpty() && next.size() < MAX_BATCHES
@@ -193,6 +234,65 @@ final class Coalescer {
         return next;
     }
 
+    /**
+     * Sets the timer that looks for late calls, unless it is set or no call can be late (guarded
+     * by this; requests wait, so calls are in flight): it fires when the earliest call in flight
+     * becomes late.
+     */
+    private void watchForLateCalls() {
+        if (watching || lateNanos == NEVER_LATE) {
+            return;
+        }
+        long earliest = flights.get(0).sentNanos;
+        for (Flight flight : flights) {
+            if (flight.sentNanos - earliest < 0) {
+                earliest = flight.sentNanos;
+            }
+        }
+        watching = true;
+        Timeouts.after(this::handOnLateSlots, Math.max(0, earliest + late() - System.nanoTime()));
+    }
+
+    /** How long a call may be out before it is late: twice the likely round trip, at least {@link #lateNanos}. */
+    private long late() {
+        long likely = roundTrips.likelyNanos();
+        return likely > lateNanos / 2 ? 2 * likely : lateNanos;
+    }
+
+    /**
+     * On the timer: every late call gives its slot to the queue, whose batches go at once in the
+     * slots freed; the timer is set again while requests still wait. The late calls are answered
+     * when they are back, as any other.
+     */
+    private void handOnLateSlots() {
+        List<Flight> freed = new ArrayList<>();
+        List<List<Waiting>> turns = new ArrayList<>();
+        synchronized (this) {
+            watching = false;
+            long now = System.nanoTime();
+            long late = late();
+            for (Iterator<Flight> it = flights.iterator(); it.hasNext(); ) {
+                Flight flight = it.next();
+                if (now - flight.sentNanos - late >= 0) {
+                    flight.late = true;
+                    it.remove();
+                }
+            }
+            while (flights.size() < slots && !queue.isEmpty()) {
+                Flight flight = new Flight(now);
+                flights.add(flight);
+                freed.add(flight);
+                turns.add(take());
+            }
+            if (!queue.isEmpty()) {
+                watchForLateCalls();
+            }
+        }
+        for (int i = 0; i < freed.size(); i++) {
+            send(turns.get(i), freed.get(i));
+        }
+    }
+
     /** Sends one call of these batches in {@code flight}'s slot ({@code null}: not batching). */
     private void send(List<Waiting> turn, Flight flight) {
         while (turn != null) {
@@ -203,7 +303,7 @@ final class Coalescer {
                 waiting.answers.removeIf(CompletableFuture::isDone);
                 if (!waiting.answers.isEmpty()) {
                     live.add(waiting);
-                    batches.add(new Batch(waiting.key, waiting.answers.size()));
+                    batches.add(new Batch(waiting.key, waiting.answers.size(), waiting.deadlineNanos));
                 }
             }
             if (live.isEmpty()) {
@@ -223,26 +323,31 @@ final class Coalescer {
                     replies.add(CompletableFuture.failedFuture(e));
                 }
             }
-            List<CompletableFuture<IntFunction<Decision>>> sent = replies;
-            CompletableFuture.allOf(sent.toArray(CompletableFuture[]::new))
-                    .whenComplete((ignored, failure) -> back(live, sent, sentNanos, flight));
+            // Each batch is answered by its own reply: a batch of a slow master holds no other one.
+            AtomicInteger out = new AtomicInteger(live.size());
+            for (int b = 0; b < live.size(); b++) {
+                List<CompletableFuture<Decision>> answers = live.get(b).answers;
+                CompletableFuture<IntFunction<Decision>> reply = replies.get(b);
+                reply.whenComplete((value, failure) -> {
+                    try {
+                        if (out.decrementAndGet() == 0) {
+                            back(sentNanos, flight);
+                        }
+                    } finally {
+                        answer(answers, reply);
+                    }
+                });
+            }
             return;
         }
     }
 
-    /** A call is back: the next one goes first, then every request of this one is answered, whatever happens. */
-    private void back(List<Waiting> sent, List<CompletableFuture<IntFunction<Decision>>> replies, long sentNanos,
-                      Flight flight) {
+    /** A call is back, its last reply in: the next call goes in its slot, if it still has one. */
+    private void back(long sentNanos, Flight flight) {
+        roundTrips.add(System.nanoTime() - sentNanos);
         List<Waiting> next = flight == null ? null : land(flight);
-        try {
-            roundTrips.add(System.nanoTime() - sentNanos);
-            if (next != null) {
-                send(next, flight);
-            }
-        } finally {
-            for (int b = 0; b < sent.size(); b++) {
-                answer(sent.get(b).answers, replies.get(b));
-            }
+        if (next != null) {
+            send(next, flight);
         }
     }
 
@@ -269,22 +374,34 @@ final class Coalescer {
         }
     }
 
-    /** A slot's call in flight: when it was sent (guarded by the coalescer). */
+    /** A slot's call in flight: when it was sent, whether it was late and gave up its slot (coalescer-guarded). */
     private static final class Flight {
         long sentNanos;
+        boolean late;
 
         Flight(long sentNanos) {
             this.sentNanos = sentNanos;
         }
     }
 
-    /** One key's requests waiting for a call, in arrival order; guarded by the coalescer while queued. */
+    /**
+     * One key's requests waiting for a call, in arrival order, and when the last of them stops
+     * waiting; guarded by the coalescer while queued.
+     */
     private static final class Waiting {
         final StorageKey key;
         final List<CompletableFuture<Decision>> answers = new ArrayList<>();
+        long deadlineNanos;
 
         Waiting(StorageKey key) {
             this.key = key;
+        }
+
+        void add(CompletableFuture<Decision> answer, long deadline) {
+            if (answers.isEmpty() || deadline - deadlineNanos > 0) {
+                deadlineNanos = deadline;
+            }
+            answers.add(answer);
         }
     }
 }

@@ -17,10 +17,12 @@ import java.util.concurrent.TimeUnit;
  */
 final class DecideResends {
 
-    /** The most times a call answered TRYAGAIN (or sent to a slot of no known master) is sent again. */
-    static final int TRY_AGAIN_SENDS = 5;
-    /** The pause before such a call is first sent again, doubling after each. */
+    /** The pause before a call answered TRYAGAIN (or sent to a slot of no known master) is first sent again. */
     static final long TRY_AGAIN_PAUSE_MILLIS = 5;
+    /** The longest pause between two sends of such a call: the pause doubles up to it. */
+    static final long TRY_AGAIN_MAX_PAUSE_MILLIS = 50;
+    /** The longest such a call is sent again, whatever its deadline: a slot left half moved fails it then. */
+    static final long TRY_AGAIN_MOST_MILLIS = 5_000;
 
     private final RScript script;
 
@@ -31,12 +33,17 @@ final class DecideResends {
     /**
      * After a failed send: on {@code NOSCRIPT} the script did not run, so sending it in full (which
      * caches it again) charges once. When its slot was moving ({@link #moving}) it did not run
-     * either, and is sent again alone, by SHA-1: at once after {@code MOVED} or {@code ASK}
-     * (Redisson follows both for a call of its own, and routes by the slots it has learnt
-     * meanwhile); after {@code TRYAGAIN}, which lasts while a caller's keys are split between two
-     * masters, or a slot Redisson has no master for (for a moment while it updates its map), up to
-     * {@value #TRY_AGAIN_SENDS} times, {@value #TRY_AGAIN_PAUSE_MILLIS} ms apart and then twice as
-     * long each time. Any other failure stands: a call that timed out may have run.
+     * either, and is sent again alone, by SHA-1, while its requests still wait: at once after
+     * {@code MOVED} or {@code ASK} (Redisson follows both for a call of its own, and routes by the
+     * slots it has learnt meanwhile); after {@code TRYAGAIN}, which lasts while a caller's keys are
+     * split between two masters (as long as the reshard takes to move the keys between them, longer
+     * on a busy machine), or a slot Redisson has no master for (for a moment while it updates its
+     * map), {@value #TRY_AGAIN_PAUSE_MILLIS} ms later, the pause doubling up to
+     * {@value #TRY_AGAIN_MAX_PAUSE_MILLIS} ms, until the call's deadline (at most
+     * {@value #TRY_AGAIN_MOST_MILLIS} ms). A fixed number of sends gave up on a slot whose keys were
+     * still moving although its callers would have waited. Never after the deadline: its callers
+     * have their failure mode by then, and a call sent for them would charge them. Any other failure
+     * stands: a call that timed out may have run.
      */
     CompletableFuture<List<Object>> resend(DecideScript.Call call, Throwable failure) {
         Throwable cause = DecideScript.unwrap(failure);
@@ -44,16 +51,27 @@ final class DecideResends {
             return inFull(call);
         }
         if (moving(cause)) {
-            return again(call, cause, 0);
+            long most = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(TRY_AGAIN_MOST_MILLIS);
+            long giveUp = call.deadlineNanos() - most < 0 ? call.deadlineNanos() : most;
+            return again(call, cause, 0, giveUp);
         }
         return CompletableFuture.failedFuture(cause);
     }
 
-    /** Sends a call that did not run ({@code cause}, {@code sent} times already) again, after a pause if TRYAGAIN. */
-    private CompletableFuture<List<Object>> again(DecideScript.Call call, Throwable cause, int sent) {
-        CompletableFuture<Void> turn = cause instanceof RedisRedirectException
-                ? CompletableFuture.completedFuture(null) : pause(TRY_AGAIN_PAUSE_MILLIS << sent);
-        return turn.thenCompose(go -> DecideScript.evalSha(script, call)).handle((reply, failure) -> {
+    /**
+     * Sends a call that did not run ({@code cause}, {@code sent} times already) again, after a pause
+     * if TRYAGAIN, unless that would be at or after {@code giveUpNanos}: then {@code cause} stands.
+     */
+    private CompletableFuture<List<Object>> again(DecideScript.Call call, Throwable cause, int sent,
+                                                  long giveUpNanos) {
+        long pauseNanos = cause instanceof RedisRedirectException ? 0 : pauseNanos(sent);
+        if (System.nanoTime() + pauseNanos - giveUpNanos >= 0) {
+            return CompletableFuture.failedFuture(cause);
+        }
+        CompletableFuture<Void> turn = pauseNanos == 0 ? CompletableFuture.completedFuture(null) : pause(pauseNanos);
+        // looked at again when the pause is over: a timer late on a busy machine must not send it after the deadline
+        return turn.thenCompose(go -> System.nanoTime() - giveUpNanos >= 0 ? CompletableFuture.failedFuture(cause)
+                : DecideScript.evalSha(script, call)).handle((reply, failure) -> {
             if (failure == null) {
                 return CompletableFuture.completedFuture(reply);
             }
@@ -61,17 +79,23 @@ final class DecideResends {
             if (next instanceof RedisNoScriptException) {
                 return inFull(call);
             }
-            if (moving(next) && !(next instanceof RedisRedirectException) && sent + 1 < TRY_AGAIN_SENDS) {
-                return again(call, next, sent + 1);
+            if (moving(next) && !(next instanceof RedisRedirectException)) {
+                return again(call, next, sent + 1, giveUpNanos);
             }
             return CompletableFuture.<List<Object>>failedFuture(next);
         }).thenCompose(stage -> stage);
     }
 
-    /** Completes after {@code millis}, on Sluice's timer thread (not the JDK's JVM-global one; see Timeouts). */
-    private static CompletableFuture<Void> pause(long millis) {
-        return Timeouts.orTimeout(new CompletableFuture<Void>(), TimeUnit.MILLISECONDS.toNanos(millis))
-                .exceptionally(elapsed -> null);
+    /** The pause before the send after {@code sent} sends again: doubling from the first, up to the longest. */
+    static long pauseNanos(int sent) {
+        long millis = sent >= 4 ? TRY_AGAIN_MAX_PAUSE_MILLIS
+                : Math.min(TRY_AGAIN_PAUSE_MILLIS << sent, TRY_AGAIN_MAX_PAUSE_MILLIS);
+        return TimeUnit.MILLISECONDS.toNanos(millis);
+    }
+
+    /** Completes after {@code nanos}, on Sluice's timer thread (not the JDK's JVM-global one; see Timeouts). */
+    private static CompletableFuture<Void> pause(long nanos) {
+        return Timeouts.orTimeout(new CompletableFuture<Void>(), nanos).exceptionally(elapsed -> null);
     }
 
     private CompletableFuture<List<Object>> inFull(DecideScript.Call call) {

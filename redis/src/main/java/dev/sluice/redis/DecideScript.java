@@ -104,7 +104,7 @@ final class DecideScript {
      * decisions' own path (EVALSHA, the script, its reply), charging no one.
      */
     CompletableFuture<List<Object>> nothing(String route) {
-        Call call = new Call(route, List.of(), new Object[] {"", "0"});
+        Call call = new Call(route, List.of(), new Object[] {"", "0"}, System.nanoTime() + Batch.NO_DEADLINE_NANOS);
         return evalSha(script, call)
                 .handle((reply, failure) -> failure == null ? CompletableFuture.completedFuture(reply)
                 : resend(call, failure)).thenCompose(stage -> stage);
@@ -171,11 +171,15 @@ final class DecideScript {
         }).thenCompose(stage -> stage);
     }
 
-    /** The keys and {@code ARGV} values of one script call deciding {@code batches}. */
+    /** The keys and {@code ARGV} values of one script call deciding {@code batches}, and their latest deadline. */
     Call call(List<Batch> batches) {
         int keyCount = 0;
+        long deadline = batches.get(0).deadlineNanos();
         for (Batch batch : batches) {
             keyCount += batch.key().limits.size();
+            if (batch.deadlineNanos() - deadline > 0) {
+                deadline = batch.deadlineNanos();
+            }
         }
         List<Object> keys = new ArrayList<>(keyCount);
         Object[] args = new Object[2 + 2 * batches.size() + ARGS_PER_LIMIT * keyCount];
@@ -192,11 +196,14 @@ final class DecideScript {
                 at += ARGS_PER_LIMIT;
             }
         }
-        return new Call((String) keys.get(0), keys, args);
+        return new Call((String) keys.get(0), keys, args, deadline);
     }
 
-    /** One script call's keys and values; {@code route} picks the node (its keys' slot). */
-    record Call(String route, List<Object> keys, Object[] args) {
+    /**
+     * One script call's keys and values; {@code route} picks the node (its keys' slot);
+     * {@code deadlineNanos} is when the last of its requests stops waiting.
+     */
+    record Call(String route, List<Object> keys, Object[] args, long deadlineNanos) {
     }
 
     /** Sends a call by SHA-1 on {@code on} (the client's script, or a pipeline's): no retries. */

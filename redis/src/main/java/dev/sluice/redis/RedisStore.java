@@ -100,7 +100,8 @@ public final class RedisStore implements RateLimitStore {
         // call and a call's batches go out in one pipeline.
         boolean cluster = builder.client.getConfig().isClusterConfig();
         Coalescer.Calls calls = cluster ? new ClusterCalls(builder.client, script)::decide : script::decide;
-        this.coalescer = new Coalescer(calls, cluster ? CLUSTER_SLOTS : MASTER_SLOTS, builder.coalescing);
+        this.coalescer = new Coalescer(calls, cluster ? CLUSTER_SLOTS : MASTER_SLOTS, builder.coalescing,
+                cluster ? Coalescer.LATE_NANOS : Coalescer.NEVER_LATE);
         this.leases = new LeaseScripts(builder.client, builder.testTime);
         this.hotKeys = builder.hotKeyThreshold == 0 ? null : new HotKeys(builder.client, builder.hotKeyThreshold,
                 builder.testTime, coalescer::decide);

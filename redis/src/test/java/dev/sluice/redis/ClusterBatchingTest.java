@@ -83,7 +83,7 @@ class ClusterBatchingTest {
             List<CompletableFuture<IntFunction<Decision>>> held = new ArrayList<>();
             replies.forEach(reply -> held.add(reply.thenCombine(gate, (decisions, open) -> decisions)));
             return held;
-        }, 1, true);
+        }, 1, true, Coalescer.NEVER_LATE);
         List<Limit> limits = List.of(Limit.of("piped", "1/1h"),
                 Limit.of("piped-gcra", "1/1h").withAlgorithm(Algorithm.GCRA));
         String run = UUID.randomUUID().toString();

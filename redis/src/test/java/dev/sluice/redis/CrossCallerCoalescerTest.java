@@ -8,6 +8,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.function.IntFunction;
 
@@ -17,25 +18,36 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 /**
  * Batching across callers on its own, with calls the test answers by hand: different callers
  * waiting at the same moment share a call, nothing waits while a slot is free, a request that
- * cannot wait goes at once, a batch's or a call's failure stays its own, and nothing stays behind.
+ * cannot wait goes at once, a batch's or a call's failure stays its own, a batch's answer does not
+ * wait for the rest of its call, nothing waits behind a late call, and nothing stays behind.
  */
 class CrossCallerCoalescerTest {
 
     private static final List<Limit> LIMITS = List.of(Limit.of("x", "5/1s"));
     private static final long LATER = System.nanoTime() + TimeUnit.HOURS.toNanos(1);
 
-    /** The calls sent, each as the batches it decides, with one reply per batch the test completes. */
-    private final List<List<Batch>> calls = new ArrayList<>();
-    private final List<List<CompletableFuture<IntFunction<Decision>>>> replies = new ArrayList<>();
+    /**
+     * The calls sent, each as the batches it decides, with one reply per batch the test completes;
+     * a call a late one gave its slot to is sent on the timer's thread.
+     */
+    private final List<List<Batch>> calls = new CopyOnWriteArrayList<>();
+    private final List<List<CompletableFuture<IntFunction<Decision>>>> replies = new CopyOnWriteArrayList<>();
+    /** Completed with the number of calls sent, whenever one is. */
+    private volatile CompletableFuture<Integer> sent = new CompletableFuture<>();
 
     private Coalescer coalescer(int slots) {
+        return coalescer(slots, Coalescer.NEVER_LATE);
+    }
+
+    private Coalescer coalescer(int slots, long lateNanos) {
         return new Coalescer(batches -> {
-            calls.add(batches);
             List<CompletableFuture<IntFunction<Decision>>> reply = new ArrayList<>();
             batches.forEach(batch -> reply.add(new CompletableFuture<>()));
             replies.add(reply);
+            calls.add(batches);
+            sent.complete(calls.size());
             return reply;
-        }, slots, true);
+        }, slots, true, lateNanos);
     }
 
     private static StorageKey caller(int i) {
@@ -131,6 +143,59 @@ class CrossCallerCoalescerTest {
         assertThat(c.join().allowed()).isTrue();
         assertThatThrownBy(b1::join).hasMessageContaining("WRONGTYPE");
         assertThatThrownBy(b2::join).hasMessageContaining("WRONGTYPE");
+        assertThat(coalescer.inFlight()).isZero();
+    }
+
+    /**
+     * On a cluster a call's batches go to several masters; the batches of a fast one used to wait
+     * for the slowest one's reply before they were answered.
+     */
+    @Test
+    void aBatchIsAnsweredByItsOwnReplyWhileTheRestOfItsCallIsOut() {
+        Coalescer coalescer = coalescer(1);
+        coalescer.decide(caller(0), LATER);
+        CompletableFuture<Decision> slow = coalescer.decide(caller(1), LATER);
+        CompletableFuture<Decision> fast = coalescer.decide(caller(2), LATER);
+        answer(0);
+        assertThat(tags(1)).containsExactly("caller-1x1", "caller-2x1");
+        replies.get(1).get(1).complete(places());
+        assertThat(fast).as("answered by its own reply").isCompleted();
+        assertThat(slow).isNotDone();
+        CompletableFuture<Decision> next = coalescer.decide(caller(3), LATER);
+        assertThat(calls).as("the call keeps its slot until its last reply is in").hasSize(2);
+        replies.get(1).get(0).complete(places());
+        assertThat(slow.join().allowed()).isTrue();
+        assertThat(tags(2)).containsExactly("caller-3x1");
+        answer(2);
+        assertThat(next.join().allowed()).isTrue();
+        assertThat(coalescer.inFlight()).isZero();
+    }
+
+    /**
+     * One master stalled (a slot on the move, a node not scheduled) used to hold every waiting
+     * request behind the call that reached it, until that call was back: they all missed their
+     * deadlines together although the other masters answered at once.
+     */
+    @Test
+    void requestsWaitingBehindALateCallGoBesideItInTheSlotItGivesUp() throws Exception {
+        long late = TimeUnit.MILLISECONDS.toNanos(20);
+        Coalescer coalescer = coalescer(1, late);
+        long stalledSince = System.nanoTime();
+        CompletableFuture<Decision> stalled = coalescer.decide(caller(0), LATER);
+        sent = new CompletableFuture<>();
+        CompletableFuture<Decision> first = coalescer.decide(caller(1), LATER);
+        CompletableFuture<Decision> second = coalescer.decide(caller(2), LATER);
+        assertThat(sent.get(10, TimeUnit.SECONDS)).as("a call beside the late one").isEqualTo(2);
+        assertThat(System.nanoTime() - stalledSince).as("not before the call was late").isGreaterThanOrEqualTo(late);
+        assertThat(tags(1)).containsExactly("caller-1x1", "caller-2x1");
+        answer(1);
+        assertThat(first.join().allowed()).isTrue();
+        assertThat(second.join().allowed()).isTrue();
+        assertThat(stalled).isNotDone();
+        assertThat(coalescer.inFlight()).as("the late call holds no slot").isZero();
+        answer(0);
+        assertThat(stalled.join().allowed()).isTrue();
+        assertThat(calls).as("the late call, back, sends nothing more").hasSize(2);
         assertThat(coalescer.inFlight()).isZero();
     }
 
