@@ -32,8 +32,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * {@code sluice.meter-tags.<policy>.<tag>} in a started application (embedded Tomcat, Actuator,
  * real HTTP on 127.0.0.1): every {@code sluice.*} meter of a policy carries its tags, set as
- * properties and as environment variables, and no other policy's meter does; policies decided
- * together carry the tags of each, different values joined. A tag with no name or value, or one
+ * properties and as environment variables, over the application's common tags of the same name,
+ * and no other policy's meter does; policies decided together carry the tags of each, different
+ * values joined. A tag with no name or value, or one
  * that would replace Sluice's own {@code policy} tag, stops start-up in Boot's failure report.
  */
 @ExtendWith(OutputCaptureExtension.class)
@@ -68,6 +69,7 @@ class MeterTagsTest {
         Map<String, String> env = Map.of("SLUICE_METERTAGS_" + tagged.toUpperCase() + "_REGION", "eu");
         try (ConfigurableApplicationContext app = BootApps.start(env, new Class<?>[] {BootApps.App.class,
                 Reports.class}, "management.endpoints.web.exposure.include=metrics",
+                "management.metrics.tags.team=platform", "management.metrics.tags.env=test",
                 "sluice.filters.api.policy=" + tagged, "sluice.filters.api.limit=50/1m",
                 "sluice.filters.api.url-patterns=/api/*",
                 "sluice.filters.open.policy=" + plain, "sluice.filters.open.limit=50/1m",
@@ -87,14 +89,18 @@ class MeterTagsTest {
                     .as("the policy's meters").contains("sluice.decisions", "sluice.decision.latency",
                             "sluice.store.errors", "sluice.store.circuit", "sluice.leases.active");
             assertThat(taggedMeters).allSatisfy(m -> assertThat(tags(m)).as(m.getId().toString())
-                    .containsEntry("team", "payments").containsEntry("tier", "gold").containsEntry("region", "eu"));
+                    .containsEntry("team", "payments").containsEntry("tier", "gold").containsEntry("region", "eu")
+                    .as("the application's common tags, the policy's own team winning").containsEntry("env", "test"));
             assertThat(registry.find("sluice.decisions").tags("policy", tagged, "outcome", "allowed").counter())
                     .as("the allowed request, counted on the tagged meter").isNotNull()
                     .satisfies(c -> assertThat(c.count()).isEqualTo(1.0));
 
             List<Meter> plainMeters = metersOf(registry, plain);
-            assertThat(plainMeters).isNotEmpty().allSatisfy(m -> assertThat(tags(m).keySet())
-                    .as(m.getId().toString()).isSubsetOf(Set.of("policy", "outcome", "error.type")));
+            assertThat(plainMeters).isNotEmpty().allSatisfy(m -> assertThat(tags(m)).as(m.getId().toString())
+                    .containsEntry("team", "platform").containsEntry("env", "test")
+                    .doesNotContainKeys("tier", "region"));
+            assertThat(plainMeters).allSatisfy(m -> assertThat(tags(m).keySet()).as(m.getId().toString())
+                    .isSubsetOf(Set.of("policy", "outcome", "error.type", "team", "env")));
 
             List<Meter> joined = metersOf(registry, "burst+hourly");
             assertThat(joined).isNotEmpty().allSatisfy(m -> assertThat(tags(m)).as(m.getId().toString())
