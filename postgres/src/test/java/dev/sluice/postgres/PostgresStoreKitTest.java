@@ -11,7 +11,8 @@ import javax.sql.DataSource;
 
 /**
  * The store test kit on the Postgres store, against a real Postgres server: every group but the
- * ones it declares unsupported (reservations, given-up slots, leases), the time injected.
+ * ones it declares unsupported (reservations, given-up slots, leases), whose refusals the kit
+ * checks instead, the time injected.
  */
 class PostgresStoreKitTest extends RateLimitStoreKit {
 

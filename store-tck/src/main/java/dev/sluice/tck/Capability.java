@@ -5,8 +5,12 @@ import dev.sluice.spi.RateLimitStore;
 /**
  * What a store may leave out of the {@link RateLimitStore} contract: each is a group of the kit's
  * tests (or a few tests of another group) that a store declares it does not support by overriding
- * {@link RateLimitStoreKit#supports(Capability)}. The kit then reports those tests as skipped, with
- * the capability in the message; it never skips anything else.
+ * {@link RateLimitStoreKit#supports(Capability)}. Those tests then do not run, and the kit checks
+ * the gap instead: each operation of the capability must refuse with an
+ * {@link UnsupportedOperationException} whose message names the store and the operation (as the
+ * SPI's defaults do), leaving the caller's state as it was. Nothing is reported skipped.
+ * {@link #GIVE_BACK} may also do nothing, as the SPI's default does, but never give back; a store
+ * without {@link #CHANGED_LIMITS} must still decide under a changed limit, within it.
  *
  * <p>Deciding (every rate algorithm, one limit or several together) is not a capability: every
  * store must do it, and its groups always run.
@@ -43,7 +47,7 @@ public enum Capability {
         this.what = what;
     }
 
-    /** What the capability covers, for the message of a skipped test. */
+    /** What the capability covers, for the name of its refusals. */
     String what() {
         return what;
     }

@@ -23,7 +23,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 abstract class ChangedLimitScenarios extends Scenarios {
 
     ChangedLimitScenarios(RateLimitStoreKit kit) {
-        super(kit, Capability.CHANGED_LIMITS);
+        super(kit);
     }
 
     /** From a step's time on, the policy is counted under {@code limit}: a redeploy with other parameters. */

@@ -24,7 +24,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 abstract class GivenUpSlotScenarios extends Scenarios {
 
     GivenUpSlotScenarios(RateLimitStoreKit kit) {
-        super(kit, Capability.RESERVATIONS, Capability.GIVE_BACK);
+        super(kit);
     }
 
     private static RateLimitStore.Booking book(RateLimitStore store, String caller, Limit limit,

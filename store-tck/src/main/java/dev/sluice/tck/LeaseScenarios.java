@@ -6,6 +6,8 @@ import dev.sluice.FailureMode;
 import dev.sluice.Lease;
 import dev.sluice.Limit;
 import dev.sluice.spi.RateLimitStore;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
@@ -23,7 +25,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 abstract class LeaseScenarios extends Scenarios {
 
     LeaseScenarios(RateLimitStoreKit kit) {
-        super(kit, Capability.LEASES);
+        super(kit);
     }
 
     private static final Limit THREE_IN_FLIGHT = Limit.concurrency("in-flight", 3, Duration.ofSeconds(100));
@@ -125,111 +127,114 @@ abstract class LeaseScenarios extends Scenarios {
         return lease;
     }
 
-    @Test
-    void aLoweredCapRefusesCallersOverItUntilTheirLeasesComeBack() {
-        requires(Capability.CHANGED_LIMITS);
-        ManualClock clock = new ManualClock();
-        long start = clock.nowMicros();
-        RateLimitStore store = newStore(clock);
-        String caller = "cap-lowered-" + UUID.randomUUID();
-        ConcurrencyLimiter five = cap(store, 5, 100);
-        List<Lease> held = new ArrayList<>();
-        for (int i = 0; i < 5; i++) {
-            held.add(take(five, clock, start, i, caller)); // expiring at 100, 101, 102, 103, 104 s
-        }
-        ConcurrencyLimiter two = cap(store, 2, 100);
-        clock.set(start + 10_000_000);
-        // five held under a cap of two: a place comes back when the fourth-oldest lease expires (103 s)
-        for (int i = 0; i < 2 * 5; i++) {
-            Lease over = two.acquire(caller);
-            assertThat(over.decision().outcome()).as("over the lowered cap, attempt %d", i)
-                    .isEqualTo(Decision.Outcome.REJECTED);
-            assertLease(over, false, 0, 93, 1, "five held under a cap of two, attempt " + i);
-            assertWithinTheLimit(over.decision(), two.limit(), "five held under a cap of two");
-        }
-        assertThat(two.storeFailures()).as("refusals over a lowered cap are no store failures").isZero();
-        assertThat(two.acquire("cap-other-" + UUID.randomUUID()).decision().outcome())
-                .as("another caller, after ten refusals over the cap: the circuit is closed")
-                .isEqualTo(Decision.Outcome.ALLOWED);
-        held.get(3).release();
-        held.get(4).release();
-        assertLease(two.acquire(caller), false, 0, 91, 1, "three held (100, 101, 102 s): a place at 101 s");
-        held.get(2).release();
-        assertLease(two.acquire(caller), false, 0, 90, 1, "two held: full");
-        held.get(1).release();
-        Lease fits = two.acquire(caller);
-        assertLease(fits, true, 0, 90, 0, "one held: a place under the new cap");
-        assertThat(fits.decision().reset()).as("until the last lease expires").isEqualTo(Duration.ofSeconds(100));
-        assertLease(two.acquire(caller), false, 0, 90, 1, "full under the new cap");
-        assertThat(two.storeFailures()).isZero();
-    }
+    /** A cap or a lease changed while callers hold leases. */
+    @Nested
+    @Needs(Capability.CHANGED_LIMITS)
+    @DisplayName("changed caps and leases (CHANGED_LIMITS)")
+    class ChangedCaps {
 
-    @Test
-    void aLoweredCapCountsTheLeasesTakenUnderTheOldOneUntilTheyExpire() {
-        requires(Capability.CHANGED_LIMITS);
-        ManualClock clock = new ManualClock();
-        long start = clock.nowMicros();
-        RateLimitStore store = newStore(clock);
-        String caller = "cap-expiring-" + UUID.randomUUID();
-        ConcurrencyLimiter five = cap(store, 5, 100);
-        for (int i = 0; i < 5; i++) {
-            take(five, clock, start, i, caller); // never returned: an instance that died mid-request
+        @Test
+        void aLoweredCapRefusesCallersOverItUntilTheirLeasesComeBack() {
+            ManualClock clock = new ManualClock();
+            long start = clock.nowMicros();
+            RateLimitStore store = newStore(clock);
+            String caller = "cap-lowered-" + UUID.randomUUID();
+            ConcurrencyLimiter five = cap(store, 5, 100);
+            List<Lease> held = new ArrayList<>();
+            for (int i = 0; i < 5; i++) {
+                held.add(take(five, clock, start, i, caller)); // expiring at 100, 101, 102, 103, 104 s
+            }
+            ConcurrencyLimiter two = cap(store, 2, 100);
+            clock.set(start + 10_000_000);
+            // five held under a cap of two: a place comes back when the fourth-oldest lease expires (103 s)
+            for (int i = 0; i < 2 * 5; i++) {
+                Lease over = two.acquire(caller);
+                assertThat(over.decision().outcome()).as("over the lowered cap, attempt %d", i)
+                        .isEqualTo(Decision.Outcome.REJECTED);
+                assertLease(over, false, 0, 93, 1, "five held under a cap of two, attempt " + i);
+                assertWithinTheLimit(over.decision(), two.limit(), "five held under a cap of two");
+            }
+            assertThat(two.storeFailures()).as("refusals over a lowered cap are no store failures").isZero();
+            assertThat(two.acquire("cap-other-" + UUID.randomUUID()).decision().outcome())
+                    .as("another caller, after ten refusals over the cap: the circuit is closed")
+                    .isEqualTo(Decision.Outcome.ALLOWED);
+            held.get(3).release();
+            held.get(4).release();
+            assertLease(two.acquire(caller), false, 0, 91, 1, "three held (100, 101, 102 s): a place at 101 s");
+            held.get(2).release();
+            assertLease(two.acquire(caller), false, 0, 90, 1, "two held: full");
+            held.get(1).release();
+            Lease fits = two.acquire(caller);
+            assertLease(fits, true, 0, 90, 0, "one held: a place under the new cap");
+            assertThat(fits.decision().reset()).as("until the last lease expires").isEqualTo(Duration.ofSeconds(100));
+            assertLease(two.acquire(caller), false, 0, 90, 1, "full under the new cap");
+            assertThat(two.storeFailures()).isZero();
         }
-        ConcurrencyLimiter two = cap(store, 2, 100);
-        clock.set(start + 101_500_000);
-        assertLease(two.acquire(caller), false, 0, 1.5, 1, "three left (102, 103, 104 s): a place at 103 s");
-        clock.set(start + 102_500_000);
-        assertLease(two.acquire(caller), false, 0, 0.5, 0.5, "two left (103, 104 s) under a cap of two");
-        clock.set(start + 103_000_000);
-        assertLease(two.acquire(caller), true, 0, 1, 0, "one left: a place");
-        assertThat(two.storeFailures()).isZero();
-    }
 
-    @Test
-    void aRaisedCapAdmitsAtOnceCountingTheLeasesHeld() {
-        requires(Capability.CHANGED_LIMITS);
-        ManualClock clock = new ManualClock();
-        long start = clock.nowMicros();
-        RateLimitStore store = newStore(clock);
-        String caller = "cap-raised-" + UUID.randomUUID();
-        ConcurrencyLimiter two = cap(store, 2, 100);
-        Lease first = take(two, clock, start, 0, caller);
-        take(two, clock, start, 1, caller);
-        assertLease(two.acquire(caller), false, 0, 99, 1, "full under a cap of two");
-        ConcurrencyLimiter five = cap(store, 5, 100);
-        clock.set(start + 2_000_000);
-        assertLease(five.acquire(caller), true, 2, 98, 0, "two held under a cap of five");
-        assertLease(five.acquire(caller), true, 1, 98, 0, "three held");
-        assertLease(five.acquire(caller), true, 0, 98, 0, "four held");
-        assertLease(five.acquire(caller), false, 0, 98, 1, "five held: full");
-        first.release();
-        assertLease(five.acquire(caller), true, 0, 99, 0, "the returned place");
-        assertThat(five.storeFailures()).isZero();
-    }
+        @Test
+        void aLoweredCapCountsTheLeasesTakenUnderTheOldOneUntilTheyExpire() {
+            ManualClock clock = new ManualClock();
+            long start = clock.nowMicros();
+            RateLimitStore store = newStore(clock);
+            String caller = "cap-expiring-" + UUID.randomUUID();
+            ConcurrencyLimiter five = cap(store, 5, 100);
+            for (int i = 0; i < 5; i++) {
+                take(five, clock, start, i, caller); // never returned: an instance that died mid-request
+            }
+            ConcurrencyLimiter two = cap(store, 2, 100);
+            clock.set(start + 101_500_000);
+            assertLease(two.acquire(caller), false, 0, 1.5, 1, "three left (102, 103, 104 s): a place at 103 s");
+            clock.set(start + 102_500_000);
+            assertLease(two.acquire(caller), false, 0, 0.5, 0.5, "two left (103, 104 s) under a cap of two");
+            clock.set(start + 103_000_000);
+            assertLease(two.acquire(caller), true, 0, 1, 0, "one left: a place");
+            assertThat(two.storeFailures()).isZero();
+        }
 
-    @Test
-    void aShortenedLeaseBoundsTheLeasesAlreadyHeldAndALengthenedOneExtendsNone() {
-        requires(Capability.CHANGED_LIMITS);
-        ManualClock clock = new ManualClock();
-        long start = clock.nowMicros();
-        RateLimitStore store = newStore(clock);
-        String caller = "lease-shortened-" + UUID.randomUUID();
-        ConcurrencyLimiter hundred = cap(store, 3, 100);
-        take(hundred, clock, start, 0, caller);
-        take(hundred, clock, start, 0, caller);
-        // under a lease of 10 s, the leases taken under 100 s expire at the latest 10 s from now
-        ConcurrencyLimiter ten = cap(store, 3, 10);
-        clock.set(start + 5_000_000);
-        Lease shortened = ten.acquire(caller);
-        assertLease(shortened, true, 0, 10, 0, "two held, bounded to the new lease");
-        assertThat(shortened.decision().reset()).isEqualTo(Duration.ofSeconds(10));
-        assertWithinTheLimit(shortened.decision(), ten.limit(), "under the shortened lease");
-        clock.set(start + 15_000_000);
-        assertLease(ten.acquire(caller), true, 2, 10, 0, "every lease expired with the new lease");
-        // a lengthened lease leaves the leases held as they were: the one taken at 15 s expires at 25 s
-        clock.set(start + 20_000_000);
-        Lease lengthened = hundred.acquire(caller);
-        assertLease(lengthened, true, 1, 5, 0, "one held under 10 s, one new under 100 s");
-        assertThat(lengthened.decision().reset()).isEqualTo(Duration.ofSeconds(100));
+        @Test
+        void aRaisedCapAdmitsAtOnceCountingTheLeasesHeld() {
+            ManualClock clock = new ManualClock();
+            long start = clock.nowMicros();
+            RateLimitStore store = newStore(clock);
+            String caller = "cap-raised-" + UUID.randomUUID();
+            ConcurrencyLimiter two = cap(store, 2, 100);
+            Lease first = take(two, clock, start, 0, caller);
+            take(two, clock, start, 1, caller);
+            assertLease(two.acquire(caller), false, 0, 99, 1, "full under a cap of two");
+            ConcurrencyLimiter five = cap(store, 5, 100);
+            clock.set(start + 2_000_000);
+            assertLease(five.acquire(caller), true, 2, 98, 0, "two held under a cap of five");
+            assertLease(five.acquire(caller), true, 1, 98, 0, "three held");
+            assertLease(five.acquire(caller), true, 0, 98, 0, "four held");
+            assertLease(five.acquire(caller), false, 0, 98, 1, "five held: full");
+            first.release();
+            assertLease(five.acquire(caller), true, 0, 99, 0, "the returned place");
+            assertThat(five.storeFailures()).isZero();
+        }
+
+        @Test
+        void aShortenedLeaseBoundsTheLeasesAlreadyHeldAndALengthenedOneExtendsNone() {
+            ManualClock clock = new ManualClock();
+            long start = clock.nowMicros();
+            RateLimitStore store = newStore(clock);
+            String caller = "lease-shortened-" + UUID.randomUUID();
+            ConcurrencyLimiter hundred = cap(store, 3, 100);
+            take(hundred, clock, start, 0, caller);
+            take(hundred, clock, start, 0, caller);
+            // under a lease of 10 s, the leases taken under 100 s expire at the latest 10 s from now
+            ConcurrencyLimiter ten = cap(store, 3, 10);
+            clock.set(start + 5_000_000);
+            Lease shortened = ten.acquire(caller);
+            assertLease(shortened, true, 0, 10, 0, "two held, bounded to the new lease");
+            assertThat(shortened.decision().reset()).isEqualTo(Duration.ofSeconds(10));
+            assertWithinTheLimit(shortened.decision(), ten.limit(), "under the shortened lease");
+            clock.set(start + 15_000_000);
+            assertLease(ten.acquire(caller), true, 2, 10, 0, "every lease expired with the new lease");
+            // a lengthened lease leaves the leases held as they were: the one taken at 15 s expires at 25 s
+            clock.set(start + 20_000_000);
+            Lease lengthened = hundred.acquire(caller);
+            assertLease(lengthened, true, 1, 5, 0, "one held under 10 s, one new under 100 s");
+            assertThat(lengthened.decision().reset()).isEqualTo(Duration.ofSeconds(100));
+        }
     }
 }

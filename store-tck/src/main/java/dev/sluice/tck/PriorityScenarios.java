@@ -40,7 +40,7 @@ abstract class PriorityScenarios extends Scenarios {
     private static final Duration HIGH_BOUND = Duration.ofMillis(400);
 
     PriorityScenarios(RateLimitStoreKit kit) {
-        super(kit, Capability.RESERVATIONS);
+        super(kit);
     }
 
     private static Permits permits(RateLimitStore store) {

@@ -31,8 +31,12 @@ import static org.assertj.core.api.Assertions.assertThat;
  * {@code SeveralLimits} (all or nothing) always run; {@code ChangedLimits}, {@code Refunds},
  * {@code Leases}, {@code Reservations}, {@code GivenUpSlots}, {@code Pauses}, {@code State}
  * (reset and overrides) and {@code Priorities} run when the store
- * {@linkplain #supports(Capability) supports} their {@link Capability}, and are reported as
- * skipped, naming it, otherwise.
+ * {@linkplain #supports(Capability) supports} their {@link Capability}. For a capability it
+ * leaves out, they do not run at all (nothing is reported skipped), and {@code Refusals} checks
+ * the gap instead: each of its operations refuses with an {@link UnsupportedOperationException}
+ * naming the store and the operation, as the SPI's defaults do, and the caller's state is as it
+ * was (its next decision the one it would have had). A store that supports everything has no
+ * refusals to check.
  *
  * <p>Time: all groups but {@code Priorities} move a manual clock and need a store that reads it
  * for every decision (its own clock, or its server's, must be replaceable in tests: the Redis store
@@ -60,11 +64,13 @@ public abstract class RateLimitStoreKit {
     protected abstract RateLimitStore newStore(TimeSource time);
 
     /**
-     * Whether the store does what {@code capability} names; the tests that need it are skipped
-     * otherwise. Every capability by default.
+     * Whether the store does what {@code capability} names: the tests that need it run if so;
+     * otherwise the store must refuse it clearly, and the kit checks that instead. Every
+     * capability by default. The kit may ask an instance of the test class made only for the
+     * question, before any test runs: answer from the class, not from state a test sets up.
      *
      * @param capability a part of the contract a store may leave out
-     * @return true if the tests of {@code capability} must run
+     * @return true if the tests of {@code capability} must run; false if it must be refused
      */
     protected boolean supports(Capability capability) {
         return true;
@@ -142,6 +148,7 @@ public abstract class RateLimitStoreKit {
     }
 
     @Nested
+    @Needs(Capability.CHANGED_LIMITS)
     @DisplayName("changed limits (CHANGED_LIMITS)")
     class ChangedLimits extends ChangedLimitScenarios {
         ChangedLimits() {
@@ -150,6 +157,7 @@ public abstract class RateLimitStoreKit {
     }
 
     @Nested
+    @Needs(Capability.REFUNDS)
     @DisplayName("refunds (REFUNDS)")
     class Refunds extends RefundScenarios {
         Refunds() {
@@ -158,6 +166,7 @@ public abstract class RateLimitStoreKit {
     }
 
     @Nested
+    @Needs(Capability.LEASES)
     @DisplayName("concurrency leases (LEASES)")
     class Leases extends LeaseScenarios {
         Leases() {
@@ -166,6 +175,7 @@ public abstract class RateLimitStoreKit {
     }
 
     @Nested
+    @Needs(Capability.RESERVATIONS)
     @DisplayName("reservations (RESERVATIONS)")
     class Reservations extends ReservationScenarios {
         Reservations() {
@@ -174,6 +184,7 @@ public abstract class RateLimitStoreKit {
     }
 
     @Nested
+    @Needs({Capability.RESERVATIONS, Capability.GIVE_BACK})
     @DisplayName("given-up slots (GIVE_BACK)")
     class GivenUpSlots extends GivenUpSlotScenarios {
         GivenUpSlots() {
@@ -182,6 +193,7 @@ public abstract class RateLimitStoreKit {
     }
 
     @Nested
+    @Needs(Capability.PAUSES)
     @DisplayName("pauses (PAUSES)")
     class Pauses extends PauseScenarios {
         Pauses() {
@@ -198,6 +210,15 @@ public abstract class RateLimitStoreKit {
     }
 
     @Nested
+    @DisplayName("refusals of what the store leaves out")
+    class Refusals extends RefusalScenarios {
+        Refusals() {
+            super(RateLimitStoreKit.this);
+        }
+    }
+
+    @Nested
+    @Needs(Capability.RESERVATIONS)
     @DisplayName("priorities, in real time (RESERVATIONS)")
     class Priorities extends PriorityScenarios {
         Priorities() {

@@ -18,7 +18,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 abstract class RefundScenarios extends Scenarios {
 
     RefundScenarios(RateLimitStoreKit kit) {
-        super(kit, Capability.REFUNDS);
+        super(kit);
     }
 
     @ParameterizedTest(name = "{0}")

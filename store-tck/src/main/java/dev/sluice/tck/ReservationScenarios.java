@@ -4,6 +4,8 @@ import dev.sluice.Algorithm;
 import dev.sluice.Decision;
 import dev.sluice.Limit;
 import dev.sluice.spi.RateLimitStore;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -21,72 +23,80 @@ import static org.assertj.core.api.Assertions.assertThat;
 abstract class ReservationScenarios extends Scenarios {
 
     ReservationScenarios(RateLimitStoreKit kit) {
-        super(kit, Capability.RESERVATIONS);
+        super(kit);
     }
 
-    /**
-     * Reservations ({@code acquire}): five fit now; each one after queues behind the ones before
-     * it, at the instant its limit admits it; one that cannot be served within its longest wait is
-     * refused with the wait it would need and spends nothing; a refunded reservation gives its
-     * slot to the next one.
-     */
-    @ParameterizedTest(name = "{0}")
-    @MethodSource("everyAlgorithmThatWaits")
-    void aReservationQueuesBehindTheOnesBeforeItAndARefundGivesItsSlotBack(Algorithm algorithm) {
-        requires(Capability.REFUNDS);
-        ManualClock clock = new ManualClock();
-        RateLimitStore store = newStore(clock);
-        Limit limit = FIVE.withAlgorithm(algorithm);
-        String caller = "reserve-" + UUID.randomUUID();
-        // the waits of the sixth, seventh and eighth reservation, all made at 0 s
-        double[] waits = switch (algorithm) {
-            // one token per 20 s: a debt paid off in turn
-            case TOKEN_BUCKET, GCRA -> new double[] {20, 40, 60};
-            // the next window, 100 s on, holds five more
-            case FIXED_WINDOW -> new double[] {100, 100, 100};
-            // the next window, once the five of this one weigh little enough: 5 * (100 - e) / 100
-            // + counted + 1 <= 5 at e = 20, 40, 60
-            case SLIDING_WINDOW -> new double[] {120, 140, 160};
-            case SLIDING_LOG, CONCURRENCY -> throw new IllegalArgumentException("not a rate: " + algorithm);
-        };
-        String where = algorithm + " on " + storeName();
-        for (int i = 0; i < 5; i++) {
-            Decision now = reserve(store, caller, limit, 0);
-            assertThat(now.outcome()).as(where + ": reservation " + i).isEqualTo(Decision.Outcome.ALLOWED);
-            assertThat(now.retryAfter()).as(where + ": reservation " + i + " waits for nothing").isZero();
-        }
-        Decision notNow = reserve(store, caller, limit, 0);
-        assertThat(notNow.outcome()).as(where + ": nothing left now").isEqualTo(Decision.Outcome.REJECTED);
-        assertThat(notNow.retryAfter()).as(where).isEqualTo(seconds(waits[0]));
+    /** Reservations given back by a refund. */
+    @Nested
+    @Needs(Capability.REFUNDS)
+    @DisplayName("with refunds (REFUNDS)")
+    class WithRefunds {
 
-        Decision sixth = reserve(store, caller, limit, 1000);
-        assertThat(sixth.outcome()).as(where).isEqualTo(Decision.Outcome.ALLOWED);
-        assertThat(sixth.retryAfter()).as(where + ": the sixth waits").isEqualTo(seconds(waits[0]));
-        store.refund(caller, List.of(limit)).toCompletableFuture().join();
-        Decision again = reserve(store, caller, limit, 1000);
-        assertThat(again.retryAfter()).as(where + ": the refunded slot is the next one's").isEqualTo(seconds(waits[0]));
-        Decision seventh = reserve(store, caller, limit, 1000);
-        assertThat(seventh.retryAfter()).as(where + ": the seventh queues behind the sixth")
-                .isEqualTo(seconds(waits[1]));
+        /**
+         * Reservations ({@code acquire}): five fit now; each one after queues behind the ones before
+         * it, at the instant its limit admits it; one that cannot be served within its longest wait is
+         * refused with the wait it would need and spends nothing; a refunded reservation gives its
+         * slot to the next one.
+         */
+        @ParameterizedTest(name = "{0}")
+        @MethodSource("dev.sluice.tck.Scenarios#everyAlgorithmThatWaits")
+        void aReservationQueuesBehindTheOnesBeforeItAndARefundGivesItsSlotBack(Algorithm algorithm) {
+            ManualClock clock = new ManualClock();
+            RateLimitStore store = newStore(clock);
+            Limit limit = FIVE.withAlgorithm(algorithm);
+            String caller = "reserve-" + UUID.randomUUID();
+            // the waits of the sixth, seventh and eighth reservation, all made at 0 s
+            double[] waits = switch (algorithm) {
+                // one token per 20 s: a debt paid off in turn
+                case TOKEN_BUCKET, GCRA -> new double[] {20, 40, 60};
+                // the next window, 100 s on, holds five more
+                case FIXED_WINDOW -> new double[] {100, 100, 100};
+                // the next window, once the five of this one weigh little enough: 5 * (100 - e) / 100
+                // + counted + 1 <= 5 at e = 20, 40, 60
+                case SLIDING_WINDOW -> new double[] {120, 140, 160};
+                case SLIDING_LOG, CONCURRENCY -> throw new IllegalArgumentException("not a rate: " + algorithm);
+            };
+            String where = algorithm + " on " + storeName();
+            for (int i = 0; i < 5; i++) {
+                Decision now = reserve(store, caller, limit, 0);
+                assertThat(now.outcome()).as(where + ": reservation " + i).isEqualTo(Decision.Outcome.ALLOWED);
+                assertThat(now.retryAfter()).as(where + ": reservation " + i + " waits for nothing").isZero();
+            }
+            Decision notNow = reserve(store, caller, limit, 0);
+            assertThat(notNow.outcome()).as(where + ": nothing left now").isEqualTo(Decision.Outcome.REJECTED);
+            assertThat(notNow.retryAfter()).as(where).isEqualTo(seconds(waits[0]));
 
-        Decision tooLong = reserve(store, caller, limit, waits[2] - 1);
-        assertThat(tooLong.outcome()).as(where + ": beyond its longest wait").isEqualTo(Decision.Outcome.REJECTED);
-        assertThat(tooLong.retryAfter()).as(where + ": the wait it would need").isEqualTo(seconds(waits[2]));
-        Decision eighth = reserve(store, caller, limit, waits[2]);
-        assertThat(eighth.outcome()).as(where + ": the refusal spent nothing").isEqualTo(Decision.Outcome.ALLOWED);
-        assertThat(eighth.retryAfter()).as(where).isEqualTo(seconds(waits[2]));
-        if (algorithm != FIXED_WINDOW) {
-            // nobody jumps the queue: a decision now finds the budget spent ahead (a fixed window
-            // counts a decision into the window booked ahead, where the clock reads it)
-            assertThat(store.decide(caller, List.of(limit)).toCompletableFuture().join().allowed())
-                    .as(where + ": a decision while reservations wait").isFalse();
+            Decision sixth = reserve(store, caller, limit, 1000);
+            assertThat(sixth.outcome()).as(where).isEqualTo(Decision.Outcome.ALLOWED);
+            assertThat(sixth.retryAfter()).as(where + ": the sixth waits").isEqualTo(seconds(waits[0]));
+            store.refund(caller, List.of(limit)).toCompletableFuture().join();
+            Decision again = reserve(store, caller, limit, 1000);
+            assertThat(again.retryAfter()).as(where + ": the refunded slot is the next one's")
+                    .isEqualTo(seconds(waits[0]));
+            Decision seventh = reserve(store, caller, limit, 1000);
+            assertThat(seventh.retryAfter()).as(where + ": the seventh queues behind the sixth")
+                    .isEqualTo(seconds(waits[1]));
+
+            Decision tooLong = reserve(store, caller, limit, waits[2] - 1);
+            assertThat(tooLong.outcome()).as(where + ": beyond its longest wait").isEqualTo(Decision.Outcome.REJECTED);
+            assertThat(tooLong.retryAfter()).as(where + ": the wait it would need").isEqualTo(seconds(waits[2]));
+            Decision eighth = reserve(store, caller, limit, waits[2]);
+            assertThat(eighth.outcome()).as(where + ": the refusal spent nothing").isEqualTo(Decision.Outcome.ALLOWED);
+            assertThat(eighth.retryAfter()).as(where).isEqualTo(seconds(waits[2]));
+            if (algorithm != FIXED_WINDOW) {
+                // nobody jumps the queue: a decision now finds the budget spent ahead (a fixed window
+                // counts a decision into the window booked ahead, where the clock reads it)
+                assertThat(store.decide(caller, List.of(limit)).toCompletableFuture().join().allowed())
+                        .as(where + ": a decision while reservations wait").isFalse();
+            }
         }
+
+        /**
+         * A sliding log reserves nothing ahead: entries stamped ahead would have to outlive the ones
+         * they replace, for a refund; its reservation takes only what it has now, whatever the wait.
+         */
     }
 
-    /**
-     * A sliding log reserves nothing ahead: entries stamped ahead would have to outlive the ones
-     * they replace, for a refund; its reservation takes only what it has now, whatever the wait.
-     */
     @Test
     void aSlidingLogReservesOnlyWhatItHasNow() {
         ManualClock clock = new ManualClock();

@@ -6,7 +6,6 @@ import dev.sluice.Limit;
 import dev.sluice.RateLimiter;
 import dev.sluice.TimeSource;
 import dev.sluice.spi.RateLimitStore;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.params.provider.Arguments;
 
 import java.time.Duration;
@@ -18,11 +17,11 @@ import static dev.sluice.Algorithm.FIXED_WINDOW;
 import static dev.sluice.Algorithm.SLIDING_LOG;
 import static dev.sluice.Algorithm.SLIDING_WINDOW;
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
- * What every group of the kit shares: the store under test, the capabilities the group needs, the
- * algorithms its parameterized tests run over, and the small vocabulary of the scenarios.
+ * What every group of the kit shares: the store under test, the algorithms its parameterized tests
+ * run over, and the small vocabulary of the scenarios. A group that needs a {@link Capability} says
+ * so with {@link Needs}, and does not run at all on a store that leaves it out.
  *
  * <p>Times are in seconds from a start aligned to every window, with long periods (100 s) so that
  * real-time TTLs (a Redis key's) never expire state in the middle of a scenario.
@@ -40,24 +39,14 @@ abstract class Scenarios {
     static final Limit TEN_PER_100S = Limit.of("changed", 10, Duration.ofSeconds(100));
 
     private final RateLimitStoreKit kit;
-    private final Capability[] needs;
 
-    Scenarios(RateLimitStoreKit kit, Capability... needs) {
+    Scenarios(RateLimitStoreKit kit) {
         this.kit = kit;
-        this.needs = needs.clone();
     }
 
-    @BeforeEach
-    void assumeTheStoreSupportsThisGroup() {
-        requires(needs);
-    }
-
-    /** Skips the running test, with a message naming the capability, unless the store supports all of them. */
-    final void requires(Capability... capabilities) {
-        for (Capability capability : capabilities) {
-            assumeTrue(kit.supports(capability), () -> storeName() + " does not support " + capability + " ("
-                    + capability.what() + "): skipped");
-        }
+    /** Whether the store under test declares {@code capability} supported. */
+    final boolean supports(Capability capability) {
+        return kit.supports(capability);
     }
 
     final RateLimitStore newStore(TimeSource time) {

@@ -43,7 +43,8 @@ import java.util.function.Supplier;
  *   <li>{@code @RateLimit} on the public methods of the application's other beans, one budget per
  *       method, a refused call throwing {@code RateLimitExceededException} (with the JAX-RS API on the
  *       class path);
- *   <li>metrics ({@code sluice.metrics}, on by default) on the application's {@code MeterRegistry};
+ *   <li>metrics ({@code sluice.metrics}, on by default) on the application's {@code MeterRegistry}, with
+ *       each policy's tags of {@code sluice.meter-tags.<policy>.<tag>} (a {@code MeterFilter} bean);
  *   <li>a health contributor {@code sluice} for the Redis stores, with Spring Boot's health module;
  *   <li>the application's {@code dev.sluice.web.PolicyRegistry}, a bean, in which the filters and the
  *       {@code @RateLimit} handlers list their policies, and with Actuator, the endpoint {@code sluice}
@@ -61,7 +62,7 @@ import java.util.function.Supplier;
 @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
 @ConditionalOnClass(name = {"jakarta.servlet.Filter", "dev.sluice.servlet.RateLimitFilter"})
 @EnableConfigurationProperties(SluiceProperties.class)
-@Import({SluiceManagement.StoreHealth.class, SluiceManagement.Actuator.class})
+@Import({SluiceManagement.StoreHealth.class, SluiceManagement.Actuator.class, SluiceManagement.MeterTags.class})
 public final class SluiceAutoConfiguration {
 
     /** Spring Security's default filter order, {@code SecurityProperties.DEFAULT_FILTER_ORDER}. */

@@ -10,9 +10,9 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 /**
- * The health contributor and the Actuator endpoint {@code sluice}, the same in a servlet and in a
- * reactive application: both auto-configurations import these, each with its own
- * {@link SluiceSettings}, policy registry and owners of limiters ({@link StoreCircuits}).
+ * The health contributor, the Actuator endpoint {@code sluice} and the policies' meter tags, the
+ * same in a servlet and in a reactive application: both auto-configurations import these, each
+ * with its own {@link SluiceSettings}, policy registry and owners of limiters ({@link StoreCircuits}).
  */
 final class SluiceManagement {
 
@@ -37,6 +37,22 @@ final class SluiceManagement {
             // Read when asked: the filters and handlers' limiters are built after this bean.
             return new RedisStoreHealth(settings.stores(), () -> owners.orderedStream()
                     .flatMap(owner -> owner.circuits().stream()).toList(), settings.downWhenFailingOpen());
+        }
+    }
+
+    /**
+     * The tags of {@code sluice.meter-tags.<policy>.<tag>} on each policy's meters, with Micrometer: a
+     * {@code MeterFilter} bean, which Spring Boot applies to the application's registries before
+     * any meter is registered. An application's bean named {@code sluiceMeterTags} replaces it.
+     */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = "io.micrometer.core.instrument.config.MeterFilter")
+    static class MeterTags {
+
+        @Bean
+        @ConditionalOnMissingBean(name = "sluiceMeterTags")
+        PolicyMeterTags sluiceMeterTags(SluiceSettings settings) {
+            return new PolicyMeterTags(settings.meterTags());
         }
     }
 

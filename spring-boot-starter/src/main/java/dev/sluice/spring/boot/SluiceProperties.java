@@ -10,7 +10,8 @@ import java.util.Map;
 /**
  * The {@code sluice.*} properties of a Spring Boot application: every parameter of Sluice's
  * vocabulary as {@code sluice.<parameter>}, the default of every filter and the setting of
- * {@code @RateLimit} handlers, plus one rate-limit filter per {@code sluice.filters.<name>}.
+ * {@code @RateLimit} handlers, plus one rate-limit filter per {@code sluice.filters.<name>} and the
+ * tags of each policy's meters, {@code sluice.meter-tags.<policy>.<tag>}.
  *
  * <pre>{@code
  * sluice:
@@ -21,6 +22,9 @@ import java.util.Map;
  *       key: header:X-API-Key,ip
  *       url-patterns: /api/*
  *       exclude: /api/health
+ *   meter-tags:
+ *     api:
+ *       team: payments
  * }</pre>
  *
  * A {@code sluice.*} name that is none of these stops start-up, naming it, as a typo in
@@ -38,6 +42,14 @@ public class SluiceProperties extends SluiceParameters {
     /** How the health contributor 'sluice' reports a store outage. */
     private final Health health = new Health();
 
+    /**
+     * Tags added to the sluice.* meters of a policy, by policy name then tag name, such as
+     * sluice.meter-tags.search.team=discovery. Meters of policies decided together (tagged
+     * policy=a+b) carry the tags of each; where they give one tag different values, the values are
+     * joined with + in the same order. The tag names policy, outcome and error.type are Sluice's own.
+     */
+    private final Map<String, Map<String, String>> meterTags = new LinkedHashMap<>();
+
     /** Bound by Spring Boot. */
     public SluiceProperties() {
     }
@@ -50,6 +62,11 @@ public class SluiceProperties extends SluiceParameters {
     /** The health contributor's settings. */
     public Health getHealth() {
         return health;
+    }
+
+    /** The tags of each policy's meters, by policy name then tag name. */
+    public Map<String, Map<String, String>> getMeterTags() {
+        return meterTags;
     }
 
     /**

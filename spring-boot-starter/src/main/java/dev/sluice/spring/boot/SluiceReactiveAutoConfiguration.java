@@ -37,7 +37,7 @@ import org.springframework.web.reactive.result.method.annotation.RequestMappingH
         "org.springframework.boot.security.autoconfigure.web.reactive.ReactiveWebSecurityAutoConfiguration"})
 @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.REACTIVE)
 @ConditionalOnClass(name = {"org.springframework.web.server.WebFilter", "dev.sluice.webflux.RateLimitWebFilter"})
-@Import({SluiceManagement.StoreHealth.class, SluiceManagement.Actuator.class})
+@Import({SluiceManagement.StoreHealth.class, SluiceManagement.Actuator.class, SluiceManagement.MeterTags.class})
 public final class SluiceReactiveAutoConfiguration {
 
     /** Created by Spring Boot. */

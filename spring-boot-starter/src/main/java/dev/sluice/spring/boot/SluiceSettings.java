@@ -11,6 +11,7 @@ import org.springframework.boot.context.properties.source.IterableConfigurationP
 import org.springframework.core.env.Environment;
 
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -48,6 +49,9 @@ final class SluiceSettings {
     static final String KEY_EXPRESSION = "key-expression";
     static final String SKIP_EXPRESSION = "skip-expression";
     static final String HEALTH_DOWN = "health.down-when-failing-open";
+    static final String METER_TAGS = "meter-tags";
+    /** The tags Sluice's meters carry themselves: a tag of the same name would replace Sluice's. */
+    static final List<String> OWN_TAGS = List.of("policy", "outcome", "error.type");
 
     private static final ConfigurationPropertyName SLUICE = ConfigurationPropertyName.of("sluice");
     /** What a filter takes besides the vocabulary's parameters. */
@@ -79,14 +83,17 @@ final class SluiceSettings {
     private final String keyResolver;
     private final String limitResolver;
     private final boolean downWhenFailingOpen;
+    private final Map<String, Map<String, String>> meterTags;
 
     private SluiceSettings(Map<String, String> application, List<FilterSettings> filters, String keyResolver,
-                           String limitResolver, boolean downWhenFailingOpen) {
+                           String limitResolver, boolean downWhenFailingOpen,
+                           Map<String, Map<String, String>> meterTags) {
         this.application = Map.copyOf(application);
         this.filters = List.copyOf(filters);
         this.keyResolver = keyResolver;
         this.limitResolver = limitResolver;
         this.downWhenFailingOpen = downWhenFailingOpen;
+        this.meterTags = meterTags;
     }
 
     /**
@@ -103,7 +110,73 @@ final class SluiceSettings {
                 blankToNull(f.getLimitResolver()), blankToNull(f.getKeyExpression()),
                 blankToNull(f.getSkipExpression()))));
         return new SluiceSettings(properties.parameters(), filters, blankToNull(properties.getKeyResolver()),
-                blankToNull(properties.getLimitResolver()), properties.getHealth().isDownWhenFailingOpen());
+                blankToNull(properties.getLimitResolver()), properties.getHealth().isDownWhenFailingOpen(),
+                meterTags(properties.getMeterTags(), environment));
+    }
+
+    /**
+     * The tags of each policy's meters, checked: a tag needs a name and a value, and none may be one
+     * of Sluice's own tags ({@link #OWN_TAGS}), whose meters it would merge or mislabel.
+     *
+     * @throws SluiceConfigurationException naming the property and its value
+     */
+    private static Map<String, Map<String, String>> meterTags(Map<String, Map<String, String>> given,
+                                                              Environment environment) {
+        Map<String, Map<String, String>> checked = new LinkedHashMap<>();
+        given.forEach((policy, tags) -> {
+            String policyProperty = PREFIX + METER_TAGS + "." + policy;
+            if (policy.isBlank() || policy.contains("+")) {
+                throw meterTagFailure(policyProperty + ".*", null, environment, "property '" + policyProperty
+                        + ".*' must name one policy (not blank, no '+': policies decided together get the tags "
+                        + "of each), got '" + policy + "'", "Name the policy the tags are for.");
+            }
+            Map<String, String> policyTags = new LinkedHashMap<>();
+            (tags == null ? Map.<String, String>of() : tags).forEach((tag, value) -> {
+                String property = policyProperty + "." + tag;
+                String shown = value;
+                if (tag.isBlank()) {
+                    throw meterTagFailure(property, shown, environment, "property '" + property
+                            + "' must name a tag: its name is blank", "Give the tag a name: " + policyProperty
+                            + ".<tag>=<value>.");
+                }
+                if (OWN_TAGS.stream().anyMatch(own -> own.equalsIgnoreCase(tag.trim()))) {
+                    throw meterTagFailure(property, shown, environment, "property '" + property + "' names "
+                            + "the tag '" + tag.trim() + "', which Sluice's meters carry themselves ("
+                            + String.join(", ", OWN_TAGS) + "), got '" + shown + "'",
+                            "Rename the tag: '" + tag.trim() + "' would replace Sluice's own.");
+                }
+                if (value == null || value.isBlank()) {
+                    throw meterTagFailure(property, shown, environment, "property '" + property
+                            + "' must give the tag a value, got '" + (value == null ? "" : value) + "'",
+                            "Give '" + property + "' a value, or remove it.");
+                }
+                policyTags.put(tag.trim(), value.trim());
+            });
+            checked.put(policy, Map.copyOf(policyTags));
+        });
+        return Collections.unmodifiableMap(checked);
+    }
+
+    private static SluiceConfigurationException meterTagFailure(String property, String value,
+                                                                Environment environment, String message,
+                                                                String action) {
+        return new SluiceConfigurationException(message, property, value, origin(property, environment), action,
+                null);
+    }
+
+    /** Where {@code property} was set (a file and line, an environment variable); {@code null} when unknown. */
+    private static String origin(String property, Environment environment) {
+        if (!ConfigurationPropertyName.isValid(property)) {
+            return null;
+        }
+        ConfigurationPropertyName name = ConfigurationPropertyName.of(property);
+        for (ConfigurationPropertySource source : ConfigurationPropertySources.get(environment)) {
+            ConfigurationProperty set = source.getConfigurationProperty(name);
+            if (set != null && set.getOrigin() != null) {
+                return set.getOrigin().toString();
+            }
+        }
+        return null;
     }
 
     /**
@@ -118,7 +191,7 @@ final class SluiceSettings {
 
     /** Settings given directly, for tests. */
     static SluiceSettings of(Map<String, String> application, List<FilterSettings> filters) {
-        return new SluiceSettings(application, filters, null, null, false);
+        return new SluiceSettings(application, filters, null, null, false, Map.of());
     }
 
     private static List<String> trimmed(List<String> values) {
@@ -165,6 +238,10 @@ final class SluiceSettings {
             // A list's element: sluice.filters.api.url-patterns[0].
             return n == 5 && name.isLastElementIndexed()
                     && (parameter.equals(uniform(URL_PATTERNS)) || parameter.equals(uniform(EXCLUDE)));
+        }
+        if (first.equals(uniform(METER_TAGS))) {
+            // sluice.meter-tags.<policy>.<tag>; a tag's name may have dots of its own (http.route)
+            return n >= 4;
         }
         return n == 3 && name.equals(ConfigurationPropertyName.of(PREFIX + HEALTH_DOWN));
     }
@@ -227,7 +304,8 @@ final class SluiceSettings {
                     .sorted().forEach(p -> known.add(prefix + p));
         } else {
             Stream.concat(Stream.of(Parameter.values()).filter(p -> p != Parameter.POLICY).map(Parameter::configName),
-                    Stream.of(KEY_RESOLVER, LIMIT_RESOLVER, HEALTH_DOWN, FILTERS + ".<name>.*")).sorted()
+                    Stream.of(KEY_RESOLVER, LIMIT_RESOLVER, HEALTH_DOWN, FILTERS + ".<name>.*",
+                            METER_TAGS + ".<policy>.<tag>")).sorted()
                     .forEach(p -> known.add(PREFIX + p));
         }
         return known;
@@ -332,6 +410,11 @@ final class SluiceSettings {
         boolean own = filter != null && (which.equals(KEY_RESOLVER) ? filter.keyResolver() : filter.limitResolver())
                 != null;
         return own ? filter.property(which) : PREFIX + which;
+    }
+
+    /** The tags of each policy's meters, by policy name then tag name; checked, unmodifiable. */
+    Map<String, Map<String, String>> meterTags() {
+        return meterTags;
     }
 
     /** Whether a store outage behind fail-open routes makes the health contributor DOWN. */

@@ -1,6 +1,8 @@
 package dev.sluice.spring.boot;
 
 import dev.sluice.web.internal.ApplicationPolicies;
+import io.micrometer.core.instrument.Tag;
+import io.micrometer.core.instrument.config.MeterFilter;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.health.contributor.Health;
@@ -27,7 +29,7 @@ class BackOffTest {
             assertThat(context).hasSingleBean(SluiceSettings.class).hasSingleBean(ApplicationPolicies.class)
                     .hasSingleBean(FilterRegistrations.class).hasSingleBean(RateLimitInterceptor.class)
                     .hasSingleBean(RedisStoreHealth.class).hasBean("sluiceWebMvcConfigurer")
-                    .hasBean("sluiceHandlerGuards");
+                    .hasBean("sluiceHandlerGuards").hasSingleBean(PolicyMeterTags.class);
         });
     }
 
@@ -36,10 +38,12 @@ class BackOffTest {
         ApplicationPolicies own = new ApplicationPolicies();
         SluiceSettings settings = SluiceSettings.of(Map.of(), List.of());
         HealthIndicator health = () -> Health.up().withDetail("own", true).build();
+        MeterFilter ownTags = MeterFilter.commonTags(List.of(Tag.of("team", "own")));
         app.withBean(ApplicationPolicies.class, () -> own)
                 .withBean(SluiceSettings.class, () -> settings)
                 .withBean("sluiceHealthIndicator", HealthIndicator.class, () -> health)
                 .withBean("sluiceWebMvcConfigurer", WebMvcConfigurer.class, () -> new WebMvcConfigurer() { })
+                .withBean("sluiceMeterTags", MeterFilter.class, () -> ownTags)
                 .run(context -> {
                     assertThat(context).hasNotFailed();
                     assertThat(context.getBean(ApplicationPolicies.class)).isSameAs(own);
@@ -47,6 +51,8 @@ class BackOffTest {
                     assertThat(context).doesNotHaveBean(RedisStoreHealth.class);
                     assertThat(context.getBean("sluiceHealthIndicator")).isSameAs(health);
                     assertThat(context.getBean("sluiceWebMvcConfigurer")).isNotInstanceOf(RateLimitInterceptor.class);
+                    assertThat(context).doesNotHaveBean(PolicyMeterTags.class);
+                    assertThat(context.getBean("sluiceMeterTags")).isSameAs(ownTags);
                 });
     }
 }

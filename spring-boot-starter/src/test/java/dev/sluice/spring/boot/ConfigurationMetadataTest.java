@@ -52,6 +52,10 @@ class ConfigurationMetadataTest {
         assertThat(properties.get("sluice.filters").get("type"))
                 .isEqualTo("java.util.Map<java.lang.String,dev.sluice.spring.boot.SluiceProperties$Filter>");
         assertThat(properties.get("sluice.health.down-when-failing-open").get("defaultValue")).isEqualTo(false);
+        assertThat(properties.get("sluice.meter-tags").get("type"))
+                .isEqualTo("java.util.Map<java.lang.String,java.util.Map<java.lang.String,java.lang.String>>");
+        assertThat((String) properties.get("sluice.meter-tags").get("description"))
+                .startsWith("Tags added to the sluice.* meters of a policy");
     }
 
     @Test
