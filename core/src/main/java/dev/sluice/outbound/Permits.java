@@ -151,7 +151,7 @@ public final class Permits {
         if (low == null || priority == Priority.HIGH) {
             return acquire(key);
         }
-        return check(key, low.maxWait(), low.acquire(onTime, key));
+        return check(key, low.maxWait(), low.acquire(key));
     }
 
     /** As {@link #acquire(String, Priority)} without blocking a thread; see {@link #acquireAsync(String)}. */
@@ -160,7 +160,7 @@ public final class Permits {
         if (low == null || priority == Priority.HIGH) {
             return acquireAsync(key);
         }
-        CompletableFuture<Decision> reserved = low.acquireAsync(onTime, key);
+        CompletableFuture<Decision> reserved = low.acquireAsync(key);
         return givenUpWith(reserved, reserved.thenApply(decision -> check(key, low.maxWait(), decision)));
     }
 
@@ -453,7 +453,8 @@ public final class Permits {
                 throw new IllegalArgumentException("'highPriorityShare' must be a fraction greater than 0 and less "
                         + "than 1 (e.g. 0.3), got '" + highShare + "'");
             }
-            LowPriorityLane low = new LowPriorityLane(limiter, highShare, lowMaxWait == null ? maxWait : lowMaxWait);
+            LowPriorityLane low = new LowPriorityLane(limiter, highShare, lowMaxWait == null ? maxWait : lowMaxWait,
+                    onTime.apart());
             return new Permits(limiter, maxWait, low, inFlight, null, onTime);
         }
 
