@@ -36,14 +36,14 @@ import java.util.function.LongSupplier;
  * going to the back of the queue: it takes the next on-time slot of the same key that came to a
  * call of this instance which asked after it (that call takes the next one, and so on), or a new
  * slot of its own if one comes first, within what is left of its wait. Every call still goes on a
- * slot the store granted, one call per slot. The lateness includes the store's round trip (the
- * slot is known only from the store's answer). What to configure for a provider that allows {@code N} calls in any period {@code P}: a limit of
- * {@code c} per {@code P}, burst 1, puts {@code N + 1} consecutive slots {@code N/c} periods apart,
- * which must exceed one period by the spread of the calls' lateness on arrival: {@code maxLateness}
- * plus the jitter of the HTTP path (client, network, the provider's front end). At 90% of the
- * provider's limit ({@code 9/s} for a strict {@code 10/s}) that is 111 ms: 55 for the permits by
- * default, 56 for the path; longer periods leave more ({@code 540/min} for {@code 600/min}: 6.7 s,
- * of which the default takes 55 ms).
+ * slot the store granted, one call per slot. The lateness includes the store's round trip (the slot
+ * is known only from the store's answer). What to configure for a provider that allows {@code N}
+ * calls in any period {@code P}: a limit of {@code c} per {@code P}, burst 1, puts {@code N + 1}
+ * consecutive slots {@code N/c} periods apart, which must exceed one period by the spread of the
+ * calls' lateness on arrival: {@code maxLateness} plus the jitter of the HTTP path (client,
+ * network, the provider's front end). At 90% of the provider's limit ({@code 9/s} for a strict
+ * {@code 10/s}) that is 111 ms: 55 for the permits by default, 56 for the path; longer periods
+ * leave more ({@code 540/min} for {@code 600/min}: 6.7 s, of which the default takes 55 ms).
  *
  * <p><b>Priorities.</b> Interactive calls and batch jobs sharing one quota: built with a
  * {@linkplain Builder#highPriorityShare high-priority share} {@code s}, the calls marked
