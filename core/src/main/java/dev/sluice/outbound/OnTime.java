@@ -4,6 +4,7 @@ import dev.sluice.Decision;
 import dev.sluice.RateLimiter;
 
 import dev.sluice.internal.Timeouts;
+import dev.sluice.outbound.WaitingLine.Rebooking;
 import dev.sluice.outbound.WaitingLine.Slot;
 import dev.sluice.outbound.WaitingLine.Waiter;
 
@@ -48,19 +49,21 @@ import java.util.function.LongSupplier;
  * call whose slot came back late joins this instance's line for the key and books a new slot
  * (the store's given-back slots first, then the schedule's end) within what is left of its wait;
  * a call whose slot came on time gives it to the earliest call in line that asked before it, if
- * any, and joins the line itself, booking anew. A call in line goes on whichever comes first: a
- * slot handed down, or its own booking's (whose slot, if it is then not needed, goes to the next in
- * line, or its booking back to the store); with its own booking refused it waits for one handed
- * down until its wait runs out. The line only reorders who sends on the slots the store granted:
- * every call still goes on a slot of the store's schedule, one call per slot, at most
+ * any, and joins the line itself, taking over that call's booking in flight (booking anew only if
+ * it had none, or its answer has come, or it was refused within the shorter wait it was made
+ * for). A call in line goes on whichever comes first: a slot handed down, or its booking's (whose
+ * slot, if it is then not needed, goes to the next in line, or its booking back to the store); with
+ * its booking refused it waits for one handed down until its wait runs out. So one late slot
+ * costs one booking, however far down the line it is handed, and the line empties when that
+ * booking's slot comes. The line only reorders who sends on the slots the store granted: every
+ * call still goes on a slot of the store's schedule, one call per slot, at most
  * {@code maxLateness} after it (a slot handed down is checked again by the call taking it, on the
  * same clock), so no two calls come closer than the store's own times allow. What it costs: the
- * late slot still passes unused; each call that hands its slot down books once more (and a
- * booking made needless by a slot handed down is given back); and the place is kept among this
- * instance's calls only: a call of another instance has no way to hear of a late waiter here
- * without a round trip of its own at every slot, so calls of other instances that asked later may
- * still go first. Calls of each priority have a line of their own ({@link #apart()}): a
- * low-priority call back late never takes a high-priority call's slot.
+ * late slot still passes unused, and the place is kept among this instance's calls only: a call
+ * of another instance has no way to hear of a late waiter here without a round trip of its own at
+ * every slot, so calls of other instances that asked later may still go first. Calls of each
+ * priority have a line of their own ({@link #apart()}): a low-priority call back late never takes
+ * a high-priority call's slot.
  */
 final class OnTime {
 
@@ -130,13 +133,20 @@ final class OnTime {
             }
             Duration left = left(call.started, maxWait);
             if (left == null) {
+                call.dropInherited();
                 throw call.failure(null);
             }
             Waiter waiter = call.waitInLine(left);
             try {
                 slot = waiter.slot.get();
             } catch (InterruptedException e) {
-                waiter.slot.cancel(false); // its booking is given back; a slot handed down just now passes unused
+                // its booking is given back; a slot that came just now goes on down the line
+                if (!waiter.slot.cancel(false)) {
+                    Slot came = waiter.slot.getNow(null);
+                    if (came != null) {
+                        call.passOn(came);
+                    }
+                }
                 throw e;
             } catch (ExecutionException e) {
                 if (e.getCause() instanceof TimeoutException) {
@@ -184,6 +194,7 @@ final class OnTime {
         }
         Duration left = left(call.started, call.maxWait);
         if (left == null) {
+            call.dropInherited();
             result.completeExceptionally(call.failure(null));
             return;
         }
@@ -225,6 +236,8 @@ final class OnTime {
         /** The last slot it let go, and how late after it: above the bound, late; else handed down. */
         private volatile Decision last;
         private volatile long lastLate;
+        /** The booking in flight of the call it handed its slot to, which it takes over; {@code null}: none. */
+        private volatile Rebooking inherited;
 
         Call(String key, Duration maxWait) {
             this.key = key;
@@ -233,7 +246,8 @@ final class OnTime {
 
         /**
          * The decision to go with, or {@code null} when the call needs another slot: its slot came
-         * back too late, or came on time and went to an earlier call in line.
+         * back too late, or came on time and went to an earlier call in line (whose booking in
+         * flight, if any, it takes over).
          */
         Decision use(Slot slot) {
             Decision decision = slot.decision();
@@ -241,8 +255,12 @@ final class OnTime {
                 return decision;
             }
             long late = nanoClock.getAsLong() - slot.dueNanos();
-            if (late <= maxLatenessNanos && !line.handDown(key, place, slot)) {
-                return decision;
+            if (late <= maxLatenessNanos) {
+                Rebooking left = line.handDown(key, place, slot);
+                if (left == null) {
+                    return decision;
+                }
+                inherited = left == Rebooking.NONE ? null : left;
             }
             last = decision;
             lastLate = late;
@@ -252,23 +270,42 @@ final class OnTime {
         /** A slot this call no longer needs: an on-time one goes to whichever call waits first, else it passes. */
         void passOn(Slot slot) {
             if (reserved(slot.decision()) && nanoClock.getAsLong() - slot.dueNanos() <= maxLatenessNanos) {
-                line.handDown(key, Long.MAX_VALUE, slot);
+                drop(line.handDown(key, Long.MAX_VALUE, slot));
+            }
+        }
+
+        /** Gives back the booking taken over, the call's wait having ended without it. */
+        void dropInherited() {
+            Rebooking booking = inherited;
+            inherited = null;
+            drop(booking);
+        }
+
+        private static void drop(Rebooking booking) {
+            if (booking != null) {
+                booking.reserved.cancel(false); // gives it back, unless its answer came (then it went on)
             }
         }
 
         /**
-         * Joins the line and books a new slot within {@code left}. The waiter's slot completes
-         * with whichever comes first: a slot handed down, or the booking's own (granted, or a
-         * failure mode's answer). Its own booking refused, it waits on for a slot handed down
-         * until {@code left} has passed; in any case it stops {@code maxLateness} later, when even
-         * its own slot could no longer come on time: a {@link TimeoutException}. On completion it
-         * leaves the line and cancels the booking, which gives it back unless its slot came.
+         * Joins the line with a booking in flight within {@code left}: the one taken over if it
+         * still waits for its answer, else a new one. The waiter's slot completes with whichever
+         * comes first: a slot handed down, or the booking's (granted, or a failure mode's answer).
+         * Its booking refused, it waits on for a slot handed down until {@code left} has passed; in
+         * any case it stops {@code maxLateness} later, when even its booking's slot could no
+         * longer come on time: a {@link TimeoutException}. On completion it leaves the line and
+         * cancels the booking it still holds, which gives it back unless its slot came.
          */
         Waiter waitInLine(Duration left) {
-            Waiter waiter = new Waiter(place);
+            Waiter waiter = new Waiter(place, started + maxWait.toNanos());
+            Rebooking booking = inherited;
+            inherited = null;
+            if (booking == null || !booking.passTo(waiter)) {
+                drop(booking);
+                booking = book(waiter, left);
+            }
+            waiter.booking.set(booking);
             line.join(key, waiter);
-            long asked = nanoClock.getAsLong();
-            CompletableFuture<Decision> own = limiter.acquireAsync(key, left);
             ScheduledFuture<?> waitEnds = Timeouts.after(() -> {
                 waiter.expired = true;
                 if (waiter.refused != null) {
@@ -279,28 +316,46 @@ final class OnTime {
                     () -> waiter.slot.completeExceptionally(new TimeoutException()), left.toNanos() + maxLatenessNanos);
             waiter.slot.whenComplete((slot, failure) -> {
                 line.leave(key, waiter);
-                own.cancel(false);
+                drop(waiter.booking.getAndSet(null));
                 waitEnds.cancel(false);
                 lastChance.cancel(false);
             });
-            own.whenComplete((decision, failure) -> booked(waiter, decision, failure, asked));
             return waiter;
         }
 
-        private void booked(Waiter waiter, Decision decision, Throwable failure, long asked) {
+        private Rebooking book(Waiter waiter, Duration left) {
+            long asked = nanoClock.getAsLong();
+            CompletableFuture<Decision> reserved = limiter.acquireAsync(key, left);
+            Rebooking booking = new Rebooking(reserved, asked, waiter);
+            reserved.whenComplete((decision, failure) -> answered(booking, decision, failure));
+            return booking;
+        }
+
+        /** A booking's answer, for the call that holds it now; a slot it no longer needs is passed on. */
+        private void answered(Rebooking booking, Decision decision, Throwable failure) {
+            Waiter waiter = booking.answered();
             if (failure != null) {
                 waiter.slot.completeExceptionally(failure);
                 return;
             }
             Decision.Outcome outcome = decision.outcome();
             if (outcome == Decision.Outcome.REJECTED || outcome == Decision.Outcome.LOCAL_REJECTED) {
+                long left = waiter.endsNanos - nanoClock.getAsLong();
+                if (waiter != booking.madeFor && left > 0) {
+                    // refused within the wait of the call it was made for: its new owner may wait longer
+                    Rebooking fresh = book(waiter, Duration.ofNanos(left));
+                    if (!waiter.booking.compareAndSet(booking, fresh)) {
+                        drop(fresh);
+                    }
+                    return;
+                }
                 waiter.refused = decision;
                 if (waiter.expired) {
                     waiter.slot.completeExceptionally(new TimeoutException());
                 }
                 return;
             }
-            Slot slot = slot(decision, asked);
+            Slot slot = slot(decision, booking.askedNanos);
             if (!waiter.slot.complete(slot)) {
                 passOn(slot); // a slot was handed down first
             }
