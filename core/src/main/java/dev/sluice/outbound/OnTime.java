@@ -200,10 +200,10 @@ final class OnTime {
         }
         Waiter waiter = call.waitInLine(left);
         current.set(waiter.slot);
-        // given up meanwhile: the check after the set sees it, or the caller's cancel sees the waiter
+        // given up meanwhile: the check after the set sees it, or the caller's cancel sees the waiter;
+        // a slot that reached the waiter first goes on down the line (next, the result being done)
         if (result.isDone()) {
             waiter.slot.cancel(false);
-            return;
         }
         waiter.slot.whenComplete((handed, failure) -> {
             if (failure == null) {
