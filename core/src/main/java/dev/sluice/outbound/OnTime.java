@@ -59,11 +59,13 @@ import java.util.function.LongSupplier;
  * call still goes on a slot of the store's schedule, one call per slot, at most
  * {@code maxLateness} after it (a slot handed down is checked again by the call taking it, on the
  * same clock), so no two calls come closer than the store's own times allow. What it costs: the
- * late slot still passes unused, and the place is kept among this instance's calls only: a call
- * of another instance has no way to hear of a late waiter here without a round trip of its own at
- * every slot, so calls of other instances that asked later may still go first. Calls of each
- * priority have a line of their own ({@link #apart()}): a low-priority call back late never takes
- * a high-priority call's slot.
+ * late slot still passes unused; a slot handed to a blocked thread waits for that thread to wake,
+ * which on a loaded machine can make it late where its holder would have sent it on time (it then
+ * passes unused too); and the place is kept among this instance's calls only: a call of another
+ * instance has no way to hear of a late waiter here without a round trip of its own at every
+ * slot, so calls of other instances that asked later may still go first. Calls of each priority
+ * have a line of their own ({@link #apart()}): a low-priority call back late never takes a
+ * high-priority call's slot.
  */
 final class OnTime {
 
