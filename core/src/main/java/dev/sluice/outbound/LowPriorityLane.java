@@ -26,10 +26,13 @@ final class LowPriorityLane {
 
     private final RateLimiter lane;
     private final Duration maxWait;
+    /** The shared limiter's bookings of this lane's calls, in a line apart from high-priority calls'. */
+    private final OnTime shared;
 
-    LowPriorityLane(RateLimiter shared, double highShare, Duration maxWait) {
+    LowPriorityLane(RateLimiter shared, double highShare, Duration maxWait, OnTime onTime) {
         this.lane = shared.withLimits(scaled(shared.limits(), highShare));
         this.maxWait = maxWait;
+        this.shared = onTime;
         lane.checkCanWait(maxWait);
     }
 
@@ -72,7 +75,7 @@ final class LowPriorityLane {
      * The lane's slot, then the shared limiter's, sent on time (a late shared slot is booked again,
      * the lane's is not); at most {@link #maxWait} in all.
      */
-    Decision acquire(OnTime shared, String key) throws InterruptedException {
+    Decision acquire(String key) throws InterruptedException {
         long started = System.nanoTime();
         Decision slot = lane.acquire(key, maxWait);
         if (!slot.allowed()) {
@@ -85,7 +88,7 @@ final class LowPriorityLane {
      * As {@link #acquire}, blocking no thread. A stage completed otherwise first (cancelled, timed
      * out) cancels the reservation it waits on, and books the shared limiter no more.
      */
-    CompletableFuture<Decision> acquireAsync(OnTime shared, String key) {
+    CompletableFuture<Decision> acquireAsync(String key) {
         long started = System.nanoTime();
         CompletableFuture<Decision> result = new CompletableFuture<>();
         CompletableFuture<Decision> slot = lane.acquireAsync(key, maxWait);

@@ -31,16 +31,19 @@ import java.util.function.LongSupplier;
  * on-time calls after it into the provider's window. So no call is sent more than
  * {@linkplain Builder#maxLateness maxLateness} (by default half the interval between slots, at
  * least 20 ms: 55 ms at {@code 9/s}) after its slot: a call whose slot comes back later (a slow
- * answer from the store, a thread or timer woken late, a pause of the JVM) is not sent; its slot,
- * in the past, passes unused, and the call reserves a new one within what is left of its wait. The
- * lateness includes the store's round trip (the slot is known only from the store's answer). What
- * to configure for a provider that allows {@code N} calls in any period {@code P}: a limit of
- * {@code c} per {@code P}, burst 1, puts {@code N + 1} consecutive slots {@code N/c} periods apart,
- * which must exceed one period by the spread of the calls' lateness on arrival: {@code maxLateness}
- * plus the jitter of the HTTP path (client, network, the provider's front end). At 90% of the
- * provider's limit ({@code 9/s} for a strict {@code 10/s}) that is 111 ms: 55 for the permits by
- * default, 56 for the path; longer periods leave more ({@code 540/min} for {@code 600/min}: 6.7 s,
- * of which the default takes 55 ms).
+ * answer from the store, a thread or timer woken late, a pause of the JVM) is not sent on it; that
+ * slot, in the past, passes unused. The call keeps its place in this instance's line instead of
+ * going to the back of the queue: it takes the next on-time slot of the same key that came to a
+ * call of this instance which asked after it (that call takes the next one, and so on), or a new
+ * slot of its own if one comes first, within what is left of its wait. Every call still goes on a
+ * slot the store granted, one call per slot. The lateness includes the store's round trip (the slot
+ * is known only from the store's answer). What to configure for a provider that allows {@code N}
+ * calls in any period {@code P}: a limit of {@code c} per {@code P}, burst 1, puts {@code N + 1}
+ * consecutive slots {@code N/c} periods apart, which must exceed one period by the spread of the
+ * calls' lateness on arrival: {@code maxLateness} plus the jitter of the HTTP path (client,
+ * network, the provider's front end). At 90% of the provider's limit ({@code 9/s} for a strict
+ * {@code 10/s}) that is 111 ms: 55 for the permits by default, 56 for the path; longer periods
+ * leave more ({@code 540/min} for {@code 600/min}: 6.7 s, of which the default takes 55 ms).
  *
  * <p><b>Priorities.</b> Interactive calls and batch jobs sharing one quota: built with a
  * {@linkplain Builder#highPriorityShare high-priority share} {@code s}, the calls marked
@@ -151,7 +154,7 @@ public final class Permits {
         if (low == null || priority == Priority.HIGH) {
             return acquire(key);
         }
-        return check(key, low.maxWait(), low.acquire(onTime, key));
+        return check(key, low.maxWait(), low.acquire(key));
     }
 
     /** As {@link #acquire(String, Priority)} without blocking a thread; see {@link #acquireAsync(String)}. */
@@ -160,7 +163,7 @@ public final class Permits {
         if (low == null || priority == Priority.HIGH) {
             return acquireAsync(key);
         }
-        CompletableFuture<Decision> reserved = low.acquireAsync(onTime, key);
+        CompletableFuture<Decision> reserved = low.acquireAsync(key);
         return givenUpWith(reserved, reserved.thenApply(decision -> check(key, low.maxWait(), decision)));
     }
 
@@ -407,8 +410,9 @@ public final class Permits {
          * 20 ms, which up to {@code 25/s} is at most half the margin a limit one call per period
          * under a provider's strict limit leaves. Above {@code 25/s}, leave a margin of at least
          * twice the bound (a limit of {@code 1,800/s} against a strict {@code 2,000/s} leaves
-         * 111 ms). A call whose slot came back later is not sent: it reserves a new slot within what
-         * is left of its wait (see the class description). The lateness counts the store's round
+         * 111 ms). A call whose slot came back later is not sent on it: it takes a later slot, in
+         * its place in this instance's line, within what is left of its wait (see the class
+         * description). The lateness counts the store's round
          * trip, so keep it well above the store's usual round trip, or calls fail for want of an
          * on-time slot. Smaller lets the limit come closer to the provider's; larger loses fewer
          * slots on a loaded machine.
@@ -453,7 +457,8 @@ public final class Permits {
                 throw new IllegalArgumentException("'highPriorityShare' must be a fraction greater than 0 and less "
                         + "than 1 (e.g. 0.3), got '" + highShare + "'");
             }
-            LowPriorityLane low = new LowPriorityLane(limiter, highShare, lowMaxWait == null ? maxWait : lowMaxWait);
+            LowPriorityLane low = new LowPriorityLane(limiter, highShare, lowMaxWait == null ? maxWait : lowMaxWait,
+                    onTime.apart());
             return new Permits(limiter, maxWait, low, inFlight, null, onTime);
         }
 
