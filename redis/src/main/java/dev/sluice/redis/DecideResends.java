@@ -1,11 +1,6 @@
 package dev.sluice.redis;
 
 import dev.sluice.internal.Timeouts;
-import org.redisson.api.RScript;
-import org.redisson.client.RedisNoScriptException;
-import org.redisson.client.RedisNodeNotFoundException;
-import org.redisson.client.RedisRedirectException;
-import org.redisson.client.RedisTryAgainException;
 
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -22,25 +17,25 @@ final class DecideResends {
     /** The pause before such a call is first sent again, doubling after each. */
     static final long TRY_AGAIN_PAUSE_MILLIS = 5;
 
-    private final RScript script;
+    private final RedisCalls calls;
 
-    DecideResends(RScript script) {
-        this.script = script;
+    DecideResends(RedisCalls calls) {
+        this.calls = calls;
     }
 
     /**
      * After a failed send: on {@code NOSCRIPT} the script did not run, so sending it in full (which
      * caches it again) charges once. When its slot was moving ({@link #moving}) it did not run
      * either, and is sent again alone, by SHA-1: at once after {@code MOVED} or {@code ASK}
-     * (Redisson follows both for a call of its own, and routes by the slots it has learnt
+     * (the client follows both for a call of its own, and routes by the slots it has learnt
      * meanwhile); after {@code TRYAGAIN}, which lasts while a caller's keys are split between two
-     * masters, or a slot Redisson has no master for (for a moment while it updates its map), up to
+     * masters, or a slot the client has no master for (for a moment while it updates its map), up to
      * {@value #TRY_AGAIN_SENDS} times, {@value #TRY_AGAIN_PAUSE_MILLIS} ms apart and then twice as
      * long each time. Any other failure stands: a call that timed out may have run.
      */
     CompletableFuture<List<Object>> resend(DecideScript.Call call, Throwable failure) {
         Throwable cause = DecideScript.unwrap(failure);
-        if (cause instanceof RedisNoScriptException) {
+        if (calls.noScript(cause)) {
             return inFull(call);
         }
         if (moving(cause)) {
@@ -51,17 +46,17 @@ final class DecideResends {
 
     /** Sends a call that did not run ({@code cause}, {@code sent} times already) again, after a pause if TRYAGAIN. */
     private CompletableFuture<List<Object>> again(DecideScript.Call call, Throwable cause, int sent) {
-        CompletableFuture<Void> turn = cause instanceof RedisRedirectException
+        CompletableFuture<Void> turn = calls.redirected(cause)
                 ? CompletableFuture.completedFuture(null) : pause(TRY_AGAIN_PAUSE_MILLIS << sent);
-        return turn.thenCompose(go -> DecideScript.evalSha(script, call)).handle((reply, failure) -> {
+        return turn.thenCompose(go -> DecideScript.evalSha(calls, call)).handle((reply, failure) -> {
             if (failure == null) {
                 return CompletableFuture.completedFuture(reply);
             }
             Throwable next = DecideScript.unwrap(failure);
-            if (next instanceof RedisNoScriptException) {
+            if (calls.noScript(next)) {
                 return inFull(call);
             }
-            if (moving(next) && !(next instanceof RedisRedirectException) && sent + 1 < TRY_AGAIN_SENDS) {
+            if (moving(next) && !calls.redirected(next) && sent + 1 < TRY_AGAIN_SENDS) {
                 return again(call, next, sent + 1);
             }
             return CompletableFuture.<List<Object>>failedFuture(next);
@@ -75,17 +70,15 @@ final class DecideResends {
     }
 
     private CompletableFuture<List<Object>> inFull(DecideScript.Call call) {
-        return script.<List<Object>>evalAsync(call.route(), RScript.Mode.READ_WRITE, DecideScript.SCRIPT,
-                RScript.ReturnType.LIST, call.keys(), call.args()).toCompletableFuture();
+        return calls.eval(DecideScript.SCRIPT, RedisCalls.Reply.LIST, call.keys(), call.args());
     }
 
     /**
      * Whether a call failed, without running, because its slot is moving between a cluster's
      * masters: {@code TRYAGAIN} (some of a caller's keys moved, some not yet), a redirection
-     * Redisson gave up on, or a slot Redisson does not know a master of yet.
+     * the client gave up on, or a slot the client does not know a master of yet.
      */
-    static boolean moving(Throwable cause) {
-        return cause instanceof RedisTryAgainException || cause instanceof RedisRedirectException
-                || cause instanceof RedisNodeNotFoundException;
+    boolean moving(Throwable cause) {
+        return calls.tryAgain(cause) || calls.redirected(cause);
     }
 }
