@@ -126,13 +126,21 @@ public final class LettuceStore extends ScriptStore {
      * @throws IllegalArgumentException naming {@code 'store'} and the value, its password hidden
      */
     static RedisURI uri(String store) {
-        String shown = Secrets.redact(store);
-        String usage = "'store' must be lettuce:redis://host:port[/db] or lettuce:rediss://host:port[/db], got '"
-                + shown + "'";
         if (!store.startsWith(SCHEME)) {
-            throw new IllegalArgumentException(usage);
+            throw new IllegalArgumentException("'store' must be lettuce:redis://host:port[/db] or "
+                    + "lettuce:rediss://host:port[/db], got '" + Secrets.redact(store) + "'");
         }
-        String address = store.substring(SCHEME.length());
+        return address(store.substring(SCHEME.length()), store);
+    }
+
+    /**
+     * The Lettuce URI of a {@code redis://} or {@code rediss://} address, checked; messages name
+     * {@code store}, the value as the user wrote it, its password hidden.
+     */
+    static RedisURI address(String address, String store) {
+        String shown = Secrets.redact(store);
+        String usage = "'store' must be " + (store.startsWith(SCHEME) ? "lettuce:" : "") + "redis://host:port[/db] or "
+                + (store.startsWith(SCHEME) ? "lettuce:" : "") + "rediss://host:port[/db], got '" + shown + "'";
         URI uri;
         try {
             uri = URI.create(address);

@@ -32,7 +32,7 @@ public final class RedisStoreProvider implements StoreProvider {
                     + "rediss://host:port[/db] or redisson:PATH, got '" + Secrets.redact(store) + "'");
         }
         if (lettuceInstead(store)) {
-            LettuceStore.uri(LettuceStore.SCHEME + store); // the port's and the database's ranges
+            LettuceStore.address(store, store); // the port's and the database's ranges
             return;
         }
         RedisStore.config(store); // the port's and the database's ranges
