@@ -1,11 +1,16 @@
 package dev.sluice;
 
 import dev.sluice.spi.RateLimitStore;
+import dev.sluice.redis.LettuceStore;
 import dev.sluice.redis.RedisStore;
 import dev.sluice.redis.ScriptBatches;
 import dev.sluice.testing.ManualClock;
 import dev.sluice.testing.Stores;
+import dev.sluice.testing.TestRedis;
 import dev.sluice.tck.RateLimitStoreKit;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.codec.StringCodec;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -39,6 +44,8 @@ class TwinTest {
     private static final int STEPS = 150;
     /** The steps from which the limits change: a redeploy with other counts, periods and bursts. */
     private static final int[] CHANGES = {50, 100};
+
+    private static StatefulRedisConnection<String, String> lettuce;
 
     @ParameterizedTest(name = "{0}")
     @EnumSource(value = Algorithm.class, names = "CONCURRENCY", mode = EnumSource.Mode.EXCLUDE)
@@ -81,6 +88,29 @@ class TwinTest {
         twinsAgree(algorithm, false, false, sliced);
         twinsAgree(algorithm, true, false, sliced);
         twinsAgree(algorithm, true, true, sliced);
+    }
+
+    /**
+     * The same traces, with refunds and reservations, on the Lettuce store: one Lua source and one
+     * Java side of it, whichever client sends the scripts.
+     */
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(value = Algorithm.class, names = "CONCURRENCY", mode = EnumSource.Mode.EXCLUDE)
+    void onLettuceTheScriptsAndTheJavaTwinDecideAlike(Algorithm algorithm) {
+        Function<TimeSource, RateLimitStore> lettuce = time -> LettuceStore.builder().connection(lettuce())
+                .timeSourceForTesting(time).localRejections(0).build();
+        twinsAgree(algorithm, false, false, lettuce);
+        twinsAgree(algorithm, true, true, lettuce);
+    }
+
+    /** One Lettuce connection the Lettuce stores of these traces borrow (one per test JVM). */
+    private static synchronized StatefulRedisConnection<String, String> lettuce() {
+        if (lettuce == null) {
+            RedisClient client = RedisClient.create(TestRedis.shared().url());
+            lettuce = client.connect(StringCodec.UTF8);
+            Runtime.getRuntime().addShutdownHook(new Thread(client::shutdown));
+        }
+        return lettuce;
     }
 
     private static void twinsAgree(Algorithm algorithm, boolean refunds) {

@@ -79,7 +79,7 @@ public class RedisBenchmark {
     private static final Duration WINDOW = Duration.ofMillis(500);
 
     @Param({"sluice-token-bucket", "sluice-gcra", "sluice-sliding-window", "sluice-fixed-window",
-            "sluice-sliding-log", "floor", "bucket4j", "bucket4j-batching", "redisson"})
+            "sluice-sliding-log", "sluice-lettuce", "floor", "bucket4j", "bucket4j-batching", "redisson"})
     public String contender;
 
     @Param({"1", "100000"})

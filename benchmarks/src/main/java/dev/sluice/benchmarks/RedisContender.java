@@ -6,7 +6,9 @@ import dev.sluice.Limit;
 import dev.sluice.RateLimiter;
 import dev.sluice.internal.Keys;
 import dev.sluice.spi.LimitKeys;
+import dev.sluice.redis.LettuceStore;
 import dev.sluice.redis.RedisStore;
+import dev.sluice.spi.RateLimitStore;
 import io.github.bucket4j.BucketConfiguration;
 import io.github.bucket4j.distributed.AsyncBucketProxy;
 import io.github.bucket4j.distributed.BucketProxy;
@@ -41,7 +43,7 @@ public abstract class RedisContender implements AutoCloseable {
     /** The names accepted by {@link #create}, in the order tables show them. */
     public static final String[] NAMES = {
         "sluice-token-bucket", "sluice-gcra", "sluice-sliding-window", "sluice-fixed-window", "sluice-sliding-log",
-        "floor", "bucket4j", "bucket4j-batching", "redisson",
+        "sluice-lettuce", "floor", "bucket4j", "bucket4j-batching", "redisson",
     };
 
     final String[] keys;
@@ -80,6 +82,9 @@ public abstract class RedisContender implements AutoCloseable {
     /** As {@link #create(String, RedissonClient, String[])}, with a limit of {@code count} per {@code period}. */
     public static RedisContender create(String name, RedissonClient client, String[] keys, long count,
                                         Duration period) {
+        if (name.equals("sluice-lettuce")) {
+            return new Sluice(Algorithm.TOKEN_BUCKET, null, keys, count, period);
+        }
         if (name.startsWith("sluice-")) {
             return new Sluice(Algorithm.fromConfigName(name.substring("sluice-".length())), client, keys, count,
                     period);
@@ -99,10 +104,15 @@ public abstract class RedisContender implements AutoCloseable {
         }
     }
 
-    /** Sluice's {@link RedisStore}: one EVALSHA of decide.lua per decision. */
+    /**
+     * Sluice's {@link RedisStore}: one EVALSHA of decide.lua per decision; or, without a Redisson
+     * client ({@code sluice-lettuce}), its {@link LettuceStore} on a Lettuce client of its own,
+     * to the same Redis: the same script and batching, the other client.
+     */
     static final class Sluice extends RedisContender {
         private final RateLimiter limiter;
         private final Limit limit;
+        private final RateLimitStore store;
 
         Sluice(Algorithm algorithm, RedissonClient client, String[] keys, long count, Duration period) {
             super(keys);
@@ -112,8 +122,17 @@ public abstract class RedisContender implements AutoCloseable {
             this.limit = Limit.of("bench", count / scale, period.dividedBy(scale)).withAlgorithm(algorithm);
             // The 5 s timeout equals the client's response timeout: under 64 threads on 2 cores a
             // 100 ms default could turn slow answers into fast FAILED_OPEN decisions and flatter us.
-            this.limiter = RateLimiter.builder().limit(limit).store(RedisStore.of(client))
+            this.store = client != null ? RedisStore.of(client)
+                    : LettuceStore.connect("lettuce:" + BenchRedis.get().url());
+            this.limiter = RateLimiter.builder().limit(limit).store(store)
                     .timeout(Duration.ofSeconds(5)).build();
+        }
+
+        @Override
+        public void close() {
+            if (store instanceof LettuceStore) {
+                store.close(); // its own client; a RedisStore's is the harness's
+            }
         }
 
         @Override

@@ -18,6 +18,7 @@ final class StoreProviders {
             "redis", "dev.sluice:sluice-redis",
             "rediss", "dev.sluice:sluice-redis",
             "redisson", "dev.sluice:sluice-redis",
+            "lettuce", "dev.sluice:sluice-redis and io.lettuce:lettuce-core",
             "postgresql", "dev.sluice:sluice-postgres");
 
     private static final Map<String, StoreProvider> BY_SCHEME = load();

@@ -4,6 +4,7 @@ import dev.sluice.Decision;
 import org.redisson.Redisson;
 import org.redisson.api.BatchOptions;
 import org.redisson.api.RBatch;
+import org.redisson.api.RScript;
 import org.redisson.api.RScriptAsync;
 import org.redisson.api.RedissonClient;
 import org.redisson.client.codec.StringCodec;
@@ -93,7 +94,7 @@ final class ClusterCalls {
         RScriptAsync on = pipeline.getScript(StringCodec.INSTANCE);
         List<CompletableFuture<List<Object>>> replies = new ArrayList<>(group.size());
         for (int b : group) {
-            CompletableFuture<List<Object>> reply = DecideScript.evalSha(on, calls.get(b));
+            CompletableFuture<List<Object>> reply = evalSha(on, calls.get(b));
             replies.add(reply);
             DecideScript.Call call = calls.get(b);
             settle(reply.handle((value, failure) -> failure == null ? CompletableFuture.completedFuture(value)
@@ -117,6 +118,12 @@ final class ClusterCalls {
                 }
             }
         });
+    }
+
+    /** Sends a call by SHA-1 in a pipeline: no retries. */
+    private static CompletableFuture<List<Object>> evalSha(RScriptAsync on, DecideScript.Call call) {
+        return on.<List<Object>>evalShaAsync(call.route(), RScript.Mode.READ_WRITE, DecideScript.SHA,
+                RScript.ReturnType.LIST, call.keys(), call.args()).toCompletableFuture();
     }
 
     /** Completes {@code answer} with the batch's decisions from {@code reply}, or its failure. */

@@ -1,11 +1,6 @@
 package dev.sluice.redis;
 
 import dev.sluice.internal.Timeouts;
-import org.redisson.api.RScript;
-import org.redisson.client.RedisNoScriptException;
-import org.redisson.client.RedisNodeNotFoundException;
-import org.redisson.client.RedisRedirectException;
-import org.redisson.client.RedisTryAgainException;
 
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -24,20 +19,20 @@ final class DecideResends {
     /** The longest such a call is sent again, whatever its deadline: a slot left half moved fails it then. */
     static final long TRY_AGAIN_MOST_MILLIS = 5_000;
 
-    private final RScript script;
+    private final RedisCalls calls;
 
-    DecideResends(RScript script) {
-        this.script = script;
+    DecideResends(RedisCalls calls) {
+        this.calls = calls;
     }
 
     /**
      * After a failed send: on {@code NOSCRIPT} the script did not run, so sending it in full (which
      * caches it again) charges once. When its slot was moving ({@link #moving}) it did not run
      * either, and is sent again alone, by SHA-1, while its requests still wait: at once after
-     * {@code MOVED} or {@code ASK} (Redisson follows both for a call of its own, and routes by the
+     * {@code MOVED} or {@code ASK} (the client follows both for a call of its own, and routes by the
      * slots it has learnt meanwhile); after {@code TRYAGAIN}, which lasts while a caller's keys are
      * split between two masters (as long as the reshard takes to move the keys between them, longer
-     * on a busy machine), or a slot Redisson has no master for (for a moment while it updates its
+     * on a busy machine), or a slot the client has no master for (for a moment while it updates its
      * map), {@value #TRY_AGAIN_PAUSE_MILLIS} ms later, the pause doubling up to
      * {@value #TRY_AGAIN_MAX_PAUSE_MILLIS} ms, until the call's deadline (at most
      * {@value #TRY_AGAIN_MOST_MILLIS} ms). A fixed number of sends gave up on a slot whose keys were
@@ -47,7 +42,7 @@ final class DecideResends {
      */
     CompletableFuture<List<Object>> resend(DecideScript.Call call, Throwable failure) {
         Throwable cause = DecideScript.unwrap(failure);
-        if (cause instanceof RedisNoScriptException) {
+        if (calls.noScript(cause)) {
             return inFull(call);
         }
         if (moving(cause)) {
@@ -64,22 +59,22 @@ final class DecideResends {
      */
     private CompletableFuture<List<Object>> again(DecideScript.Call call, Throwable cause, int sent,
                                                   long giveUpNanos) {
-        long pauseNanos = cause instanceof RedisRedirectException ? 0 : pauseNanos(sent);
+        long pauseNanos = calls.redirected(cause) ? 0 : pauseNanos(sent);
         if (System.nanoTime() + pauseNanos - giveUpNanos >= 0) {
             return CompletableFuture.failedFuture(cause);
         }
         CompletableFuture<Void> turn = pauseNanos == 0 ? CompletableFuture.completedFuture(null) : pause(pauseNanos);
         // looked at again when the pause is over: a timer late on a busy machine must not send it after the deadline
         return turn.thenCompose(go -> System.nanoTime() - giveUpNanos >= 0 ? CompletableFuture.failedFuture(cause)
-                : DecideScript.evalSha(script, call)).handle((reply, failure) -> {
+                : DecideScript.evalSha(calls, call)).handle((reply, failure) -> {
             if (failure == null) {
                 return CompletableFuture.completedFuture(reply);
             }
             Throwable next = DecideScript.unwrap(failure);
-            if (next instanceof RedisNoScriptException) {
+            if (calls.noScript(next)) {
                 return inFull(call);
             }
-            if (moving(next) && !(next instanceof RedisRedirectException)) {
+            if (moving(next) && !calls.redirected(next)) {
                 return again(call, next, sent + 1, giveUpNanos);
             }
             return CompletableFuture.<List<Object>>failedFuture(next);
@@ -99,17 +94,15 @@ final class DecideResends {
     }
 
     private CompletableFuture<List<Object>> inFull(DecideScript.Call call) {
-        return script.<List<Object>>evalAsync(call.route(), RScript.Mode.READ_WRITE, DecideScript.SCRIPT,
-                RScript.ReturnType.LIST, call.keys(), call.args()).toCompletableFuture();
+        return calls.eval(DecideScript.SCRIPT, RedisCalls.Reply.LIST, call.keys(), call.args());
     }
 
     /**
      * Whether a call failed, without running, because its slot is moving between a cluster's
      * masters: {@code TRYAGAIN} (some of a caller's keys moved, some not yet), a redirection
-     * Redisson gave up on, or a slot Redisson does not know a master of yet.
+     * the client gave up on, or a slot the client does not know a master of yet.
      */
-    static boolean moving(Throwable cause) {
-        return cause instanceof RedisTryAgainException || cause instanceof RedisRedirectException
-                || cause instanceof RedisNodeNotFoundException;
+    boolean moving(Throwable cause) {
+        return calls.tryAgain(cause) || calls.redirected(cause);
     }
 }

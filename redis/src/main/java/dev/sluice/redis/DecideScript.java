@@ -8,12 +8,6 @@ import dev.sluice.Limit;
 import dev.sluice.TimeSource;
 import dev.sluice.internal.UnreadableStateException;
 import dev.sluice.spi.CompiledLimit;
-import org.redisson.api.RScript;
-import org.redisson.api.RScriptAsync;
-import org.redisson.api.RedissonClient;
-import org.redisson.api.options.OptionalOptions;
-import org.redisson.client.RedisException;
-import org.redisson.client.codec.StringCodec;
 
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -30,8 +24,8 @@ import java.util.function.IntFunction;
 /**
  * The Java side of {@code decide.lua}, and the only Java that knows its {@code KEYS}/{@code ARGV}
  * layout, its algorithm ids and its reply: encodes a call of one or several batches (one caller's
- * identical requests each), sends it by SHA-1 (in full after {@code NOSCRIPT}) with Redisson's
- * retries disabled, and decodes the reply into each batch's decisions or its own failure.
+ * identical requests each), sends it by SHA-1 (in full after {@code NOSCRIPT}) through {@link RedisCalls}, never
+ * retried by the client, and decodes the reply into each batch's decisions or its own failure.
  */
 final class DecideScript {
 
@@ -49,7 +43,7 @@ final class DecideScript {
     /** What decide.lua answers in place of {@code admitted} for a batch that failed, before its error's message. */
     private static final long FAILED = -1;
 
-    private final RScript script;
+    private final RedisCalls calls;
     private final DecideResends resends;
     private final TimeSource testTime;
     // Identity-keyed and weak: a limiter's limits are encoded once, and forgotten with the limiter.
@@ -58,10 +52,9 @@ final class DecideScript {
     /**
      * @param testTime the clock to decide on instead of the Redis server's, or {@code null} in production
      */
-    DecideScript(RedissonClient client, TimeSource testTime) {
-        // No retries: a consuming script re-sent after a response timeout would charge twice.
-        this.script = client.getScript(OptionalOptions.defaults().codec(StringCodec.INSTANCE).retryAttempts(0));
-        this.resends = new DecideResends(script);
+    DecideScript(RedisCalls calls, TimeSource testTime) {
+        this.calls = calls;
+        this.resends = new DecideResends(calls);
         this.testTime = testTime;
     }
 
@@ -91,12 +84,12 @@ final class DecideScript {
 
     /** Loads the script into Redis's script cache, blocking; throws if Redis cannot be reached. */
     void load() {
-        script.scriptLoad(SCRIPT);
+        calls.load(SCRIPT).join();
     }
 
     /** Loads the script into the script cache of every master (and replica). */
     CompletableFuture<Void> loadEverywhere() {
-        return script.scriptLoadAsync(SCRIPT).toCompletableFuture().thenRun(() -> { });
+        return calls.load(SCRIPT);
     }
 
     /**
@@ -105,7 +98,7 @@ final class DecideScript {
      */
     CompletableFuture<List<Object>> nothing(String route) {
         Call call = new Call(route, List.of(), new Object[] {"", "0"}, System.nanoTime() + Batch.NO_DEADLINE_NANOS);
-        return evalSha(script, call)
+        return evalSha(calls, call)
                 .handle((reply, failure) -> failure == null ? CompletableFuture.completedFuture(reply)
                 : resend(call, failure)).thenCompose(stage -> stage);
     }
@@ -163,7 +156,7 @@ final class DecideScript {
 
     /** The script's raw reply for a call already built; one that fails is sent again as {@link #resend} says. */
     CompletableFuture<List<Object>> send(Call call) {
-        return evalSha(script, call).handle((reply, failure) -> {
+        return evalSha(calls, call).handle((reply, failure) -> {
             if (failure == null) {
                 return CompletableFuture.completedFuture(reply);
             }
@@ -206,10 +199,9 @@ final class DecideScript {
     record Call(String route, List<Object> keys, Object[] args, long deadlineNanos) {
     }
 
-    /** Sends a call by SHA-1 on {@code on} (the client's script, or a pipeline's): no retries. */
-    static CompletableFuture<List<Object>> evalSha(RScriptAsync on, Call call) {
-        return on.<List<Object>>evalShaAsync(call.route(), RScript.Mode.READ_WRITE, SHA, RScript.ReturnType.LIST,
-                call.keys(), call.args()).toCompletableFuture();
+    /** Sends a call by SHA-1: no retries. */
+    static CompletableFuture<List<Object>> evalSha(RedisCalls calls, Call call) {
+        return calls.evalSha(SHA, RedisCalls.Reply.LIST, call.keys(), call.args());
     }
 
     /**
@@ -226,7 +218,7 @@ final class DecideScript {
     static int settle(List<Object> reply, int at, Batch batch, CompletableFuture<IntFunction<Decision>> answer) {
         long admitted = number(reply, at);
         if (admitted == FAILED) {
-            answer.completeExceptionally(failure(new RedisException("decide.lua: " + reply.get(at + 1))));
+            answer.completeExceptionally(failure(new ScriptError("decide.lua: " + reply.get(at + 1))));
             return at + 2;
         }
         List<Limit> limits = batch.key().limits;
@@ -291,7 +283,8 @@ final class DecideScript {
     static Throwable failure(Throwable failure) {
         Throwable cause = unwrap(failure);
         String message = cause.getMessage();
-        if (cause instanceof RedisException && message != null && message.contains("WRONGTYPE")) {
+        // Only Redis writes WRONGTYPE, whichever client's exception carries it.
+        if (!(cause instanceof UnreadableStateException) && message != null && message.contains("WRONGTYPE")) {
             return new UnreadableStateException("a key of this caller holds another type: " + message, cause);
         }
         return cause;
@@ -303,6 +296,15 @@ final class DecideScript {
                     .formatHex(MessageDigest.getInstance("SHA-1").digest(text.getBytes(StandardCharsets.UTF_8)));
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException("SHA-1 is required of every Java platform", e);
+        }
+    }
+
+    /** A batch the script failed for, its error's message in this one's (a Lua error, a key of another type). */
+    static final class ScriptError extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        ScriptError(String message) {
+            super(message);
         }
     }
 }

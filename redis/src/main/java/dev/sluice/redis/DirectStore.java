@@ -4,7 +4,6 @@ import dev.sluice.Decision;
 import dev.sluice.Limit;
 import dev.sluice.internal.Keys;
 import dev.sluice.spi.RateLimitStore;
-import org.redisson.client.codec.StringCodec;
 
 import java.time.Duration;
 import java.util.List;
@@ -14,7 +13,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
 /**
- * A {@link RedisStore}'s operations straight from Redis: each once the store is ready
+ * A Redis store's operations straight from Redis: each once the store is ready
  * ({@link RedisConnection#onceReady}), and each but a decision or a lease after any slice of the
  * caller's budget held here is given back ({@link #afterSlice}). Behind the local rejections,
  * which hand down the key they built; alone, it builds the key itself.
@@ -25,13 +24,16 @@ final class DirectStore implements RejectionCache.Keyed {
     private static final long NO_DEADLINE_NANOS = TimeUnit.HOURS.toNanos(1);
 
     private final RedisConnection connection;
+    private final RedisCalls calls;
     private final Coalescer coalescer;
     private final LeaseScripts leases;
     /** Slices of hot callers' budgets, granted locally; {@code null} when switched off. */
     private final HotKeys hotKeys;
 
-    DirectStore(RedisConnection connection, Coalescer coalescer, LeaseScripts leases, HotKeys hotKeys) {
+    DirectStore(RedisConnection connection, RedisCalls calls, Coalescer coalescer, LeaseScripts leases,
+                HotKeys hotKeys) {
         this.connection = connection;
+        this.calls = calls;
         this.coalescer = coalescer;
         this.leases = leases;
         this.hotKeys = hotKeys;
@@ -76,8 +78,7 @@ final class DirectStore implements RejectionCache.Keyed {
     public CompletionStage<Void> reset(StorageKey key) {
         // the returned slots too: a reset caller's next reservation starts with nothing given back
         String[] keys = key.keysWithSlots().toArray(String[]::new);
-        return afterSlice(key.tag, () -> connection.client().getKeys().deleteAsync(keys).toCompletableFuture()
-                .thenRun(() -> { }));
+        return afterSlice(key.tag, () -> calls.delete(keys));
     }
 
     @Override
@@ -125,17 +126,12 @@ final class DirectStore implements RejectionCache.Keyed {
 
     @Override
     public CompletionStage<Map<String, String>> overrides() {
-        return connection.onceReady(() -> connection.client()
-                .<String, String>getMap(RedisStore.OVERRIDES_KEY, StringCodec.INSTANCE)
-                .readAllMapAsync().thenApply(map -> (Map<String, String>) Map.copyOf(map)));
+        return connection.onceReady(() -> calls.hashAll(RedisStore.OVERRIDES_KEY));
     }
 
     @Override
     public CompletionStage<Void> putOverride(String policy, String value) {
-        return connection.onceReady(() -> {
-            var map = connection.client().<String, String>getMap(RedisStore.OVERRIDES_KEY, StringCodec.INSTANCE);
-            return (value == null ? map.fastRemoveAsync(policy) : map.fastPutAsync(policy, value)).thenRun(() -> { });
-        });
+        return connection.onceReady(() -> calls.hashPut(RedisStore.OVERRIDES_KEY, policy, value));
     }
 
     /** {@code operation} once no slice of {@code tag}'s budget is held here (see {@link HotKeys}). */

@@ -4,7 +4,6 @@ import dev.sluice.Algorithm;
 import dev.sluice.Decision;
 import dev.sluice.Limit;
 import dev.sluice.TimeSource;
-import org.redisson.api.RedissonClient;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -86,8 +85,8 @@ final class HotKeys {
      * @param threshold decisions per second of one caller on this instance from which it is sliced, at least 1
      * @param testTime  the clock to use instead of the Redis server's, or {@code null} in production
      */
-    HotKeys(RedissonClient client, int threshold, TimeSource testTime, Direct direct) {
-        this.script = new SliceScript(client, testTime);
+    HotKeys(RedisCalls calls, int threshold, TimeSource testTime, Direct direct) {
+        this.script = new SliceScript(calls, testTime);
         this.testTime = testTime;
         this.direct = direct;
         this.threshold = threshold;

@@ -5,9 +5,6 @@ import dev.sluice.Limit;
 import dev.sluice.TimeSource;
 import dev.sluice.spi.LimitKeys;
 import dev.sluice.spi.RateLimitStore;
-import org.redisson.api.RScript;
-import org.redisson.api.RedissonClient;
-import org.redisson.client.codec.StringCodec;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -25,7 +22,7 @@ import java.util.concurrent.CompletionException;
  */
 final class LeaseScripts {
 
-    private final RedissonClient client;
+    private final RedisCalls calls;
     private final TimeSource testTime;
     private final LuaScript refund;
     private final LuaScript lease;
@@ -37,14 +34,14 @@ final class LeaseScripts {
     /**
      * @param testTime the clock to use instead of the Redis server's, or {@code null} in production
      */
-    LeaseScripts(RedissonClient client, TimeSource testTime) {
-        this.client = client;
+    LeaseScripts(RedisCalls calls, TimeSource testTime) {
+        this.calls = calls;
         this.testTime = testTime;
-        this.refund = new LuaScript(client, "refund.lua");
-        this.lease = LuaScript.alone(client, "lease.lua");
-        this.reserve = new LuaScript(client, "reserve.lua");
-        this.pause = new LuaScript(client, "pause.lua");
-        this.giveBack = new LuaScript(client, "giveback.lua");
+        this.refund = new LuaScript(calls, "refund.lua");
+        this.lease = LuaScript.alone(calls, "lease.lua");
+        this.reserve = new LuaScript(calls, "reserve.lua");
+        this.pause = new LuaScript(calls, "pause.lua");
+        this.giveBack = new LuaScript(calls, "giveback.lua");
     }
 
     /** Loads every one of these scripts into the script cache of every master (and replica). */
@@ -65,7 +62,7 @@ final class LeaseScripts {
         for (Limit limit : key.limits) {
             args.addAll(List.of(DecideScript.encode(limit)));
         }
-        return refund.<Object>eval(RScript.ReturnType.LONG, key.keys(), args.toArray()).thenRun(() -> { });
+        return refund.<Object>eval(RedisCalls.Reply.LONG, key.keys(), args.toArray()).thenRun(() -> { });
     }
 
     /** Pauses the caller with hash tag {@code tag} under {@code limits} for {@code micros}: one call of pause.lua. */
@@ -81,7 +78,7 @@ final class LeaseScripts {
         for (Limit limit : limits) {
             keys.add(StorageKey.slotsKey(key(tag, limit)));
         }
-        return pause.<Object>eval(RScript.ReturnType.LONG, keys, args.toArray()).handle((reply, failure) -> {
+        return pause.<Object>eval(RedisCalls.Reply.LONG, keys, args.toArray()).handle((reply, failure) -> {
             if (failure != null) {
                 throw new CompletionException(DecideScript.failure(failure));
             }
@@ -106,7 +103,7 @@ final class LeaseScripts {
             args.add(Long.toString(ends[3 * i + 1]));
             args.add(Long.toString(ends[3 * i + 2]));
         }
-        return giveBack.<Object>eval(RScript.ReturnType.LONG, key.keysWithSlots(), args.toArray())
+        return giveBack.<Object>eval(RedisCalls.Reply.LONG, key.keysWithSlots(), args.toArray())
                 .handle((reply, failure) -> {
             if (failure != null) {
                 throw new CompletionException(DecideScript.failure(failure));
@@ -127,7 +124,7 @@ final class LeaseScripts {
         for (Limit limit : limits) {
             args.addAll(List.of(DecideScript.encode(limit)));
         }
-        return reserve.<List<Object>>eval(RScript.ReturnType.LIST, key.keysWithSlots(), args.toArray())
+        return reserve.<List<Object>>eval(RedisCalls.Reply.LIST, key.keysWithSlots(), args.toArray())
                 .handle((reply, failure) -> {
             if (failure != null) {
                 throw new CompletionException(DecideScript.failure(failure));
@@ -170,7 +167,7 @@ final class LeaseScripts {
     /** Takes lease {@code id} of the caller with hash tag {@code tag} under a concurrency limit. */
     CompletableFuture<Decision> acquire(String tag, Limit limit, String id) {
         List<Object> keys = List.of(key(tag, limit));
-        return lease.<List<Object>>eval(RScript.ReturnType.LIST, keys, now(), Long.toString(limit.count()),
+        return lease.<List<Object>>eval(RedisCalls.Reply.LIST, keys, now(), Long.toString(limit.count()),
                 Long.toString(limit.periodMicros()), id).handle((reply, failure) -> {
                     if (failure != null) {
                         throw new CompletionException(DecideScript.failure(failure));
@@ -181,8 +178,7 @@ final class LeaseScripts {
 
     /** Returns lease {@code id}: one {@code ZREM}, which does nothing to an expired or returned lease. */
     CompletableFuture<Void> release(String tag, Limit limit, String id) {
-        return client.getScoredSortedSet(key(tag, limit), StringCodec.INSTANCE).removeAsync(id).toCompletableFuture()
-                .thenRun(() -> { });
+        return calls.sortedSetRemove(key(tag, limit), id);
     }
 
     private static String key(String tag, Limit limit) {

@@ -1,10 +1,6 @@
 package dev.sluice.redis;
 
 import dev.sluice.internal.Timeouts;
-import org.redisson.Redisson;
-import org.redisson.api.RedissonClient;
-import org.redisson.client.RedisConnectionException;
-import org.redisson.config.Config;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -24,8 +20,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
 
 /**
- * A store's Redisson client: made from a {@code store} value ({@link StoreConfig}; then owned, connected off the
- * calling thread and shut down on {@link #close()}), or borrowed from the application (then
+ * A store's Redis client: made from a {@code store} value (then owned, connected off the calling
+ * thread and shut down on {@link #close()}), or borrowed from the application (then
  * connected as the application chose, and left alone).
  *
  * <p>Getting ready happens on a thread of its own, in two steps: {@code getReady} (one connection
@@ -40,12 +36,12 @@ import java.util.function.Supplier;
  */
 final class RedisConnection {
 
-    // The store's category, as users have configured it.
-    private static final Logger LOG = LoggerFactory.getLogger(RedisStore.class);
     /** How long an unreachable Redis is left alone between attempts to get ready. */
     private static final int RETRY_MILLIS = 500;
 
-    private final RedissonClient client;
+    /** The store's category, as users have configured it. */
+    private final Logger log;
+    private final RedisCalls client;
     private final boolean owned;
     private final Runnable getReady;
     private final Runnable fillIn;
@@ -64,6 +60,7 @@ final class RedisConnection {
     private volatile boolean closed;
 
     /**
+     * @param store       the store's class: its logger
      * @param getReady    run to get ready: loads the scripts on every master, which opens a
      *                    connection to each; throws while Redis is unreachable
      * @param fillIn      run once ready, while requests are decided: the rest of the connections,
@@ -73,8 +70,9 @@ final class RedisConnection {
      * @param deadline    when (in {@link System#nanoTime()}) to stop waiting here for readiness
      *                    and the pool filled in behind it
      */
-    RedisConnection(RedissonClient client, boolean owned, Runnable getReady, Runnable fillIn, Duration startupWait,
-                    long deadline) {
+    RedisConnection(Class<?> store, RedisCalls client, boolean owned, Runnable getReady, Runnable fillIn,
+                    Duration startupWait, long deadline) {
+        this.log = LoggerFactory.getLogger(store);
         this.client = client;
         this.owned = owned;
         this.getReady = getReady;
@@ -82,8 +80,8 @@ final class RedisConnection {
         this.startupWaitNanos = startupWait.toNanos();
         // Get ready (and fill in) on a thread of our own and wait for it until the deadline, so that
         // a store whose Redis is up is built ready, with the connections a first burst needs (a far
-        // Redis takes a round trip to open one). Our client connects lazily, and Redisson makes the
-        // first connection on the calling thread: a request must never pay for that (or wait out a
+        // Redis takes a round trip to open one). Our client connects lazily, and may make the first
+        // connection on the calling thread: a request must never pay for that (or wait out a
         // connect timeout). A request that comes before our client is ready waits for it
         // (whenReady); the application's client is connected (or connecting) as it chose: its store
         // decides at once, whatever the outcome of getting ready, which is tried once.
@@ -93,18 +91,18 @@ final class RedisConnection {
     }
 
     /**
-     * {@code Redisson.create}, on a short-lived thread of our own. Creating a client leaves netty's
+     * A client made by {@code create}, on a short-lived thread of our own. Creating a client leaves netty's
      * {@code InternalThreadLocalMap} (a class of the client's loader) in a plain {@code ThreadLocal}
      * of the calling thread. In a servlet container that thread is the container's deployment
      * thread, which outlives the application: it would keep every undeployed application's class
      * loader reachable. Our thread ends here, and its thread-locals with it.
      */
-    static RedissonClient createOffThread(Config config) {
-        RedissonClient[] created = new RedissonClient[1];
+    static <C> C createOffThread(Supplier<C> create) {
+        Object[] created = new Object[1];
         Throwable[] failed = new Throwable[1];
         Thread creator = new Thread(() -> {
             try {
-                created[0] = Redisson.create(config);
+                created[0] = create.get();
             } catch (RuntimeException | Error e) {
                 failed[0] = e;
             }
@@ -129,10 +127,8 @@ final class RedisConnection {
         if (failed[0] instanceof Error e) {
             throw e;
         }
-        return created[0];
-    }
-
-    RedissonClient client() {
+        @SuppressWarnings("unchecked")
+        C client = (C) created[0];
         return client;
     }
 
@@ -215,10 +211,10 @@ final class RedisConnection {
         } catch (RuntimeException e) {
             failedAttempts++;
             if (!owned) {
-                LOG.debug("Redis is not reachable yet; its first decisions may be slow: {}", e.toString());
+                log.debug("Redis is not reachable yet; its first decisions may be slow: {}", e.toString());
                 foundUnreachable.complete(null);
             } else {
-                LOG.debug("Redis is not reachable yet; retrying in {} ms: {}", RETRY_MILLIS, e.toString());
+                log.debug("Redis is not reachable yet; retrying in {} ms: {}", RETRY_MILLIS, e.toString());
                 if (refused(e) || failedAttempts >= 2) {
                     unreachable = true;
                     foundUnreachable.complete(null);
@@ -234,7 +230,7 @@ final class RedisConnection {
 
     /** Whether the failure says Redis cannot be reached at all: refused, no route, no such host. */
     private static boolean refused(Throwable failure) {
-        // Redisson wraps the socket's exception a few levels deep, or as a suppressed one per node
+        // The clients wrap the socket's exception a few levels deep, or as a suppressed one per node
         ArrayDeque<Throwable> seen = new ArrayDeque<>();
         seen.add(failure);
         for (int looked = 0; !seen.isEmpty() && looked < 32; looked++) {
@@ -256,7 +252,7 @@ final class RedisConnection {
             fillIn.run();
         } catch (RuntimeException e) {
             // the store is ready; the pool fills in as requests need it
-            LOG.debug("Redis connections not all opened at start-up: {}", e.toString());
+            log.debug("Redis connections not all opened at start-up: {}", e.toString());
         } finally {
             filled.complete(null);
         }

@@ -1,8 +1,6 @@
 package dev.sluice.redis;
 
 import dev.sluice.TimeSource;
-import org.redisson.api.RScript;
-import org.redisson.api.RedissonClient;
 
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -20,8 +18,8 @@ final class SliceScript {
     private final TimeSource testTime;
 
     /** @param testTime the clock to use instead of the Redis server's, or {@code null} in production */
-    SliceScript(RedissonClient client, TimeSource testTime) {
-        this.script = new LuaScript(client, "slice.lua");
+    SliceScript(RedisCalls calls, TimeSource testTime) {
+        this.script = new LuaScript(calls, "slice.lua");
         this.testTime = testTime;
     }
 
@@ -44,6 +42,6 @@ final class SliceScript {
         args[10] = Integer.toString(HotKeys.SHARE);
         args[11] = back[0];
         args[12] = back[1];
-        return script.eval(RScript.ReturnType.LIST, key.keys(), args);
+        return script.eval(RedisCalls.Reply.LIST, key.keys(), args);
     }
 }

@@ -69,7 +69,7 @@ class ClusterBatchingTest {
     @Test
     void callersWaitingTogetherGoInOnePipelineAcrossTheSlotsEachDecidedOnce() throws Exception {
         RedissonClient client = store.client();
-        DecideScript script = new DecideScript(client, null);
+        DecideScript script = new DecideScript(new RedissonCalls(client), null);
         script.load();
         ClusterCalls pipeline = new ClusterCalls(client, script);
         CompletableFuture<Void> gate = new CompletableFuture<>();

@@ -12,6 +12,10 @@ import dev.sluice.testing.TestCluster;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.SetArgs;
+import io.lettuce.core.cluster.RedisClusterClient;
+import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import org.redisson.client.codec.StringCodec;
 
 import java.nio.file.Files;
@@ -45,7 +49,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * MIGRATE of the keys one by one, SETSLOT NODE), so that decisions meet MOVED, ASK and, for a
  * caller with two limits whose keys are half moved, TRYAGAIN. A reshard costs a retry: no decision
  * fails open or waits out its timeout, and every caller is admitted exactly its limit (nothing
- * over, nothing charged twice).
+ * over, nothing charged twice). Twice: on Redisson (a call's callers of one master in one pipeline),
+ * then on Lettuce's cluster client (each caller's batch its own call; Lettuce follows MOVED and ASK).
  */
 class ClusterReshardingTest {
 
@@ -59,6 +64,7 @@ class ClusterReshardingTest {
     private static TestCluster cluster;
     private static Path yaml;
     private static RedisStore store;
+    private static RedisClusterClient lettuce;
 
     @BeforeAll
     static void startCluster() {
@@ -76,6 +82,9 @@ class ClusterReshardingTest {
         if (store != null) {
             store.close();
         }
+        if (lettuce != null) {
+            lettuce.shutdown();
+        }
         if (cluster != null) {
             cluster.close();
         }
@@ -86,6 +95,36 @@ class ClusterReshardingTest {
 
     @Test
     void slotsMovedUnderLoadCostARetryNotAFailOpenAndEveryCallerIsAdmittedExactlyItsLimit() throws Exception {
+        reshardUnderLoad(store, (caller, i) -> store.client().getBucket("filler:{" + caller + "}:" + i,
+                StringCodec.INSTANCE).setAsync("x", Duration.ofHours(1)).toCompletableFuture());
+    }
+
+    @Test
+    void onLettuceSlotsMovedUnderLoadCostARetryNotAFailOpenAndEveryCallerIsAdmittedExactlyItsLimit()
+            throws Exception {
+        List<RedisURI> nodes = new ArrayList<>();
+        for (int port : cluster.ports()) {
+            nodes.add(RedisURI.create("127.0.0.1", port));
+        }
+        lettuce = RedisClusterClient.create(nodes);
+        StatefulRedisClusterConnection<String, String> fillers =
+                lettuce.connect(io.lettuce.core.codec.StringCodec.UTF8);
+        try (LettuceStore onLettuce = LettuceStore.builder().client(lettuce).localRejections(0)
+                .startupWait(Duration.ofSeconds(20)).build()) {
+            reshardUnderLoad(onLettuce, (caller, i) -> fillers.async().set("filler:{" + caller + "}:" + i, "x",
+                    SetArgs.Builder.ex(Duration.ofHours(1))).toCompletableFuture());
+        } finally {
+            fillers.close();
+        }
+    }
+
+    /** Writes filler key {@code i} in a caller's slot. */
+    private interface Fillers {
+        CompletableFuture<?> write(String caller, int i);
+    }
+
+    private static void reshardUnderLoad(ScriptStore store, Fillers filler) throws Exception {
+        Map<String, Long> before = errorCounts("ASK", "MOVED", "TRYAGAIN");
         String run = UUID.randomUUID().toString().substring(0, 8);
         // Why a decision was made without the store: a timeout (waited it out) or a failure given up on.
         Map<StoreError, AtomicInteger> storeErrors = new ConcurrentHashMap<>();
@@ -120,8 +159,7 @@ class ClusterReshardingTest {
         List<CompletableFuture<?>> fillers = new ArrayList<>();
         for (String caller : callers) {
             for (int i = 0; i < FILLERS; i++) {
-                fillers.add(store.client().getBucket("filler:{" + caller + "}:" + i, StringCodec.INSTANCE)
-                        .setAsync("x", Duration.ofHours(1)).toCompletableFuture());
+                fillers.add(filler.write(caller, i));
             }
         }
         CompletableFuture.allOf(fillers.toArray(CompletableFuture[]::new)).get(60, TimeUnit.SECONDS);
@@ -173,6 +211,7 @@ class ClusterReshardingTest {
             pool.shutdownNow();
         }
         Map<String, Long> redirections = errorCounts("ASK", "MOVED", "TRYAGAIN");
+        before.forEach((error, count) -> redirections.merge(error, -count, Long::sum)); // this run's alone
         assertThat(moved).as("slots moved under load").isGreaterThan(CALLERS);
         assertThat(redirections).as("what the masters answered while slots moved")
                 .hasEntrySatisfying("MOVED", count -> assertThat(count).isPositive())

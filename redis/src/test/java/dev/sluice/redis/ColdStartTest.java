@@ -259,7 +259,9 @@ class ColdStartTest {
      * loading on a busy machine (making a client involves no network).
      */
     private static void loadClientClasses(String store) {
-        RedisConnection.createOffThread(RedisStore.config(store)).shutdown();
+        var config = RedisStore.config(store);
+        RedisConnection.<org.redisson.api.RedissonClient>createOffThread(() -> org.redisson.Redisson.create(config))
+                .shutdown();
     }
 
     /**

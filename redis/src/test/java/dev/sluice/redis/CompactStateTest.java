@@ -113,8 +113,8 @@ class CompactStateTest {
     void aRefundGivesBackItsCostInTheSameFormAndKeepsTheTtl(Algorithm algorithm) {
         for (boolean changed : new boolean[] {false, true}) {
             ManualClock clock = new ManualClock();
-            DecideScript script = new DecideScript(client, clock);
-            LeaseScripts refunds = new LeaseScripts(client, clock);
+            DecideScript script = new DecideScript(new RedissonCalls(client), clock);
+            LeaseScripts refunds = new LeaseScripts(new RedissonCalls(client), clock);
             List<Limit> before =
                     List.of(Limit.of("rfmt", 7, Duration.ofMinutes(3)).withBurst(9).withAlgorithm(algorithm));
             List<Limit> after = changed

@@ -60,7 +60,7 @@ class DecideScriptTest {
     @ParameterizedTest
     @EnumSource(value = Algorithm.class, names = "CONCURRENCY", mode = EnumSource.Mode.EXCLUDE)
     void everyAlgorithmWritesTheStateOfItsKind(Algorithm algorithm) {
-        DecideScript script = new DecideScript(client, new ManualClock());
+        DecideScript script = new DecideScript(new RedissonCalls(client), new ManualClock());
         script.load();
         Limit limit = Limit.of("kind", "3/1h").withAlgorithm(algorithm);
         String tag = "kind-" + UUID.randomUUID();
@@ -98,7 +98,7 @@ class DecideScriptTest {
         TestRedis own = TestRedis.start();
         RedissonClient ownClient = own.newClient();
         try {
-            DecideScript script = new DecideScript(ownClient, new ManualClock());
+            DecideScript script = new DecideScript(new RedissonCalls(ownClient), new ManualClock());
             script.load();
             Limit limit = Limit.of("once", "100/1h").withAlgorithm(algorithm);
             String tag = "once-" + UUID.randomUUID();
@@ -135,7 +135,7 @@ class DecideScriptTest {
 
     @Test
     void theReplyHoldsReplyWidthValuesWhateverTheNumberOfRequests() {
-        DecideScript script = new DecideScript(client, new ManualClock());
+        DecideScript script = new DecideScript(new RedissonCalls(client), new ManualClock());
         List<Limit> limits = List.of(Limit.of("width-a", "10/1h"),
                 Limit.of("width-b", "10/1h").withAlgorithm(Algorithm.SLIDING_LOG),
                 Limit.of("width-c", "10/1h").withAlgorithm(Algorithm.FIXED_WINDOW));

@@ -17,7 +17,7 @@ public final class ScriptBatches {
 
     /** Batches decided on {@code time} instead of the Redis server's clock. */
     public ScriptBatches(RedissonClient client, TimeSource time) {
-        this.script = new DecideScript(client, time);
+        this.script = new DecideScript(new RedissonCalls(client), time);
     }
 
     /** The decisions of {@code requests} identical requests of {@code caller}, sent in one call, in arrival order. */

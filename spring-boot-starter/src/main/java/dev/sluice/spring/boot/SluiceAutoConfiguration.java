@@ -54,7 +54,8 @@ import java.util.function.Supplier;
  * A {@code sluice.*} name that is no Sluice setting, in any relaxed form, or a bad value stops
  * start-up; {@link SluiceFailureAnalyzer} reports the property, the value and the fix. Every bean
  * gives way to the application's own; the application's {@code RedissonClient} bean, when there is
- * one, serves the Redis stores.
+ * one, serves the Redis stores; its Spring Data Redis {@code LettuceConnectionFactory} serves the
+ * {@code lettuce:} stores, and the Redis ones when Redisson is not on the class path.
  */
 @AutoConfiguration(afterName = {
         "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration",
@@ -238,6 +239,26 @@ public final class SluiceAutoConfiguration {
         RedissonClientStores sluiceRedissonClientStores(SluiceSettings settings,
                                                         ObjectProvider<org.redisson.api.RedissonClient> client) {
             return new RedissonClientStores(settings.stores(), client::getIfUnique);
+        }
+    }
+
+    /**
+     * The application's Spring Data Redis connection factory, when it is Lettuce's, serves Sluice's
+     * {@code lettuce:} stores, and its {@code redis://} ones when Redisson is not on the class path:
+     * on the factory's own client, with no Redisson and no second pool, never shut down by Sluice.
+     */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = {"org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory",
+            "io.lettuce.core.RedisClient", "dev.sluice.redis.LettuceStore"})
+    static class ApplicationLettuce {
+
+        @Bean(destroyMethod = "close")
+        @ConditionalOnMissingBean(name = "sluiceLettuceFactoryStores")
+        LettuceFactoryStores sluiceLettuceFactoryStores(SluiceSettings settings,
+                ObjectProvider<org.springframework.data.redis.connection.RedisConnectionFactory> factory) {
+            boolean redisson = ClassUtils.isPresent("org.redisson.api.RedissonClient",
+                    SluiceAutoConfiguration.class.getClassLoader());
+            return new LettuceFactoryStores(settings.stores(), factory::getIfUnique, redisson);
         }
     }
 }

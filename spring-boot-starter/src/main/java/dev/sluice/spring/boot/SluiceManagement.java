@@ -20,12 +20,13 @@ final class SluiceManagement {
     }
 
     /**
-     * The health of the Redis stores, with Spring Boot's health module and Sluice's Redis store;
+     * The health of the Redis stores, with Spring Boot's health module and Sluice's Redis store on
+     * Redisson (it pings through the store's Redisson client; a Lettuce store has no contributor yet);
      * {@code management.health.sluice.enabled=false} switches it off.
      */
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnClass(name = {"org.springframework.boot.health.contributor.HealthIndicator",
-            "dev.sluice.redis.RedisStore"})
+            "dev.sluice.redis.RedisStore", "org.redisson.api.RedissonClient"})
     @ConditionalOnEnabledHealthIndicator("sluice")
     static class StoreHealth {
 
