@@ -2,6 +2,8 @@ package dev.sluice.testing;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -20,7 +22,7 @@ public final class TestCluster implements AutoCloseable {
         try {
             Path dir = Files.createTempDirectory("sluice-cluster");
             for (int i = 0; i < masters; i++) {
-                int port = TestRedis.freePort();
+                int port = freeNodePort();
                 nodes.add(TestRedis.start(port, "cluster-enabled yes", "cluster-config-file nodes-" + port + ".conf",
                         "dir " + dir.toAbsolutePath(), "cluster-node-timeout 5000"));
                 ports.add(port);
@@ -66,6 +68,27 @@ public final class TestCluster implements AutoCloseable {
             }
         }
         return true;
+    }
+
+    /**
+     * A free loopback port whose cluster bus port (the port plus 10,000) is free too: a node whose
+     * bus port another process holds does not start, which failed a test now and then on a busy
+     * machine. At most 50 tries, then the last free port anyway.
+     */
+    private static int freeNodePort() {
+        int port = TestRedis.freePort();
+        for (int i = 0; i < 50 && !(port + 10_000 <= 65_535 && free(port + 10_000)); i++) {
+            port = TestRedis.freePort();
+        }
+        return port;
+    }
+
+    private static boolean free(int port) {
+        try (ServerSocket socket = new ServerSocket(port, 1, InetAddress.getLoopbackAddress())) {
+            return true;
+        } catch (IOException e) {
+            return false;
+        }
     }
 
     public List<Integer> ports() {
