@@ -8,7 +8,6 @@ import dev.sluice.spi.CompiledLimit;
 import dev.sluice.spi.algorithm.RateAlgorithm;
 import dev.sluice.spi.algorithm.Verdict;
 
-import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.locks.StampedLock;
 
@@ -22,13 +21,20 @@ import static dev.sluice.memory.MemoryStore.CONFLICT;
  * {@link Reservation}.
  */
 final class Caller extends StateTable {
+    /**
+     * Each thread's verdict for a refusal under one limit, made from an optimistic read: a refusal
+     * allocates only the decision it returns.
+     */
+    private static final ThreadLocal<Verdict> READ = ThreadLocal.withInitial(Verdict::new);
+
     final StampedLock lock = new StampedLock();
     /**
-     * The reset of the last admission under one limit and its microseconds, given again to an
-     * admission with the same reset (see {@link #admittedReset}). Under the write lock only.
+     * The last admission under one limit, given again to an admission whose numbers are the same:
+     * they are at every admission of a caller whose bucket is whole again when it comes (a caller
+     * under its rate, the common case), which then allocates nothing. Read and written without the
+     * lock: it is immutable, and any one a thread sees is right when its numbers match.
      */
-    private Duration admittedReset;
-    private long admittedResetMicros;
+    private Decision admitted;
     private Verdict[] verdicts = {new Verdict(), new Verdict()};
     /** The limits {@link #idleNanos} last covered: a limiter passes the same list every time. */
     private List<Limit> covered;
@@ -94,7 +100,7 @@ final class Caller extends StateTable {
         long now = time.nowMicros();
         int n = limits.size();
         boolean all = true;
-        Verdict[] seen = null;
+        Decision refusal = null;
         try {
             // First only whether each limit fits: an admission then computes its verdicts once,
             // from the state it commits.
@@ -106,19 +112,14 @@ final class Caller extends StateTable {
                 all = algorithms[slot].fits(current(slot, now), now, limits.get(i).cost());
             }
             if (!all) {
-                seen = new Verdict[n];
-                for (int i = 0; i < n; i++) {
-                    seen[i] = new Verdict();
-                    int slot = slot(limits.get(i));
-                    algorithms[slot].evaluate(current(slot, now), now, limits.get(i).cost(), null, seen[i]);
-                }
+                refusal = refusal(limits, now);
             }
         } catch (RuntimeException torn) {
             return CONFLICT; // read while a writer moved things (an array grown, a ring wrapped)
         }
         if (!all) {
-            // Validated before the verdicts are used: a torn read's numbers never reach a decision.
-            return lock.validate(stamp) ? Quotas.decision(false, limits, seen) : CONFLICT;
+            // Validated before the refusal is returned: a torn read's numbers never reach a decision.
+            return lock.validate(stamp) ? refusal : CONFLICT;
         }
         long write = lock.tryConvertToWriteLock(stamp);
         if (write == 0) {
@@ -126,11 +127,11 @@ final class Caller extends StateTable {
         }
         boolean refresh;
         Decision admission = null;
-        // One limit: the durations are chosen under the lock, the decision made after it.
+        // One limit: its numbers are read under the lock, the decision made after it.
         long remaining = 0;
-        Duration reset = null;
-        Duration retry = null;
-        Duration next = null;
+        long reset = 0;
+        long retry = 0;
+        long next = 0;
         try {
             // The commit's verdicts go to this caller's scratch, read under the lock only, as
             // decide's are: an admission allocates no verdict.
@@ -158,9 +159,9 @@ final class Caller extends StateTable {
             if (n == 1) {
                 Verdict v = scratch[0];
                 remaining = v.remaining();
-                reset = admittedReset(v.resetMicros());
-                retry = Quotas.retry(v, reset);
-                next = Quotas.next(v, reset, retry);
+                reset = v.resetMicros();
+                retry = v.retryMicros();
+                next = v.nextMicros();
             } else {
                 admission = Quotas.decision(true, limits, scratch);
             }
@@ -170,10 +171,41 @@ final class Caller extends StateTable {
         if (refresh) {
             cache.getIfPresent(tag); // outside the lock: maintenance may evict (retire) a caller
         }
-        // Allocated outside the lock, which is held no longer than the commit: a caller's other
-        // threads wait (or retry) less.
-        return admission != null ? admission : new Decision(Decision.Outcome.ALLOWED,
-                List.of(new Decision.Quota(limits.get(0), true, remaining, reset, retry, next)), Duration.ZERO);
+        // Outside the lock, which is held no longer than the commit: a caller's other threads
+        // wait (or retry) less.
+        return admission != null ? admission : admitted(limits.get(0), remaining, reset, retry, next);
+    }
+
+    /**
+     * The refusal of these limits at {@code now}, from an optimistic read (the caller validates
+     * it): one limit's verdict needs no array.
+     */
+    private Decision refusal(List<Limit> limits, long now) {
+        int n = limits.size();
+        if (n == 1) {
+            Limit limit = limits.get(0);
+            int slot = slot(limit);
+            Verdict v = READ.get();
+            algorithms[slot].evaluate(current(slot, now), now, limit.cost(), null, v);
+            return Quotas.refusal(limit, v);
+        }
+        Verdict[] seen = new Verdict[n];
+        for (int i = 0; i < n; i++) {
+            seen[i] = new Verdict();
+            int slot = slot(limits.get(i));
+            algorithms[slot].evaluate(current(slot, now), now, limits.get(i).cost(), null, seen[i]);
+        }
+        return Quotas.decision(false, limits, seen);
+    }
+
+    /** The admission under one limit with these numbers: {@link #admitted} again when they match. */
+    private Decision admitted(Limit limit, long remaining, long reset, long retry, long next) {
+        Decision last = admitted;
+        Decision decision = Quotas.admission(last, limit, remaining, reset, retry, next);
+        if (decision != last) {
+            admitted = decision;
+        }
+        return decision;
     }
 
     /** Raises the time this caller stays, to keep a state that expires at {@code expiresAt}. */
@@ -235,25 +267,9 @@ final class Caller extends StateTable {
         return Quotas.decision(all, limits, verdicts);
     }
 
-    /**
-     * The reset of an admission under one limit: the last admission's again when it is the same
-     * (as it is at each admission of a bucket that refills faster than requests come, whose reset
-     * is its next unit too), so that the decision, its quota list and its quota are all such an
-     * admission allocates. Under the write lock.
-     */
-    private Duration admittedReset(long micros) {
-        Duration reset = admittedReset;
-        if (reset == null || micros != admittedResetMicros) {
-            reset = MemoryStore.micros(micros);
-            admittedReset = reset;
-            admittedResetMicros = micros;
-        }
-        return reset;
-    }
-
-    /** The decision of an admission under one limit, with {@link #admittedReset}. Under the write lock. */
+    /** The decision of an admission under one limit, from its verdict. */
     private Decision admission(List<Limit> limits, Verdict[] verdicts) {
-        return new Decision(Decision.Outcome.ALLOWED, List.of(Quotas.quota(limits.get(0), verdicts[0],
-                admittedReset(verdicts[0].resetMicros()))), Duration.ZERO);
+        Verdict v = verdicts[0];
+        return admitted(limits.get(0), v.remaining(), v.resetMicros(), v.retryMicros(), v.nextMicros());
     }
 }
