@@ -3,11 +3,11 @@ package dev.sluice.memory;
 import com.github.benmanes.caffeine.cache.Cache;
 import dev.sluice.Decision;
 import dev.sluice.Limit;
-import dev.sluice.TimeSource;
 import dev.sluice.spi.CompiledLimit;
 import dev.sluice.spi.algorithm.RateAlgorithm;
 import dev.sluice.spi.algorithm.Verdict;
 
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.locks.StampedLock;
 
@@ -22,19 +22,30 @@ import static dev.sluice.memory.MemoryStore.CONFLICT;
  */
 final class Caller extends StateTable {
     /**
-     * Each thread's verdict for a refusal under one limit, made from an optimistic read: a refusal
+     * Each thread's verdict for a refusal under one limit made from an optimistic read: a refusal
      * allocates only the decision it returns.
      */
     private static final ThreadLocal<Verdict> READ = ThreadLocal.withInitial(Verdict::new);
 
     final StampedLock lock = new StampedLock();
     /**
-     * The last admission under one limit, given again to an admission whose numbers are the same:
-     * they are at every admission of a caller whose bucket is whole again when it comes (a caller
-     * under its rate, the common case), which then allocates nothing. Read and written without the
-     * lock: it is immutable, and any one a thread sees is right when its numbers match.
+     * The last admission under one limit that found its budget whole, given again to such an
+     * admission whose numbers are the same, as they are at every admission of a caller whose
+     * bucket is whole again when it comes (a caller under its rate, the common case): that
+     * admission allocates nothing. Read and written without the lock: it is immutable, and any one
+     * a thread sees is right when its numbers match. Written only when a whole budget's admission
+     * differs from it: a young object stored into this long-lived one at every admission would
+     * cost the collector's write barrier more than the memo saves.
      */
     private Decision admitted;
+    /**
+     * The reset and the next unit of the last admission under one limit and their microseconds,
+     * given again to an admission with the same (see {@link #durations}). Under the write lock only.
+     */
+    private Duration admittedReset;
+    private long admittedResetMicros;
+    private Duration admittedNext;
+    private long admittedNextMicros;
     private Verdict[] verdicts = {new Verdict(), new Verdict()};
     /** The limits {@link #idleNanos} last covered: a limiter passes the same list every time. */
     private List<Limit> covered;
@@ -89,7 +100,7 @@ final class Caller extends StateTable {
      * and wrote nothing; the racy read can only send a request to the lock, never admit one the
      * lock would refuse.
      */
-    Decision tryDecide(TimeSource time, List<Limit> limits, Cache<String, Caller> cache, String tag) {
+    Decision tryDecide(long now, List<Limit> limits, Cache<String, Caller> cache, String tag) {
         long stamp = lock.tryOptimisticRead();
         if (stamp == 0) {
             return CONFLICT;
@@ -97,7 +108,6 @@ final class Caller extends StateTable {
         if (retired || limits != covered) {
             return lock.validate(stamp) ? null : CONFLICT;
         }
-        long now = time.nowMicros();
         int n = limits.size();
         boolean all = true;
         Decision refusal = null;
@@ -127,21 +137,20 @@ final class Caller extends StateTable {
         }
         boolean refresh;
         Decision admission = null;
-        // One limit: its numbers are read under the lock, the decision made after it.
+        // One limit: the numbers and durations are chosen under the lock, the decision made after it.
         long remaining = 0;
-        long reset = 0;
-        long retry = 0;
-        long next = 0;
+        Duration reset = null;
+        Duration retry = null;
+        Duration next = null;
         try {
             // The commit's verdicts go to this caller's scratch, read under the lock only, as
             // decide's are: an admission allocates no verdict.
             Verdict[] scratch = scratch(n);
-            // Nothing changed since the read: commit what it found to fit.
+            // Nothing changed since the read: commit what it found to fit (the stamp held, so
+            // each state read is still its slot's).
             long needed = now;
             for (int i = 0; i < n; i++) {
-                // the stamp held, so the state read is still this slot's
-                int slot = slot(limits.get(i));
-                needed = Math.max(needed, commit(slot, now, limits.get(i).cost(), scratch[i]));
+                needed = Math.max(needed, commit(slot(limits.get(i)), now, limits.get(i).cost(), scratch[i]));
             }
             long idle = idleNanos / 1_000;
             if (needed > idleAfterMicros) {
@@ -159,9 +168,9 @@ final class Caller extends StateTable {
             if (n == 1) {
                 Verdict v = scratch[0];
                 remaining = v.remaining();
-                reset = v.resetMicros();
-                retry = v.retryMicros();
-                next = v.nextMicros();
+                reset = resetOf(v);
+                retry = Quotas.retry(v, reset);
+                next = nextOf(v, reset, retry);
             } else {
                 admission = Quotas.decision(true, limits, scratch);
             }
@@ -171,8 +180,8 @@ final class Caller extends StateTable {
         if (refresh) {
             cache.getIfPresent(tag); // outside the lock: maintenance may evict (retire) a caller
         }
-        // Outside the lock, which is held no longer than the commit: a caller's other threads
-        // wait (or retry) less.
+        // Allocated outside the lock, which is held no longer than the commit: a caller's other
+        // threads wait (or retry) less.
         return admission != null ? admission : admitted(limits.get(0), remaining, reset, retry, next);
     }
 
@@ -198,11 +207,54 @@ final class Caller extends StateTable {
         return Quotas.decision(false, limits, seen);
     }
 
-    /** The admission under one limit with these numbers: {@link #admitted} again when they match. */
-    private Decision admitted(Limit limit, long remaining, long reset, long retry, long next) {
+    /**
+     * The reset of an admission under one limit: the last admission's again when it is the same
+     * (as a bucket's is at each admission while it refills faster than requests come), so that
+     * the decision, its quota list and its quota are most admissions' only allocations. Under the
+     * write lock.
+     */
+    private Duration resetOf(Verdict v) {
+        long micros = v.resetMicros();
+        Duration reset = admittedReset;
+        if (reset == null || micros != admittedResetMicros) {
+            reset = MemoryStore.micros(micros);
+            admittedReset = reset;
+            admittedResetMicros = micros;
+        }
+        return reset;
+    }
+
+    /**
+     * The next unit of an admission under one limit, as {@link #resetOf} (a draining bucket's next
+     * unit stays the same while its reset grows). Under the write lock.
+     */
+    private Duration nextOf(Verdict v, Duration reset, Duration retry) {
+        long micros = v.nextMicros();
+        if (micros == v.resetMicros()) {
+            return reset;
+        }
+        if (micros == v.retryMicros()) {
+            return retry;
+        }
+        Duration next = admittedNext;
+        if (next == null || micros != admittedNextMicros) {
+            next = MemoryStore.micros(micros);
+            admittedNext = next;
+            admittedNextMicros = micros;
+        }
+        return next;
+    }
+
+    /** The admission under one limit with these numbers: {@link #admitted} if its budget was whole and they match. */
+    private Decision admitted(Limit limit, long remaining, Duration reset, Duration retry, Duration next) {
+        boolean whole = remaining == limit.capacity() - limit.cost();
         Decision last = admitted;
-        Decision decision = Quotas.admission(last, limit, remaining, reset, retry, next);
-        if (decision != last) {
+        if (whole && last != null && Quotas.admits(last, limit, remaining, reset, retry, next)) {
+            return last;
+        }
+        Decision decision = new Decision(Decision.Outcome.ALLOWED,
+                List.of(new Decision.Quota(limit, true, remaining, reset, retry, next)), Duration.ZERO);
+        if (whole) {
             admitted = decision;
         }
         return decision;
@@ -267,9 +319,11 @@ final class Caller extends StateTable {
         return Quotas.decision(all, limits, verdicts);
     }
 
-    /** The decision of an admission under one limit, from its verdict. */
+    /** The decision of an admission under one limit, from its verdict. Under the write lock. */
     private Decision admission(List<Limit> limits, Verdict[] verdicts) {
         Verdict v = verdicts[0];
-        return admitted(limits.get(0), v.remaining(), v.resetMicros(), v.retryMicros(), v.nextMicros());
+        Duration reset = resetOf(v);
+        Duration retry = Quotas.retry(v, reset);
+        return admitted(limits.get(0), v.remaining(), reset, retry, nextOf(v, reset, retry));
     }
 }

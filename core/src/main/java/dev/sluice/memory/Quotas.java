@@ -48,40 +48,11 @@ final class Quotas {
         return new Decision(Decision.Outcome.REJECTED, List.of(quota), quota.retryAfter());
     }
 
-    /**
-     * The admission under {@code limit} with these numbers (microseconds): {@code last} itself when
-     * it is one with the same, else a new one, sharing {@code last}'s durations where they are equal
-     * (a draining bucket's next unit stays the same while its reset grows).
-     */
-    static Decision admission(Decision last, Limit limit, long remaining, long resetMicros, long retryMicros,
-                              long nextMicros) {
-        Decision.Quota q = last == null ? null : last.quotas().get(0);
-        if (q != null && q.limit() != limit) {
-            q = null;
-        }
-        Duration reset = q != null && same(q.reset(), resetMicros) ? q.reset() : null;
-        Duration retry = q != null && same(q.retryAfter(), retryMicros) ? q.retryAfter() : null;
-        Duration next = q != null && same(q.nextUnit(), nextMicros) ? q.nextUnit() : null;
-        if (reset != null && retry != null && next != null && q.remaining() == remaining) {
-            return last;
-        }
-        if (reset == null) {
-            reset = micros(resetMicros);
-        }
-        if (retry == null) {
-            retry = retryMicros == resetMicros ? reset : micros(retryMicros);
-        }
-        if (next == null) {
-            next = nextMicros == resetMicros ? reset : nextMicros == retryMicros ? retry : micros(nextMicros);
-        }
-        return new Decision(Decision.Outcome.ALLOWED,
-                List.of(new Decision.Quota(limit, true, remaining, reset, retry, next)), Duration.ZERO);
-    }
-
-    /** Whether {@code d} is exactly {@code micros} microseconds. */
-    static boolean same(Duration d, long micros) {
-        return d.getNano() == Math.floorMod(micros, 1_000_000L) * 1_000
-                && d.getSeconds() == Math.floorDiv(micros, 1_000_000L);
+    /** Whether {@code last} is the admission under {@code limit} alone with these numbers. */
+    static boolean admits(Decision last, Limit limit, long remaining, Duration reset, Duration retry, Duration next) {
+        Decision.Quota q = last.quotas().get(0);
+        return q.limit() == limit && q.remaining() == remaining && q.reset().equals(reset)
+                && q.retryAfter().equals(retry) && q.nextUnit().equals(next);
     }
 
     static Decision.Quota quota(Limit limit, Verdict v) {
