@@ -40,7 +40,7 @@ final class Caller extends StateTable {
     private Decision admitted;
     /**
      * The reset and the next unit of the last admission under one limit and their microseconds,
-     * given again to an admission with the same (see {@link #durations}). Under the write lock only.
+     * given again to an admission with the same (see {@link #resetOf}). Under the write lock only.
      */
     private Duration admittedReset;
     private long admittedResetMicros;
