@@ -3,7 +3,6 @@ package dev.sluice.memory;
 import com.github.benmanes.caffeine.cache.Cache;
 import dev.sluice.Decision;
 import dev.sluice.Limit;
-import dev.sluice.TimeSource;
 import dev.sluice.spi.CompiledLimit;
 import dev.sluice.spi.algorithm.RateAlgorithm;
 import dev.sluice.spi.algorithm.Verdict;
@@ -22,13 +21,31 @@ import static dev.sluice.memory.MemoryStore.CONFLICT;
  * {@link Reservation}.
  */
 final class Caller extends StateTable {
+    /**
+     * Each thread's verdict for a refusal under one limit made from an optimistic read: a refusal
+     * allocates only the decision it returns.
+     */
+    private static final ThreadLocal<Verdict> READ = ThreadLocal.withInitial(Verdict::new);
+
     final StampedLock lock = new StampedLock();
     /**
-     * The reset of the last admission under one limit and its microseconds, given again to an
-     * admission with the same reset (see {@link #admittedReset}). Under the write lock only.
+     * The last admission under one limit that found its budget whole, given again to such an
+     * admission whose numbers are the same, as they are at every admission of a caller whose
+     * bucket is whole again when it comes (a caller under its rate, the common case): that
+     * admission allocates nothing. Read and written without the lock: it is immutable, and any one
+     * a thread sees is right when its numbers match. Written only when a whole budget's admission
+     * differs from it: a young object stored into this long-lived one at every admission would
+     * cost the collector's write barrier more than the memo saves.
+     */
+    private Decision admitted;
+    /**
+     * The reset and the next unit of the last admission under one limit and their microseconds,
+     * given again to an admission with the same (see {@link #resetOf}). Under the write lock only.
      */
     private Duration admittedReset;
     private long admittedResetMicros;
+    private Duration admittedNext;
+    private long admittedNextMicros;
     private Verdict[] verdicts = {new Verdict(), new Verdict()};
     /** The limits {@link #idleNanos} last covered: a limiter passes the same list every time. */
     private List<Limit> covered;
@@ -83,7 +100,7 @@ final class Caller extends StateTable {
      * and wrote nothing; the racy read can only send a request to the lock, never admit one the
      * lock would refuse.
      */
-    Decision tryDecide(TimeSource time, List<Limit> limits, Cache<String, Caller> cache, String tag) {
+    Decision tryDecide(long now, List<Limit> limits, Cache<String, Caller> cache, String tag) {
         long stamp = lock.tryOptimisticRead();
         if (stamp == 0) {
             return CONFLICT;
@@ -91,10 +108,9 @@ final class Caller extends StateTable {
         if (retired || limits != covered) {
             return lock.validate(stamp) ? null : CONFLICT;
         }
-        long now = time.nowMicros();
         int n = limits.size();
         boolean all = true;
-        Verdict[] seen = null;
+        Decision refusal = null;
         try {
             // First only whether each limit fits: an admission then computes its verdicts once,
             // from the state it commits.
@@ -106,19 +122,14 @@ final class Caller extends StateTable {
                 all = algorithms[slot].fits(current(slot, now), now, limits.get(i).cost());
             }
             if (!all) {
-                seen = new Verdict[n];
-                for (int i = 0; i < n; i++) {
-                    seen[i] = new Verdict();
-                    int slot = slot(limits.get(i));
-                    algorithms[slot].evaluate(current(slot, now), now, limits.get(i).cost(), null, seen[i]);
-                }
+                refusal = refusal(limits, now);
             }
         } catch (RuntimeException torn) {
             return CONFLICT; // read while a writer moved things (an array grown, a ring wrapped)
         }
         if (!all) {
-            // Validated before the verdicts are used: a torn read's numbers never reach a decision.
-            return lock.validate(stamp) ? Quotas.decision(false, limits, seen) : CONFLICT;
+            // Validated before the refusal is returned: a torn read's numbers never reach a decision.
+            return lock.validate(stamp) ? refusal : CONFLICT;
         }
         long write = lock.tryConvertToWriteLock(stamp);
         if (write == 0) {
@@ -126,7 +137,7 @@ final class Caller extends StateTable {
         }
         boolean refresh;
         Decision admission = null;
-        // One limit: the durations are chosen under the lock, the decision made after it.
+        // One limit: the numbers and durations are chosen under the lock, the decision made after it.
         long remaining = 0;
         Duration reset = null;
         Duration retry = null;
@@ -135,12 +146,11 @@ final class Caller extends StateTable {
             // The commit's verdicts go to this caller's scratch, read under the lock only, as
             // decide's are: an admission allocates no verdict.
             Verdict[] scratch = scratch(n);
-            // Nothing changed since the read: commit what it found to fit.
+            // Nothing changed since the read: commit what it found to fit (the stamp held, so
+            // each state read is still its slot's).
             long needed = now;
             for (int i = 0; i < n; i++) {
-                // the stamp held, so the state read is still this slot's
-                int slot = slot(limits.get(i));
-                needed = Math.max(needed, commit(slot, now, limits.get(i).cost(), scratch[i]));
+                needed = Math.max(needed, commit(slot(limits.get(i)), now, limits.get(i).cost(), scratch[i]));
             }
             long idle = idleNanos / 1_000;
             if (needed > idleAfterMicros) {
@@ -158,9 +168,9 @@ final class Caller extends StateTable {
             if (n == 1) {
                 Verdict v = scratch[0];
                 remaining = v.remaining();
-                reset = admittedReset(v.resetMicros());
+                reset = resetOf(v);
                 retry = Quotas.retry(v, reset);
-                next = Quotas.next(v, reset, retry);
+                next = nextOf(v, reset, retry);
             } else {
                 admission = Quotas.decision(true, limits, scratch);
             }
@@ -172,8 +182,82 @@ final class Caller extends StateTable {
         }
         // Allocated outside the lock, which is held no longer than the commit: a caller's other
         // threads wait (or retry) less.
-        return admission != null ? admission : new Decision(Decision.Outcome.ALLOWED,
-                List.of(new Decision.Quota(limits.get(0), true, remaining, reset, retry, next)), Duration.ZERO);
+        return admission != null ? admission : admitted(limits.get(0), remaining, reset, retry, next);
+    }
+
+    /**
+     * The refusal of these limits at {@code now}, from an optimistic read (the caller validates
+     * it): one limit's verdict needs no array.
+     */
+    private Decision refusal(List<Limit> limits, long now) {
+        int n = limits.size();
+        if (n == 1) {
+            Limit limit = limits.get(0);
+            int slot = slot(limit);
+            Verdict v = READ.get();
+            algorithms[slot].evaluate(current(slot, now), now, limit.cost(), null, v);
+            return Quotas.refusal(limit, v);
+        }
+        Verdict[] seen = new Verdict[n];
+        for (int i = 0; i < n; i++) {
+            seen[i] = new Verdict();
+            int slot = slot(limits.get(i));
+            algorithms[slot].evaluate(current(slot, now), now, limits.get(i).cost(), null, seen[i]);
+        }
+        return Quotas.decision(false, limits, seen);
+    }
+
+    /**
+     * The reset of an admission under one limit: the last admission's again when it is the same
+     * (as a bucket's is at each admission while it refills faster than requests come), so that
+     * the decision, its quota list and its quota are most admissions' only allocations. Under the
+     * write lock.
+     */
+    private Duration resetOf(Verdict v) {
+        long micros = v.resetMicros();
+        Duration reset = admittedReset;
+        if (reset == null || micros != admittedResetMicros) {
+            reset = MemoryStore.micros(micros);
+            admittedReset = reset;
+            admittedResetMicros = micros;
+        }
+        return reset;
+    }
+
+    /**
+     * The next unit of an admission under one limit, as {@link #resetOf} (a draining bucket's next
+     * unit stays the same while its reset grows). Under the write lock.
+     */
+    private Duration nextOf(Verdict v, Duration reset, Duration retry) {
+        long micros = v.nextMicros();
+        if (micros == v.resetMicros()) {
+            return reset;
+        }
+        if (micros == v.retryMicros()) {
+            return retry;
+        }
+        Duration next = admittedNext;
+        if (next == null || micros != admittedNextMicros) {
+            next = MemoryStore.micros(micros);
+            admittedNext = next;
+            admittedNextMicros = micros;
+        }
+        return next;
+    }
+
+    /** The admission under one limit with these numbers: {@link #admitted} if its budget was whole and they match. */
+    private Decision admitted(Limit limit, long remaining, Duration reset, Duration retry, Duration next) {
+        boolean whole = remaining == limit.capacity() - limit.cost();
+        Decision last = admitted;
+        if (whole && last != null && Quotas.admits(last, limit, remaining, reset, retry, next)) {
+            return last;
+        }
+        Decision decision = new Decision(Decision.Outcome.ALLOWED,
+                List.of(new Decision.Quota(limit, true, remaining, reset, retry, next)), Duration.ZERO);
+        if (whole) {
+            admitted = decision;
+        }
+        return decision;
     }
 
     /** Raises the time this caller stays, to keep a state that expires at {@code expiresAt}. */
@@ -235,25 +319,11 @@ final class Caller extends StateTable {
         return Quotas.decision(all, limits, verdicts);
     }
 
-    /**
-     * The reset of an admission under one limit: the last admission's again when it is the same
-     * (as it is at each admission of a bucket that refills faster than requests come, whose reset
-     * is its next unit too), so that the decision, its quota list and its quota are all such an
-     * admission allocates. Under the write lock.
-     */
-    private Duration admittedReset(long micros) {
-        Duration reset = admittedReset;
-        if (reset == null || micros != admittedResetMicros) {
-            reset = MemoryStore.micros(micros);
-            admittedReset = reset;
-            admittedResetMicros = micros;
-        }
-        return reset;
-    }
-
-    /** The decision of an admission under one limit, with {@link #admittedReset}. Under the write lock. */
+    /** The decision of an admission under one limit, from its verdict. Under the write lock. */
     private Decision admission(List<Limit> limits, Verdict[] verdicts) {
-        return new Decision(Decision.Outcome.ALLOWED, List.of(Quotas.quota(limits.get(0), verdicts[0],
-                admittedReset(verdicts[0].resetMicros()))), Duration.ZERO);
+        Verdict v = verdicts[0];
+        Duration reset = resetOf(v);
+        Duration retry = Quotas.retry(v, reset);
+        return admitted(limits.get(0), v.remaining(), reset, retry, nextOf(v, reset, retry));
     }
 }

@@ -105,9 +105,13 @@ public final class MemoryStore implements ImmediateStore {
         Caller known = callers.policy().getIfPresentQuietly(tag);
         // Another decision of this caller committing meanwhile is a conflict, not a reason to
         // park on the lock: its commit is a few dozen nanoseconds, so read again (as a CAS loop
-        // would), a bounded number of times.
+        // would), a bounded number of times. The clock is read once, before the optimistic read,
+        // so that the read's window (a write in it is a conflict) stays short and a retry costs
+        // no second reading; a state committed meanwhile at a later time is decided as of that
+        // time, which grants nothing extra.
+        long at = known == null ? 0 : time.nowMicros();
         for (int attempt = 0; known != null && attempt < OPTIMISTIC_ATTEMPTS; attempt++) {
-            Decision decision = known.tryDecide(time, limits, callers, tag);
+            Decision decision = known.tryDecide(at, limits, callers, tag);
             if (decision != CONFLICT) {
                 if (decision != null) {
                     return decision;

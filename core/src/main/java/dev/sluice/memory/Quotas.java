@@ -42,6 +42,19 @@ final class Quotas {
                 : new Decision(Decision.Outcome.REJECTED, quotas, longest.retryAfter());
     }
 
+    /** The refusal of one limit's verdict: its retry-after is the quota's. */
+    static Decision refusal(Limit limit, Verdict v) {
+        Decision.Quota quota = quota(limit, v);
+        return new Decision(Decision.Outcome.REJECTED, List.of(quota), quota.retryAfter());
+    }
+
+    /** Whether {@code last} is the admission under {@code limit} alone with these numbers. */
+    static boolean admits(Decision last, Limit limit, long remaining, Duration reset, Duration retry, Duration next) {
+        Decision.Quota q = last.quotas().get(0);
+        return q.limit() == limit && q.remaining() == remaining && q.reset().equals(reset)
+                && q.retryAfter().equals(retry) && q.nextUnit().equals(next);
+    }
+
     static Decision.Quota quota(Limit limit, Verdict v) {
         return quota(limit, v, micros(v.resetMicros()));
     }
