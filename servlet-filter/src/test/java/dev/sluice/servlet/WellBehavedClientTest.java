@@ -24,17 +24,20 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * A client that obeys only what the server tells it: it sends while {@code r > 0}, otherwise waits
  * {@code t} seconds (or {@code Retry-After} after a 429). Against every algorithm on both stores,
- * over real HTTP, it must never meet a 429 after its first wait, and must get at least 90% of the
- * configured rate over 20 periods. That holds only if {@code t} is never earlier than the next
- * unit (no 429) and not much later (the rate).
+ * over real HTTP, it must never meet a 429 after its first wait ({@code t} is never earlier than
+ * the next unit), and no wait it is told may be longer than the algorithm needs: one period for a
+ * limit of 2/1s ({@code t} is whole seconds, rounded up), two for the sliding-window counter, whose
+ * weighted count of the last window can hold a caller back into the next one ({@code t} is never
+ * much later than the next unit). Both hold at any load: a client slowed by a busy machine only
+ * waits longer than it was told, which can never turn an admission into a refusal.
+ *
+ * <p>The share of the rate each client reached is printed, not asserted: it depends on how soon
+ * a busy machine wakes the client's threads (a loaded two-core machine gave 75% to 100% of it,
+ * half of it on the sliding window); the benchmark measures rates.
  *
  * <p>All ten clients run at once (each on its own policy and route), so the test takes 20 periods
- * of 1 s, not 200. The rate is counted from the first request to the end of the 20 periods, the
- * first burst included: at most 2 + 20 * 2 requests, of which 36 are required. Each cycle of a
- * client costs it a wait of whole seconds plus the round trips of its burst, which it cannot
- * avoid while obeying {@code t}: it loses about (rate x round trip) of the rate, so the rate is
- * kept low. At 2/1s and 50 ms a request (seen on a loaded two-core machine) it still makes 19
- * bursts in 20 s; at 5/1s the same machine gave 87% to 98%, which is no test.
+ * of 1 s, not 200. The store's timeout is long (10 s): a decision failed open on a busy machine
+ * would carry no headers, and the test is about the headers, not about store failures.
  */
 class WellBehavedClientTest {
 
@@ -48,12 +51,12 @@ class WellBehavedClientTest {
     }
 
     /** What one client saw. */
-    record Run(String route, int allowed, int refusedAfterFirstWait, List<String> log) {
+    record Run(String route, int allowed, int refusedAfterFirstWait, long longestWaitSeconds, List<String> log) {
     }
 
     @ParameterizedTest(name = "{0}")
     @MethodSource("containers")
-    void aClientObeyingTheHeadersIsNeverRefusedAndGetsNinetyPercentOfTheRate(Container container) throws Exception {
+    void aClientObeyingTheHeadersIsNeverRefusedNorToldToWaitLongerThanNeeded(Container container) throws Exception {
         String redis = TestRedis.shared().url();
         TestApp app = new TestApp();
         List<String> routes = new ArrayList<>();
@@ -61,7 +64,7 @@ class WellBehavedClientTest {
             for (String store : List.of("memory", redis)) {
                 String name = algorithm.configName() + (store.equals("memory") ? "-memory" : "-redis");
                 app.filter(name, "/" + name + "/*", "limit", COUNT + "/1s", "algorithm", algorithm.configName(),
-                        "store", store, "timeout", "2s", "headers", "draft-10", "key", "header:X-Client");
+                        "store", store, "timeout", "10s", "headers", "draft-10", "key", "header:X-Client");
                 routes.add(name);
             }
         }
@@ -88,14 +91,13 @@ class WellBehavedClientTest {
                     assertThat(run.refusedAfterFirstWait())
                             .as("%s: 429s after the first wait; %s", run.route(), run.log())
                             .isZero();
-                    // The sliding-window counter weighs a burst sent at offset o of one window by (1 - o) all
-                    // through the next, so a client that bursts at the same offset of every 1 s window (as whole-
-                    // second waits make it) gets count / (2 - o) per window whatever t says (half of it when
-                    // o is small: 2, 0, 2, 0, ...); see the filter docs.
-                    int required = run.route().startsWith("sliding-window") ? PERIODS * COUNT * 2 / 5
-                            : PERIODS * COUNT * 9 / 10;
-                    assertThat(run.allowed()).as("%s: allowed in %d periods of %d/1s; all: %s; %s", run.route(),
-                            PERIODS, COUNT, summary, run.log()).isGreaterThanOrEqualTo(required);
+                    // The sliding-window counter weighs the last window's count by the share of it still
+                    // inside the sliding one, so after a burst it may hold a caller back up to one more period.
+                    long longest = run.route().startsWith("sliding-window") ? 2 : 1;
+                    assertThat(run.longestWaitSeconds()).as("%s: the longest wait asked of a client of 2/1s; %s",
+                            run.route(), run.log()).isBetween(1L, longest);
+                    assertThat(run.allowed()).as("%s: admitted at all; %s", run.route(), run.log())
+                            .isGreaterThanOrEqualTo(COUNT);
                 }
             } finally {
                 pool.shutdownNow();
@@ -110,6 +112,7 @@ class WellBehavedClientTest {
         long end = start + PERIODS * PERIOD_NANOS;
         int allowed = 0;
         int refusedAfterWait = 0;
+        long longestWait = 0;
         boolean waited = false;
         while (System.nanoTime() < end) {
             HttpResponse<String> response = get(uri, "X-Client", me);
@@ -119,6 +122,8 @@ class WellBehavedClientTest {
                 if (received <= end) {
                     allowed++;
                 }
+                assertThat(header(response, "RateLimit")).as("%s: a 200 without RateLimit: failed open?", route)
+                        .isNotNull();
                 Matcher fields = FIELDS.matcher(header(response, "RateLimit"));
                 assertThat(fields.matches()).as(header(response, "RateLimit")).isTrue();
                 if (Long.parseLong(fields.group(1)) > 0) {
@@ -132,6 +137,7 @@ class WellBehavedClientTest {
                 }
                 waitSeconds = Long.parseLong(header(response, "Retry-After"));
             }
+            longestWait = Math.max(longestWait, waitSeconds);
             log.add(String.format("%.3fs %d %s", (received - start) / 1e9, response.statusCode(),
                     header(response, "RateLimit")));
             waited = true;
@@ -141,6 +147,6 @@ class WellBehavedClientTest {
                 TimeUnit.NANOSECONDS.sleep(left);
             }
         }
-        return new Run(route, allowed, refusedAfterWait, log);
+        return new Run(route, allowed, refusedAfterWait, longestWait, log);
     }
 }
