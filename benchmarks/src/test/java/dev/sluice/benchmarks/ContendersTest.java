@@ -157,14 +157,16 @@ class ContendersTest {
         try (PostgresBenchmark.Database db = new PostgresBenchmark.Database(6);
              PostgresBenchmark.Contender contender = PostgresBenchmark.create("sluice-postgres", db, client,
                      new String[] {"smoke-pg-a-" + System.nanoTime(), "smoke-pg-b-" + System.nanoTime()},
-                     1_000_000, Duration.ofHours(1), 2)) {
+                     PostgresBenchmark.COUNT, PostgresBenchmark.PERIOD, 2)) {
             PostgresBenchmark.Row row = PostgresBenchmark.trial(contender, "sluice-postgres", 2, 1,
-                    Duration.ofMillis(200), Duration.ofMillis(500), db.roundTrips::sum);
+                    Duration.ofMillis(200), Duration.ofMillis(500), db.roundTrips::sum, db.statementNanos::sum);
             assertThat(row.decisions()).isPositive();
             assertThat(row.allowed()).isEqualTo(row.decisions());
             assertThat(row.failures()).isZero();
             assertThat(row.p50Micros()).isPositive().isLessThanOrEqualTo(row.p99Micros());
             assertThat(row.roundTripsPerDecision()).as("a read and a write per admission").isGreaterThanOrEqualTo(1.9);
+            assertThat(row.statementMicrosPerDecision()).as("time in SQL per decision")
+                    .isPositive().isLessThan(1_000_000.0 * row.seconds());
         }
     }
 
