@@ -36,7 +36,8 @@ import java.util.regex.Pattern;
  * and the issue's targets to a Markdown file.
  *
  * <pre>
- * java -jar benchmarks/target/benchmarks.jar [--quick] [--only=footprint,script,redis,sanity,memory,http]
+ * java -jar benchmarks/target/benchmarks.jar [--quick]
+ *      [--only=footprint,script,redis,sanity,memory,outbound,postgres,http]
  *      [--redis-threads=1,16,64] [--redis-contenders=floor,sluice-gcra,...] [--memory-threads=1,2]
  *      [--steady-max=SECONDS] [--sanity-rounds=N] [--out=FILE] [JMH options...]
  * </pre>
@@ -54,6 +55,10 @@ import java.util.regex.Pattern;
  * under contention, Sluice beside Bucket4j's blocking API and Redisson's {@code RRateLimiter};
  * {@code --outbound-contenders=sluice-gcra,bucket4j,...} picks its contenders. It ends with the
  * share of a strict provider's quota three instances get accepted ({@link ProviderQuota}).
+ *
+ * <p>The {@code postgres} part ({@link PostgresBenchmark}, in the default set, about two minutes)
+ * starts a Postgres on loopback and measures Sluice's Postgres store beside a plain JDBC baseline
+ * and Sluice's Redisson store, at 1 and 16 threads.
  */
 public final class Main {
 
@@ -66,7 +71,8 @@ public final class Main {
             System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
         }
         boolean quick = false;
-        List<String> only = List.of("footprint", "script", "redis", "sanity", "memory", "outbound", "http");
+        List<String> only = List.of("footprint", "script", "redis", "sanity", "memory", "outbound", "postgres",
+                "http");
         Integer steadyMax = null;
         Integer sanityRounds = null;
         int[] redisThreads = {1, 16, 64};
@@ -103,7 +109,7 @@ public final class Main {
                 out = Path.of(value(arg));
             } else if (arg.equals("--help") || arg.equals("-h")) {
                 System.out.println("usage: java -jar benchmarks.jar [--quick] "
-                        + "[--only=footprint,script,redis,sanity,memory,http] "
+                        + "[--only=footprint,script,redis,sanity,memory,outbound,postgres,http] "
                         + "[--redis-threads=1,16,64] [--redis-contenders=floor,sluice-gcra,...] [--memory-threads=1,2] "
                         + "[--steady-max=SECONDS] [--sanity-rounds=N] [--out=FILE] [JMH options]");
                 System.out.println("       --only=outbound [--outbound-contenders="
@@ -221,6 +227,23 @@ public final class Main {
                 report.providerQuota(quota);
             } catch (RuntimeException e) {
                 report.warn("outbound provider quota failed: " + e);
+            }
+        }
+        if (only.contains("postgres")) {
+            // The Postgres store beside the Redisson one and a plain JDBC baseline: a fixed-duration driver.
+            if (!redis.ensureAlive()) {
+                report.warn("Redis was down before the Postgres part and was restarted");
+            }
+            StringBuilder postgres = new StringBuilder();
+            try {
+                List<PostgresBenchmark.Row> rows = PostgresBenchmark.measure(redis, List.of(PostgresBenchmark.NAMES),
+                        new int[] {1, 16}, Duration.ofSeconds(quick ? 1 : 2), Duration.ofSeconds(quick ? 2 : 5),
+                        report::warn, postgres);
+                postgres.append('\n').append(PostgresBenchmark.table(rows, List.of(PostgresBenchmark.NAMES),
+                        new int[] {1, 16}));
+                report.postgres(postgres.toString());
+            } catch (RuntimeException e) {
+                report.warn("the Postgres part failed: " + e);
             }
         }
         report.results(results);

@@ -42,6 +42,7 @@ final class Report {
     private List<OutboundBenchmark.Row> outbound = List.of();
     /** {@code null} unless the outbound part measured it. */
     private ProviderQuota.Row providerQuota;
+    private String postgres;
 
     Report(String started, BenchRedis redis, String redisVersion, boolean quick, String args) {
         this.started = started;
@@ -79,6 +80,10 @@ final class Report {
 
     void outbound(List<OutboundBenchmark.Row> rows) {
         this.outbound = rows;
+    }
+
+    void postgres(String markdown) {
+        this.postgres = markdown;
     }
 
     void providerQuota(ProviderQuota.Row row) {
@@ -275,6 +280,9 @@ final class Report {
         }
         if (providerQuota != null) {
             md.append("### Outbound: a strict provider's quota\n\n").append(ProviderQuota.table(providerQuota));
+        }
+        if (postgres != null) {
+            md.append("### Postgres store beside Redis\n\n").append(postgres).append('\n');
         }
         if (httpTable != null) {
             md.append("### HTTP: a servlet with and without the filter\n\n").append(httpTable).append('\n');

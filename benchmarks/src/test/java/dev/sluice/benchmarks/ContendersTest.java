@@ -127,6 +127,50 @@ class ContendersTest {
     }
 
     @Test
+    void everyPostgresPartContenderAdmitsUpToItsLimitThenRefuses() {
+        // The Postgres the postgres module's tests start; each contender on a key of its own.
+        try (PostgresBenchmark.Database db = new PostgresBenchmark.Database(6)) {
+            for (String name : PostgresBenchmark.NAMES) {
+                String[] keys = {"smoke-pg-" + name + "-" + System.nanoTime()};
+                long tripsBefore = db.roundTrips.sum();
+                try (PostgresBenchmark.Contender contender =
+                             PostgresBenchmark.create(name, db, client, keys, 3, Duration.ofHours(1), 2)) {
+                    for (int i = 0; i < 3; i++) {
+                        assertThat(contender.decide(0)).as(name + " decision " + i).isTrue();
+                    }
+                    assertThat(contender.decide(0)).as(name + " after its limit").isFalse();
+                    assertThat(contender.failures()).as(name).isZero();
+                }
+                long trips = db.roundTrips.sum() - tripsBefore;
+                if (name.equals("sluice-redis")) {
+                    assertThat(trips).as(name + " never asks Postgres").isZero();
+                } else {
+                    // three admissions (a read and a write each) and a refusal (a read)
+                    assertThat(trips).as(name + " round trips to Postgres").isGreaterThanOrEqualTo(7);
+                }
+            }
+        }
+    }
+
+    @Test
+    void thePostgresDriverCountsAllowedDecisionsAndRoundTrips() {
+        try (PostgresBenchmark.Database db = new PostgresBenchmark.Database(6);
+             PostgresBenchmark.Contender contender = PostgresBenchmark.create("sluice-postgres", db, client,
+                     new String[] {"smoke-pg-a-" + System.nanoTime(), "smoke-pg-b-" + System.nanoTime()},
+                     PostgresBenchmark.COUNT, PostgresBenchmark.PERIOD, 2)) {
+            PostgresBenchmark.Row row = PostgresBenchmark.trial(contender, "sluice-postgres", 2, 1,
+                    Duration.ofMillis(200), Duration.ofMillis(500), db.roundTrips::sum, db.statementNanos::sum);
+            assertThat(row.decisions()).isPositive();
+            assertThat(row.allowed()).isEqualTo(row.decisions());
+            assertThat(row.failures()).isZero();
+            assertThat(row.p50Micros()).isPositive().isLessThanOrEqualTo(row.p99Micros());
+            assertThat(row.roundTripsPerDecision()).as("a read and a write per admission").isGreaterThanOrEqualTo(1.9);
+            assertThat(row.statementMicrosPerDecision()).as("time in SQL per decision")
+                    .isPositive().isLessThan(1_000_000.0 * row.seconds());
+        }
+    }
+
+    @Test
     void everyMemoryContenderAdmitsOnTheAllowedPathAndRejectsOnTheOther() {
         for (String name : MemoryBenchmark.NAMES) {
             assertThat(MemoryBenchmark.create(name, true).getAsBoolean()).as(name).isTrue();

@@ -29,9 +29,10 @@ import java.util.stream.Stream;
  * even where the others exist. When the tests run as root, the server runs as the {@code postgres}
  * user, or {@code nobody} where there is none (the server refuses root). Trust authentication on
  * loopback, user {@code sluice}, database {@code postgres}. Stops and deletes its directory when the
- * JVM exits. Can be stopped and started again on the same port and data directory.
+ * JVM exits. Can be stopped and started again on the same port and data directory. Public for the
+ * benchmarks, which start their Postgres with it (this module's test jar).
  */
-final class TestPostgres {
+public final class TestPostgres {
 
     /** System property: {@code auto} (the default) or {@code maven} (the Maven Central binaries only). */
     static final String CHOICE = "sluice.test.pg-bin";
@@ -76,7 +77,7 @@ final class TestPostgres {
     }
 
     /** The server every test of this JVM may share (never stopped by a test). */
-    static synchronized TestPostgres shared() {
+    public static synchronized TestPostgres shared() {
         if (shared == null) {
             shared = new TestPostgres();
         }
@@ -101,7 +102,7 @@ final class TestPostgres {
         run(bin.resolve("pg_ctl").toString(), "-D", data.toString(), "-m", "fast", "-w", "-t", "60", "stop");
     }
 
-    String jdbcUrl() {
+    public String jdbcUrl() {
         return "jdbc:postgresql://127.0.0.1:" + port + "/postgres";
     }
 
@@ -109,7 +110,7 @@ final class TestPostgres {
      * A pool of at most {@code size} connections that waits at most 5 s for one (a busy machine
      * may take a while to start a server process) and can be built while the server is down.
      */
-    HikariDataSource pool(int size) {
+    public HikariDataSource pool(int size) {
         return pool(size, null, 5_000);
     }
 
