@@ -32,6 +32,13 @@ final class Table {
             + " FROM (SELECT " + DB_NOW + " AS now) c"
             + " CROSS JOIN unnest(?::text[]) WITH ORDINALITY AS k(key, i)"
             + " LEFT JOIN sluice_rate_state s ON s.key = k.key";
+    /**
+     * {@link #READ} for one key, the usual case: bound as a plain text parameter, it reads in about
+     * half the time of the array form (measured on Postgres 15 over loopback).
+     */
+    private static final String READ_ONE = "SELECT 1, s.state, s.version, s.expires_at, c.now"
+            + " FROM (SELECT " + DB_NOW + " AS now) c"
+            + " LEFT JOIN sluice_rate_state s ON s.key = ?";
     private static final String UPDATE = "UPDATE sluice_rate_state SET state = ?, version = ?, expires_at = ?"
             + " WHERE key = ? AND version = ?";
     private static final String INSERT = "INSERT INTO sluice_rate_state (key, state, version, expires_at)"
@@ -62,10 +69,15 @@ final class Table {
         Row[] rows = new Row[keys.length];
         Arrays.fill(rows, Row.NONE);
         long now = 0;
-        try (PreparedStatement ps = c.prepareStatement(READ)) {
+        boolean one = keys.length == 1;
+        try (PreparedStatement ps = c.prepareStatement(one ? READ_ONE : READ)) {
             ps.setQueryTimeout(QUERY_TIMEOUT_SECONDS);
-            Array array = c.createArrayOf("text", keys);
-            ps.setArray(1, array);
+            Array array = one ? null : c.createArrayOf("text", keys);
+            if (one) {
+                ps.setString(1, keys[0]);
+            } else {
+                ps.setArray(1, array);
+            }
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     int i = (int) rs.getLong(1) - 1;
@@ -76,7 +88,9 @@ final class Table {
                     }
                 }
             }
-            array.free();
+            if (array != null) {
+                array.free();
+            }
         }
         return new Snapshot(now, rows);
     }
