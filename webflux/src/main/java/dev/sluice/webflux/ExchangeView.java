@@ -6,20 +6,22 @@ import org.springframework.http.server.reactive.ServerHttpRequest;
 import org.springframework.web.server.ServerWebExchange;
 
 import java.net.InetSocketAddress;
+import java.security.Principal;
 import java.util.List;
 
 /**
  * A {@link ServerWebExchange} as the seam reads it. One short-lived object per request, reading
  * the exchange lazily; the principal, which WebFlux gives as a {@code Mono}, is resolved before the
  * view is made, so that no method here waits. Query parameters only: a form body is never read
- * (reading it would consume the body the application reads).
+ * (reading it would consume the body the application reads). A user's roles are those of a Spring
+ * Security {@code Authentication}, when Spring Security is on the class path.
  */
 final class ExchangeView implements RequestView {
 
     private final ServerWebExchange exchange;
-    private final String principal;
+    private final Principal principal;
 
-    ExchangeView(ServerWebExchange exchange, String principal) {
+    ExchangeView(ServerWebExchange exchange, Principal principal) {
         this.exchange = exchange;
         this.principal = principal;
     }
@@ -36,7 +38,12 @@ final class ExchangeView implements RequestView {
 
     @Override
     public String principal() {
-        return principal;
+        return principal == null ? null : principal.getName();
+    }
+
+    @Override
+    public boolean userInRole(String role) {
+        return principal != null && SecurityRoles.PRESENT && SecurityRoles.has(principal, role);
     }
 
     @Override

@@ -2,6 +2,7 @@ package dev.sluice.webflux;
 
 import dev.sluice.web.Answer;
 import dev.sluice.web.HttpLimiter;
+import dev.sluice.web.RequestView;
 import dev.sluice.web.Verdict;
 import org.springframework.core.Ordered;
 import org.springframework.http.HttpStatusCode;
@@ -15,6 +16,7 @@ import reactor.core.publisher.Mono;
 import reactor.core.publisher.SignalType;
 
 import java.nio.charset.StandardCharsets;
+import java.security.Principal;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
@@ -23,6 +25,7 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.BiPredicate;
 
 /**
  * A Spring WebFlux {@link WebFilter} that rate-limits the requests whose path matches its
@@ -58,10 +61,11 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * {@link dev.sluice.web.RequestAttributes} as exchange attributes.
  *
  * <p>Ordered right after Spring Security's filter chain ({@link #ORDER}), so that {@code principal}
- * keys see the signed-in user. Not supported here: {@code tier=role} (WebFlux has no
- * {@code isUserInRole}), {@code param:} keys from a form body (query parameters only), and
- * {@code reject} forms other than {@code problem}. Thread-safe and immutable; {@link #close}
- * closes the limiter.
+ * keys see the signed-in user. {@code tier=role} reads the roles of a principal that is a Spring
+ * Security {@code Authentication} (an authority {@code ROLE_x} is the role {@code x}); any other
+ * principal has none. Not supported here: {@code param:} keys from a form body (query parameters
+ * only), and {@code reject} forms other than {@code problem}. Thread-safe and immutable;
+ * {@link #close} closes the limiter.
  */
 public final class RateLimitWebFilter implements WebFilter, Ordered, AutoCloseable {
 
@@ -74,6 +78,8 @@ public final class RateLimitWebFilter implements WebFilter, Ordered, AutoCloseab
 
     private final HttpLimiter limiter;
     private final UrlPatterns paths;
+    /** The requests left alone although their path matches, {@code null}: none. */
+    private final BiPredicate<ServerWebExchange, RequestView> skip;
 
     /**
      * A filter deciding the requests whose path matches one of {@code urlPatterns} with {@code limiter}.
@@ -86,6 +92,26 @@ public final class RateLimitWebFilter implements WebFilter, Ordered, AutoCloseab
     public RateLimitWebFilter(HttpLimiter limiter, List<String> urlPatterns) {
         this.limiter = Objects.requireNonNull(limiter, "limiter");
         this.paths = UrlPatterns.of(List.copyOf(Objects.requireNonNull(urlPatterns, "urlPatterns")));
+        this.skip = null;
+    }
+
+    private RateLimitWebFilter(RateLimitWebFilter filter, BiPredicate<ServerWebExchange, RequestView> skip) {
+        this.limiter = filter.limiter;
+        this.paths = filter.paths;
+        this.skip = skip;
+    }
+
+    /**
+     * This filter, leaving alone (undecided, without headers) the requests of its paths that
+     * {@code skip} is true for. {@code skip} is given the exchange and the request as the limiter
+     * reads it, the principal resolved, and must not block; it may set request attributes for a
+     * {@code KeyResolver}. The copy shares this filter's limiter: close one of them.
+     *
+     * @param skip whether to leave a request alone
+     * @return a filter that skips those requests
+     */
+    public RateLimitWebFilter skipping(BiPredicate<ServerWebExchange, RequestView> skip) {
+        return new RateLimitWebFilter(this, Objects.requireNonNull(skip, "skip"));
     }
 
     /** Decides the request once and lets it proceed, or answers 429 or 503 itself. */
@@ -94,7 +120,7 @@ public final class RateLimitWebFilter implements WebFilter, Ordered, AutoCloseab
         if (!paths.matches(exchange.getRequest().getPath().pathWithinApplication().value())) {
             return chain.filter(exchange);
         }
-        return decide(limiter, exchange, chain);
+        return decide(limiter, exchange, chain, skip);
     }
 
     /**
@@ -110,12 +136,22 @@ public final class RateLimitWebFilter implements WebFilter, Ordered, AutoCloseab
      * @return completes when the response does, as the rest of the chain's
      */
     public static Mono<Void> decide(HttpLimiter limiter, ServerWebExchange exchange, WebFilterChain chain) {
+        return decide(limiter, exchange, chain, null);
+    }
+
+    private static Mono<Void> decide(HttpLimiter limiter, ServerWebExchange exchange, WebFilterChain chain,
+                                     BiPredicate<ServerWebExchange, RequestView> skip) {
         Objects.requireNonNull(limiter, "limiter");
-        return exchange.getPrincipal().map(p -> Optional.ofNullable(p.getName()))
+        return exchange.getPrincipal().map(Optional::<Principal>of)
                 .defaultIfEmpty(Optional.empty())
-                .flatMap(principal -> verdict(limiter, new ExchangeView(exchange, principal.orElse(null)),
-                        EventLoops.of(exchange)))
-                .flatMap(verdict -> answer(exchange, chain, verdict));
+                .flatMap(principal -> {
+                    ExchangeView view = new ExchangeView(exchange, principal.orElse(null));
+                    if (skip != null && skip.test(exchange, view)) {
+                        return chain.filter(exchange);
+                    }
+                    return verdict(limiter, view, EventLoops.of(exchange))
+                            .flatMap(verdict -> answer(exchange, chain, verdict));
+                });
     }
 
     /**
@@ -222,6 +258,7 @@ public final class RateLimitWebFilter implements WebFilter, Ordered, AutoCloseab
 
     @Override
     public String toString() {
-        return "RateLimitWebFilter[" + limiter + ", url-patterns " + paths + "]";
+        return "RateLimitWebFilter[" + limiter + ", url-patterns " + paths + (skip == null ? "" : ", skipping")
+                + "]";
     }
 }

@@ -108,10 +108,10 @@ final class FilterRegistrations implements ServletContextInitializer, Ordered, S
         try {
             for (SluiceSettings.FilterSettings f : settings.filters()) {
                 List<String> patterns = f.urlPatterns().isEmpty() ? List.of("/*") : f.urlPatterns();
-                PathPatterns exclude = excluded(f, patterns);
-                RequestExpression skip = f.skipExpression() == null ? null
-                        : RequestExpression.parse(f, SluiceSettings.SKIP_EXPRESSION, f.skipExpression());
-                RateLimitFilter filter = resolved(new RateLimitFilter(), f);
+                FilterExtras extras = FilterExtras.of(settings, f, resolvers, managementPaths);
+                RateLimitFilter filter = new RateLimitFilter();
+                filter = extras.keyResolver() == null ? filter : filter.withKeyResolver(extras.keyResolver());
+                filter = extras.limitResolver() == null ? filter : filter.withLimitResolver(extras.limitResolver());
                 try {
                     filter.init(new PropertyConfig(f, context));
                 } catch (ServletException e) {
@@ -121,7 +121,7 @@ final class FilterRegistrations implements ServletContextInitializer, Ordered, S
                 circuits = concat(circuits, new Circuit(settings.store(f), "filter '" + f.name() + "'",
                         filter::storeCircuitOpen, settings.failsClosed(f)));
                 FilterRegistration.Dynamic registration = context.addFilter(f.name(),
-                        new Initialised(filter, exclude, skip, f.keyExpression() != null));
+                        new Initialised(filter, extras));
                 if (registration == null) {
                     throw new IllegalStateException("Sluice filter '" + f.name() + "' (properties 'sluice.filters."
                             + f.name() + ".*'): the application already has a filter of that name");
@@ -135,59 +135,6 @@ final class FilterRegistrations implements ServletContextInitializer, Ordered, S
             started.forEach(RateLimitFilter::destroy);
             throw e;
         }
-    }
-
-    /** The filter's exclusions: its {@code exclude}, and the Actuator's paths when it is mapped to {@code /*}. */
-    private PathPatterns excluded(SluiceSettings.FilterSettings f, List<String> patterns) {
-        PathPatterns exclude;
-        try {
-            exclude = new PathPatterns(f.exclude());
-        } catch (IllegalArgumentException e) {
-            throw settings.failure("Sluice filter '" + f.name() + "': property '" + f.property(SluiceSettings.EXCLUDE)
-                    + "'" + e.getMessage().substring("'exclude'".length()), f, e);
-        }
-        // Mapped to everything, a filter would limit the health checks of the platform running the
-        // application; a filter mapped to the Actuator's paths on purpose limits them.
-        return patterns.contains("/*") ? exclude.and(managementPaths) : exclude;
-    }
-
-    /** The filter with its key expression or the resolver beans its properties name. */
-    private RateLimitFilter resolved(RateLimitFilter filter, SluiceSettings.FilterSettings f) {
-        String key = settings.keyResolver(f);
-        String limits = settings.limitResolver(f);
-        if (f.keyExpression() != null) {
-            if (f.keyResolver() != null) {
-                String property = f.property(SluiceSettings.KEY_EXPRESSION);
-                throw new SluiceConfigurationException("Sluice filter '" + f.name() + "': property '" + property
-                        + "' and property '" + f.property(SluiceSettings.KEY_RESOLVER) + "' both name the caller; "
-                        + "give one, got '" + f.keyExpression() + "' and '" + f.keyResolver() + "'", property,
-                        f.keyExpression(), null, "Remove '" + property + "' or '"
-                        + f.property(SluiceSettings.KEY_RESOLVER) + "'.", null);
-            }
-            // The filter's own expression is nearer than the application's sluice.key-resolver.
-            filter = filter.withKeyResolver(RequestExpression.parse(f, SluiceSettings.KEY_EXPRESSION,
-                    f.keyExpression()).keyResolver());
-            key = null;
-        }
-        try {
-            filter = key == null ? filter : filter.withKeyResolver(resolvers.keyResolver(key));
-        } catch (RuntimeException e) {
-            throw resolverFailure(f, SluiceSettings.KEY_RESOLVER, key, e);
-        }
-        try {
-            return limits == null ? filter : filter.withLimitResolver(resolvers.limitResolver(limits));
-        } catch (RuntimeException e) {
-            throw resolverFailure(f, SluiceSettings.LIMIT_RESOLVER, limits, e);
-        }
-    }
-
-    private SluiceConfigurationException resolverFailure(SluiceSettings.FilterSettings f, String which,
-                                                         String bean, RuntimeException e) {
-        String property = settings.resolverProperty(f, which);
-        return new SluiceConfigurationException("Sluice filter '" + f.name() + "': property '" + property
-                + "' names no bean of its type: " + e.getMessage() + ", got '" + bean + "'", property, bean, null,
-                "Name a " + (which.equals(SluiceSettings.KEY_RESOLVER) ? "KeyResolver" : "LimitResolver")
-                        + " bean of the application in '" + property + "', or remove it.", e);
     }
 
     /** The filters' circuits on their stores. */
@@ -243,10 +190,9 @@ final class FilterRegistrations implements ServletContextInitializer, Ordered, S
      * The filter as the container sees it: already initialised from the properties, so the
      * container's {@code init} does nothing; its {@code destroy} at shutdown releases the store.
      * Requests to excluded paths, and those its {@code skip-expression} is true for, pass by it
-     * untouched; {@code pathForKey}: its {@code key-expression} reads the path from the request.
+     * untouched.
      */
-    private record Initialised(RateLimitFilter filter, PathPatterns exclude, RequestExpression skip,
-                               boolean pathForKey) implements Filter {
+    private record Initialised(RateLimitFilter filter, FilterExtras extras) implements Filter {
         @Override
         public void init(FilterConfig config) {
             // Initialised by FilterRegistrations, from the properties.
@@ -255,15 +201,10 @@ final class FilterRegistrations implements ServletContextInitializer, Ordered, S
         @Override
         public void doFilter(ServletRequest request, ServletResponse response, FilterChain chain)
                 throws IOException, ServletException {
-            if (request instanceof HttpServletRequest http && (!exclude.isEmpty() || skip != null || pathForKey)) {
-                String path = path(http);
-                if (exclude.matches(path) || skip != null && skip.skips(new ServletRequestView(http), path)) {
-                    chain.doFilter(request, response);
-                    return;
-                }
-                if (pathForKey) {
-                    http.setAttribute(RequestExpression.PATH, path);
-                }
+            if (request instanceof HttpServletRequest http && extras.inspects()
+                    && extras.skips(new ServletRequestView(http), path(http))) {
+                chain.doFilter(request, response);
+                return;
             }
             filter.doFilter(request, response, chain);
         }

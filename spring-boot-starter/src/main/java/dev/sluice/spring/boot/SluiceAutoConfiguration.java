@@ -101,7 +101,7 @@ public final class SluiceAutoConfiguration {
         int securityOrder = environment.getProperty("spring.security.filter.order", Integer.class,
                 SECURITY_FILTER_ORDER);
         return new FilterRegistrations(settings, meterRegistry(beans), securityOrder + 1, policies,
-                resolvers(beans), managementPaths(environment));
+                resolvers(beans), managementPaths(environment, "spring.mvc.servlet.path"));
     }
 
     /** The application's resolver beans, by name, for the properties that name them. */
@@ -131,8 +131,11 @@ public final class SluiceAutoConfiguration {
     /**
      * The Actuator's paths on the application's server, {@code <base-path>/*}, which a filter mapped
      * to {@code /*} leaves alone; none without Actuator, or when its base path is the root.
+     *
+     * @param servletPathProperty the property of the path the Actuator's sits under inside the
+     *                            application (Spring MVC's servlet path), {@code null}: none (WebFlux)
      */
-    static List<String> managementPaths(Environment environment) {
+    static List<String> managementPaths(Environment environment, String servletPathProperty) {
         if (!ClassUtils.isPresent(ENDPOINT, SluiceAutoConfiguration.class.getClassLoader())) {
             return List.of();
         }
@@ -140,7 +143,8 @@ public final class SluiceAutoConfiguration {
         if (base.isEmpty()) {
             return List.of(); // every path would be the Actuator's
         }
-        String servlet = trimSlashes(environment.getProperty("spring.mvc.servlet.path", ""));
+        String servlet = servletPathProperty == null ? ""
+                : trimSlashes(environment.getProperty(servletPathProperty, ""));
         return List.of((servlet.isEmpty() ? "" : "/" + servlet) + "/" + base + "/*");
     }
 

@@ -25,7 +25,10 @@ import org.springframework.web.reactive.result.method.annotation.RequestMappingH
  * Security's filter chain; and the application's {@code dev.sluice.web.PolicyRegistry}, a bean, in
  * which the filters list their policies. {@code @dev.sluice.jaxrs.RateLimit} on WebFlux handler
  * methods and controllers, read as on Spring MVC's, with the application's {@code sluice.*}
- * settings ({@link RateLimitHandlerFilter}). With Spring Boot's health module and Sluice's Redis
+ * settings ({@link RateLimitHandlerFilter}). The filters take {@code exclude} (the Actuator's paths
+ * left alone by a filter of {@code /*}), {@code key-expression}, {@code skip-expression} and resolver
+ * beans as in a servlet application; the application's {@code RedissonClient} bean, when it has one,
+ * serves the Redis stores. With Spring Boot's health module and Sluice's Redis
  * store, the health contributor {@code sluice} ({@code management.health.sluice.enabled=false}
  * switches it off); with Actuator, the endpoint {@code sluice} over the policy registry, exposed
  * only when the application includes it: both as in a servlet application. A property that is no
@@ -37,7 +40,8 @@ import org.springframework.web.reactive.result.method.annotation.RequestMappingH
         "org.springframework.boot.security.autoconfigure.web.reactive.ReactiveWebSecurityAutoConfiguration"})
 @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.REACTIVE)
 @ConditionalOnClass(name = {"org.springframework.web.server.WebFilter", "dev.sluice.webflux.RateLimitWebFilter"})
-@Import({SluiceManagement.StoreHealth.class, SluiceManagement.Actuator.class, SluiceManagement.MeterTags.class})
+@Import({SluiceManagement.StoreHealth.class, SluiceManagement.Actuator.class, SluiceManagement.MeterTags.class,
+        SluiceAutoConfiguration.ApplicationRedisson.class})
 public final class SluiceReactiveAutoConfiguration {
 
     /** Created by Spring Boot. */
@@ -79,7 +83,9 @@ public final class SluiceReactiveAutoConfiguration {
         @ConditionalOnMissingBean
         RateLimitHandlerFilter sluiceRateLimitHandlerFilter(SluiceSettings settings, ListableBeanFactory beans,
                                                             ApplicationPolicies policies,
-                                                            ObjectProvider<RequestMappingHandlerMapping> mappings) {
+                                                            ObjectProvider<RequestMappingHandlerMapping> mappings,
+                                                            ObjectProvider<StoreBinding> stores) {
+            stores.forEach(StoreBinding::bind);
             return new RateLimitHandlerFilter(new HandlerGuards(settings, SluiceAutoConfiguration.meterRegistry(beans),
                     policies, SluiceAutoConfiguration.resolvers(beans), "Spring WebFlux"), mappings);
         }
