@@ -117,7 +117,7 @@ public final class ConcurrencyLimiter extends LimiterShell {
         }
 
         @Override
-        public void abandoned(String caller, String id, CompletableFuture<Decision> answer, TimeoutException timeout) {
+        public void abandoned(String caller, String id, CompletableFuture<Decision> answer, Exception why) {
             // Granted after we stopped waiting, the lease would be held by nobody until it expires.
             answer.thenAccept(late -> {
                 if (late.outcome() == Decision.Outcome.ALLOWED) {

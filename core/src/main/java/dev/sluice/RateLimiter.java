@@ -156,7 +156,9 @@ public final class RateLimiter extends LimiterShell {
      *                above zero only if no limit is a {@link Algorithm#SLIDING_LOG} (see {@link #checkCanWait})
      * @throws InterruptedException if interrupted while waiting for the slot, which is then given
      *                              back (see {@link #acquireAsync(String, long, Duration)}) before
-     *                              this throws, waiting at most the timeout
+     *                              this throws, waiting at most the timeout; or while waiting for
+     *                              the store's answer: never let through by the failure mode, and
+     *                              a slot the store books after it is given back when it comes
      * @throws IllegalArgumentException if {@code cost} is below 1 or {@code maxWait} out of range
      */
     public Decision acquire(String caller, long cost, Duration maxWait) throws InterruptedException {

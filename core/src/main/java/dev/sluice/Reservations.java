@@ -9,6 +9,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * A limiter's reservations: {@link RateLimiter#acquire} and {@link RateLimiter#acquireAsync}, the
@@ -74,7 +75,14 @@ final class Reservations {
     Decision await(String caller, List<Limit> request, Duration maxWait) throws InterruptedException {
         long started = System.nanoTime();
         Reservation asked = new Reservation(request, maxWait);
-        Decision decision = shadowAndListener.apply(resilience.await(caller, asked, started), started);
+        Decision answered = resilience.await(caller, asked, started);
+        if (Thread.interrupted()) {
+            // Interrupted while the store booked: nothing is granted, and what was booked goes back,
+            // now, or when the store's late answer comes (book).
+            giveBackAnything(caller, asked);
+            throw new InterruptedException("interrupted while reserving a slot");
+        }
+        Decision decision = shadowAndListener.apply(answered, started);
         long wait = waitNanos(decision);
         if (wait > 0) {
             long until = System.nanoTime() + wait;
@@ -146,9 +154,8 @@ final class Reservations {
         store.book(caller, asked.limits(), asked.ahead()).whenComplete((booking, failure) -> {
             if (failure != null) {
                 answer.completeExceptionally(failure);
-            } else if (!answer.complete(asked.booked(booking))
-                    && booking.decision().outcome() == Decision.Outcome.ALLOWED) {
-                refunds.giveBackLater(caller, asked.limits(), booking); // on the store's thread: send and go
+            } else if (!answer.complete(asked.booked(booking))) {
+                giveBackStored(caller, asked); // on the store's thread: send and go
             }
         });
         return answer;
@@ -160,9 +167,9 @@ final class Reservations {
      */
     private void giveBack(String caller, Reservation asked, Decision decision, boolean mayBlock) {
         boolean locally = decision.outcome() == Decision.Outcome.LOCAL_ALLOWED;
-        RateLimitStore.Booking booking = locally ? asked.localBooking : asked.booking;
-        if (booking == null || booking.decision() != decision) {
-            return; // not what the store booked: a failure mode's answer, which reserved nothing
+        RateLimitStore.Booking booking = asked.take(locally, decision);
+        if (booking == null) {
+            return; // not what the store booked (a failure mode's answer, which reserved nothing), or given back
         }
         if (locally) {
             local.giveBack(caller, asked.limits(), booking);
@@ -174,14 +181,38 @@ final class Reservations {
     }
 
     /**
+     * Returns whatever the store and the local limiter booked for {@code asked}, whose caller was
+     * interrupted before it was granted anything. Sends and goes.
+     */
+    private void giveBackAnything(String caller, Reservation asked) {
+        giveBackStored(caller, asked);
+        RateLimitStore.Booking local = asked.take(true, null);
+        if (local != null && local.decision().outcome() == Decision.Outcome.LOCAL_ALLOWED) {
+            this.local.giveBack(caller, asked.limits(), local);
+        }
+    }
+
+    /**
+     * Returns what the store booked for {@code asked} and nobody was granted: for a caller
+     * interrupted, or a booking that came after its caller stopped waiting. Sends and goes; the
+     * booking goes back once, whichever of the two comes first.
+     */
+    private void giveBackStored(String caller, Reservation asked) {
+        RateLimitStore.Booking stored = asked.take(false, null);
+        if (stored != null && stored.decision().outcome() == Decision.Outcome.ALLOWED) {
+            refunds.giveBackLater(caller, asked.limits(), stored);
+        }
+    }
+
+    /**
      * What a reservation asks of the store: these limits, reserved at most {@code ahead}; and,
      * once the store or the local limiter has answered, what each booked, for {@link #giveBack}.
      */
     static final class Reservation {
         private final List<Limit> limits;
         private final Duration ahead;
-        private volatile RateLimitStore.Booking booking;
-        private volatile RateLimitStore.Booking localBooking;
+        private final AtomicReference<RateLimitStore.Booking> booking = new AtomicReference<>();
+        private final AtomicReference<RateLimitStore.Booking> localBooking = new AtomicReference<>();
 
         Reservation(List<Limit> limits, Duration ahead) {
             this.limits = limits;
@@ -198,14 +229,27 @@ final class Reservations {
 
         /** Keeps what the store booked; its decision. */
         Decision booked(RateLimitStore.Booking booked) {
-            this.booking = booked;
+            this.booking.set(booked);
             return booked.decision();
         }
 
         /** Keeps what the local limiter booked; its decision. */
         Decision bookedLocally(RateLimitStore.Booking booked) {
-            this.localBooking = booked;
+            this.localBooking.set(booked);
             return booked.decision();
+        }
+
+        /**
+         * Takes what the store ({@code locally}: the local limiter) booked, to give it back: once,
+         * and, given a {@code decision}, only the booking behind it; {@code null} if none.
+         */
+        RateLimitStore.Booking take(boolean locally, Decision decision) {
+            AtomicReference<RateLimitStore.Booking> kept = locally ? localBooking : booking;
+            RateLimitStore.Booking taken = kept.get();
+            if (taken == null || (decision != null && taken.decision() != decision)) {
+                return null;
+            }
+            return kept.compareAndSet(taken, null) ? taken : null;
         }
     }
 }

@@ -53,6 +53,14 @@ final class StoreFailures<A, T> {
         return fallback.decide(caller, request);
     }
 
+    /**
+     * The caller was interrupted while it waited: the failure mode's answer, which a caller that
+     * can throw the interrupt ({@code acquire}) never hands out; not the store's failure.
+     */
+    T interrupted(String caller, A request) {
+        return fallback.decide(caller, request);
+    }
+
     /** The circuit is open: no wait, no log (the breaker logged the opening); still a failure. */
     T circuitOpen(String caller, A request) {
         count.increment();

@@ -61,12 +61,13 @@ final class StoreResilience<A, T> {
         }
 
         /**
-         * The caller stopped waiting for {@code answer} at the timeout. By default the answer is
-         * completed with the timeout, which tells a store holding the request back (coalescing)
-         * that the caller gave up, so that it is not charged.
+         * The caller stopped waiting for {@code answer}: at the timeout, or interrupted. By default
+         * the answer is completed with {@code why}, which tells a store holding the request back
+         * (coalescing) that the caller gave up, so that it is not charged, and whoever completes
+         * the answer later that nobody took what it brings.
          */
-        default void abandoned(String caller, A request, CompletableFuture<T> answer, TimeoutException timeout) {
-            answer.completeExceptionally(timeout);
+        default void abandoned(String caller, A request, CompletableFuture<T> answer, Exception why) {
+            answer.completeExceptionally(why);
         }
     }
 
@@ -139,6 +140,8 @@ final class StoreResilience<A, T> {
         } catch (ExecutionException | CompletionException | CancellationException e) {
             failure = e;
         } catch (InterruptedException e) {
+            // Given up as at a timeout; the interrupt stays for the caller, who may throw it.
+            call.abandoned(caller, request, answer, e);
             Thread.currentThread().interrupt();
             failure = e;
         }
@@ -257,6 +260,10 @@ final class StoreResilience<A, T> {
             return answer;
         }
         Throwable cause = failure == null ? new NullPointerException("the store answered nothing") : unwrap(failure);
+        if (cause instanceof InterruptedException) {
+            // The caller was interrupted; the store did not fail: nothing counted, nothing logged.
+            return failures.interrupted(caller, request);
+        }
         breaker.onFailure(started, cause);
         return failures.failed(caller, request, cause);
     }

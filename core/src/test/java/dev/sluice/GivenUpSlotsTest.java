@@ -168,6 +168,37 @@ class GivenUpSlotsTest {
                 .isEqualTo(Duration.ofSeconds(200));
     }
 
+    @Test
+    void aWaiterInterruptedWhileTheStoreBooksThrowsAndItsBookingIsGivenBack() throws Exception {
+        limiter.acquire("p", Duration.ZERO);
+        HeldBookings slow = new HeldBookings(store);
+        RateLimiter patient = RateLimiter.builder().limit(SLOW).store(slow).timeout(Duration.ofSeconds(30)).build();
+        AtomicReference<Object> ended = new AtomicReference<>();
+        Thread waiter = new Thread(() -> {
+            try {
+                ended.set(patient.acquire("p", PATIENT));
+            } catch (Throwable e) {
+                ended.set(e);
+            }
+        });
+        waiter.start();
+        // asked the store, which has not answered: the waiter waits for the answer, not for a slot
+        slow.awaitHeld();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (waiter.getState() != Thread.State.TIMED_WAITING && System.nanoTime() < deadline) {
+            Thread.onSpinWait();
+        }
+        waiter.interrupt();
+        waiter.join(5_000);
+        assertThat(ended.get()).as("an interrupted waiter is told so, not let through by the failure mode")
+                .isInstanceOf(InterruptedException.class);
+        assertThat(patient.storeFailures()).as("an interrupt is not the store's failure").isZero();
+        // then the store books the slot at 100 s, for the waiter who is gone: it must come back
+        slow.answerWhatWasHeld();
+        assertThat(nextSlot()).as("the interrupted waiter's booking, given back, is the next caller's")
+                .isEqualTo(Duration.ofSeconds(100));
+    }
+
     /**
      * {@code store}, whose bookings are held back until the test answers them: a store that
      * answers after the limiter's timeout, with the reservation it made for a waiter already gone.
@@ -185,6 +216,20 @@ class GivenUpSlotsTest {
             CompletableFuture<Booking> later = new CompletableFuture<>();
             held.add(() -> later.complete(store.book(caller, limits, maxWait).toCompletableFuture().join()));
             return later;
+        }
+
+        /** Waits, at most 10 s, until a booking is held. */
+        void awaitHeld() throws InterruptedException {
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (System.nanoTime() < deadline) {
+                synchronized (this) {
+                    if (!held.isEmpty()) {
+                        return;
+                    }
+                }
+                Thread.sleep(1);
+            }
+            throw new AssertionError("no booking asked within 10 s");
         }
 
         /** Books now what was asked before, and answers the limiter that no longer waits. */

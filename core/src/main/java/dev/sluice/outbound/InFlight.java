@@ -86,6 +86,11 @@ final class InFlight {
         long pause = FIRST_PAUSE_NANOS;
         while (true) {
             Lease lease = leases.acquire(key);
+            if (Thread.interrupted()) {
+                // interrupted while the store answered: no place for this caller (one granted late is returned)
+                lease.release();
+                throw new InterruptedException("interrupted while waiting for a place in flight");
+            }
             long left = deadline - System.nanoTime();
             if (!waitsMore(lease) || left <= 0) {
                 return checked(key, lease);

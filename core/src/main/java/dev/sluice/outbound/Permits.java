@@ -207,7 +207,8 @@ public final class Permits {
      *         failed and the failure mode is open
      * @throws IllegalStateException      without a cap ({@link #maxInFlight()} is 0)
      * @throws PermitUnavailableException if no place came free within the wait
-     * @throws InterruptedException       if interrupted while waiting
+     * @throws InterruptedException       if interrupted while waiting, for a place or for the store's answer (a
+     *                                    place the store grants after it is returned when it comes)
      */
     public Lease enter(String key) throws InterruptedException {
         return capped().enter(key);

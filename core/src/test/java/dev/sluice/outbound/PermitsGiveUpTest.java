@@ -5,6 +5,7 @@ import dev.sluice.Lease;
 import dev.sluice.Limit;
 import dev.sluice.RateLimiter;
 import dev.sluice.memory.MemoryStore;
+import dev.sluice.spi.RateLimitStore;
 import dev.sluice.testing.ManualClock;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -13,9 +14,11 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicReference;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -143,6 +146,78 @@ class PermitsGiveUpTest {
                 waiter.get(5, TimeUnit.SECONDS).release();
             }
             awaitFree(probe, "iteration " + i);
+        }
+    }
+
+    @Test
+    void anEnterInterruptedWhileTheStoreAnswersTakesNoPlace() throws Exception {
+        MemoryStore real = MemoryStore.create();
+        HeldLeases slow = new HeldLeases(real);
+        RateLimiter limiter = RateLimiter.builder().limit(Limit.of("provider", 1000, Duration.ofSeconds(1)))
+                .store(slow).timeout(Duration.ofSeconds(30)).build();
+        Permits permits = Permits.builder(limiter).maxWait(PATIENT).maxInFlight(1).build();
+        AtomicReference<Object> ended = new AtomicReference<>();
+        Thread waiter = new Thread(() -> {
+            try {
+                ended.set(permits.enter("p"));
+            } catch (Throwable e) {
+                ended.set(e);
+            }
+        });
+        waiter.start();
+        CompletableFuture<Decision> asked = slow.asked.get(10, TimeUnit.SECONDS);
+        long deadline = System.nanoTime() + BOUND_NANOS;
+        while (waiter.getState() != Thread.State.TIMED_WAITING && System.nanoTime() < deadline) {
+            Thread.onSpinWait();
+        }
+        waiter.interrupt();
+        waiter.join(5_000);
+        assertThat(ended.get()).as("an interrupted caller is told so, not let in by the failure mode")
+                .isInstanceOf(InterruptedException.class);
+        // then the store grants the place, to a caller who is gone: it must come back
+        slow.answer(asked);
+        awaitFree(onePlace(real, Duration.ZERO), "after the interrupted caller's late lease");
+    }
+
+    /** {@code store}, whose first lease is granted only when the test answers it. */
+    private static final class HeldLeases implements RateLimitStore {
+        private final RateLimitStore store;
+        final CompletableFuture<CompletableFuture<Decision>> asked = new CompletableFuture<>();
+        private final List<Runnable> held = new ArrayList<>();
+
+        HeldLeases(RateLimitStore store) {
+            this.store = store;
+        }
+
+        @Override
+        public synchronized CompletionStage<Decision> acquireLease(String caller, Limit limit, String leaseId) {
+            if (asked.isDone()) {
+                return store.acquireLease(caller, limit, leaseId);
+            }
+            CompletableFuture<Decision> later = new CompletableFuture<>();
+            held.add(() -> later.complete(store.acquireLease(caller, limit, leaseId).toCompletableFuture().join()));
+            asked.complete(later);
+            return later;
+        }
+
+        /** Takes the lease now, and answers the limiter that no longer waits. */
+        synchronized void answer(CompletableFuture<Decision> later) {
+            held.forEach(Runnable::run);
+            assertThat(later).isDone();
+        }
+
+        @Override
+        public CompletionStage<Void> releaseLease(String caller, Limit limit, String leaseId) {
+            return store.releaseLease(caller, limit, leaseId);
+        }
+
+        @Override
+        public CompletionStage<Decision> decide(String caller, List<Limit> limits) {
+            return store.decide(caller, limits);
+        }
+
+        @Override
+        public void close() {
         }
     }
 
