@@ -50,11 +50,7 @@ final class StoreSettings {
 
     /** Throws naming {@code 'localRejections'} if negative. */
     void localRejections(int maximumCallers) {
-        if (maximumCallers < 0) {
-            throw new IllegalArgumentException("'localRejections' must not be negative, got '"
-                    + maximumCallers + "'");
-        }
-        this.localRejections = maximumCallers;
+        this.localRejections = notNegative("localRejections", maximumCallers);
     }
 
     void localRejectionTtl(Duration ttl) {
@@ -63,15 +59,18 @@ final class StoreSettings {
 
     /** Throws naming {@code 'hotKeyThreshold'} if negative. */
     void hotKeyThreshold(int decisionsPerSecond) {
-        if (decisionsPerSecond < 0) {
-            throw new IllegalArgumentException("'hotKeyThreshold' must not be negative, got '"
-                    + decisionsPerSecond + "'");
-        }
-        this.hotKeyThreshold = decisionsPerSecond;
+        this.hotKeyThreshold = notNegative("hotKeyThreshold", decisionsPerSecond);
     }
 
     void timeSourceForTesting(TimeSource time) {
         this.testTime = Objects.requireNonNull(time, "time");
+    }
+
+    private static int notNegative(String setting, int value) {
+        if (value < 0) {
+            throw new IllegalArgumentException("'" + setting + "' must not be negative, got '" + value + "'");
+        }
+        return value;
     }
 
     /**
