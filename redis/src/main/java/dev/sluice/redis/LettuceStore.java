@@ -57,9 +57,7 @@ public final class LettuceStore extends ScriptStore {
     private static final int MAX_DATABASE = 15;
 
     private LettuceStore(Builder builder) {
-        super(new Settings(builder.calls, builder.owned, builder.createdNanos, null, builder.testTime,
-                builder.coalescing, builder.localRejections, builder.localRejectionTtl, builder.startupWait,
-                builder.hotKeyThreshold));
+        super(builder.settings.on(builder.calls, null));
     }
 
     /**
@@ -181,15 +179,8 @@ public final class LettuceStore extends ScriptStore {
 
     /** Settings of a {@link LettuceStore}. */
     public static final class Builder {
+        private final StoreSettings settings = new StoreSettings();
         private RedisCalls calls;
-        private boolean owned;
-        private long createdNanos;
-        private TimeSource testTime;
-        private boolean coalescing = true;
-        private int localRejections = RedisStore.DEFAULT_LOCAL_REJECTIONS;
-        private Duration localRejectionTtl = Duration.ofSeconds(1);
-        private Duration startupWait = Duration.ofSeconds(2);
-        private int hotKeyThreshold = HotKeys.DEFAULT_THRESHOLD;
 
         private Builder() {
         }
@@ -197,11 +188,11 @@ public final class LettuceStore extends ScriptStore {
         /** Creates and owns a client from a {@code store} value; see {@link LettuceStore#connect}. */
         public Builder connect(String store) {
             RedisURI uri = uri(store);
-            this.createdNanos = System.nanoTime();
+            long createdNanos = System.nanoTime();
             RedisClient client = RedisConnection.createOffThread(() -> RedisClient.create(uri));
             client.setOptions(clientOptions());
             this.calls = LettuceCalls.opening(() -> client.connect(StringCodec.UTF8), false, client);
-            this.owned = true;
+            settings.owned(createdNanos);
             return this;
         }
 
@@ -222,7 +213,7 @@ public final class LettuceStore extends ScriptStore {
                         + client.getClass().getName());
             }
             this.calls = LettuceCalls.opening(connect, client instanceof RedisClusterClient, null);
-            this.owned = false;
+            settings.borrowed();
             return this;
         }
 
@@ -238,55 +229,43 @@ public final class LettuceStore extends ScriptStore {
                         + "StatefulRedisClusterConnection, got " + connection.getClass().getName());
             }
             this.calls = LettuceCalls.borrowing(connection);
-            this.owned = false;
+            settings.borrowed();
             return this;
         }
 
         /** The start-up wait, as {@link RedisStore.Builder#startupWait}; default 2 s. */
         public Builder startupWait(Duration wait) {
-            Objects.requireNonNull(wait, "wait");
-            if (wait.isNegative()) {
-                throw new IllegalArgumentException("'startupWait' must not be negative, got '" + wait + "'");
-            }
-            this.startupWait = wait;
+            settings.startupWait(wait);
             return this;
         }
 
         /** Whether concurrent requests share script calls, as {@link RedisStore.Builder#coalescing}; default on. */
         public Builder coalescing(boolean coalescing) {
-            this.coalescing = coalescing;
+            settings.coalescing(coalescing);
             return this;
         }
 
         /** Callers whose rejections are repeated locally, as {@link RedisStore.Builder#localRejections}. */
         public Builder localRejections(int maximumCallers) {
-            if (maximumCallers < 0) {
-                throw new IllegalArgumentException("'localRejections' must not be negative, got '"
-                        + maximumCallers + "'");
-            }
-            this.localRejections = maximumCallers;
+            settings.localRejections(maximumCallers);
             return this;
         }
 
         /** The longest a rejection is repeated locally, as {@link RedisStore.Builder#localRejectionTtl}. */
         public Builder localRejectionTtl(Duration ttl) {
-            this.localRejectionTtl = RejectionCache.checkTtl(ttl);
+            settings.localRejectionTtl(ttl);
             return this;
         }
 
         /** When a caller's budget is decided here in slices, as {@link RedisStore.Builder#hotKeyThreshold}. */
         public Builder hotKeyThreshold(int decisionsPerSecond) {
-            if (decisionsPerSecond < 0) {
-                throw new IllegalArgumentException("'hotKeyThreshold' must not be negative, got '"
-                        + decisionsPerSecond + "'");
-            }
-            this.hotKeyThreshold = decisionsPerSecond;
+            settings.hotKeyThreshold(decisionsPerSecond);
             return this;
         }
 
         /** Decides on this clock instead of the Redis server's. For tests only. */
         public Builder timeSourceForTesting(TimeSource time) {
-            this.testTime = Objects.requireNonNull(time, "time");
+            settings.timeSourceForTesting(time);
             return this;
         }
 

@@ -64,9 +64,7 @@ public final class RedisStore extends ScriptStore {
     private final RedissonClient client;
 
     private RedisStore(Builder builder, RedissonClient client) {
-        super(new Settings(new RedissonCalls(client), builder.owned, builder.createdNanos,
-                script -> new ClusterCalls(client, script)::decide, builder.testTime, builder.coalescing,
-                builder.localRejections, builder.localRejectionTtl, builder.startupWait, builder.hotKeyThreshold));
+        super(builder.settings.on(new RedissonCalls(client), script -> new ClusterCalls(client, script)::decide));
         this.client = client;
     }
 
@@ -116,15 +114,8 @@ public final class RedisStore extends ScriptStore {
 
     /** Settings of a {@link RedisStore}. */
     public static final class Builder {
+        private final StoreSettings settings = new StoreSettings();
         private RedissonClient client;
-        private boolean owned;
-        private TimeSource testTime;
-        private boolean coalescing = true;
-        private int localRejections = DEFAULT_LOCAL_REJECTIONS;
-        private Duration localRejectionTtl = DEFAULT_LOCAL_REJECTION_TTL;
-        private Duration startupWait = Duration.ofSeconds(2);
-        private int hotKeyThreshold = HotKeys.DEFAULT_THRESHOLD;
-        private long createdNanos;
 
         private Builder() {
         }
@@ -142,33 +133,29 @@ public final class RedisStore extends ScriptStore {
          * @throws IllegalArgumentException naming {@code 'startupWait'} if negative
          */
         public Builder startupWait(Duration wait) {
-            Objects.requireNonNull(wait, "wait");
-            if (wait.isNegative()) {
-                throw new IllegalArgumentException("'startupWait' must not be negative, got '" + wait + "'");
-            }
-            this.startupWait = wait;
+            settings.startupWait(wait);
             return this;
         }
 
         /** Uses a client the application owns and closes. */
         public Builder client(RedissonClient client) {
             this.client = Objects.requireNonNull(client, "client");
-            this.owned = false;
+            settings.borrowed();
             return this;
         }
 
         /** Creates and owns a client from a {@code store} value; see {@link RedisStore#connect}. */
         public Builder connect(String store) {
-            this.createdNanos = System.nanoTime();
+            long createdNanos = System.nanoTime();
             Config config = config(store);
             this.client = RedisConnection.createOffThread(() -> Redisson.create(config));
-            this.owned = true;
+            settings.owned(createdNanos);
             return this;
         }
 
         /** Whether concurrent requests (of one caller, and of different callers) share script calls; default on. */
         public Builder coalescing(boolean coalescing) {
-            this.coalescing = coalescing;
+            settings.coalescing(coalescing);
             return this;
         }
 
@@ -178,11 +165,7 @@ public final class RedisStore extends ScriptStore {
          * {@value #DEFAULT_LOCAL_REJECTIONS}.
          */
         public Builder localRejections(int maximumCallers) {
-            if (maximumCallers < 0) {
-                throw new IllegalArgumentException("'localRejections' must not be negative, got '"
-                        + maximumCallers + "'");
-            }
-            this.localRejections = maximumCallers;
+            settings.localRejections(maximumCallers);
             return this;
         }
 
@@ -192,7 +175,7 @@ public final class RedisStore extends ScriptStore {
          * evicted or lost in a failover, so this bounds how long it can be wrong. At least 1 ms.
          */
         public Builder localRejectionTtl(Duration ttl) {
-            this.localRejectionTtl = RejectionCache.checkTtl(ttl);
+            settings.localRejectionTtl(ttl);
             return this;
         }
 
@@ -203,17 +186,13 @@ public final class RedisStore extends ScriptStore {
          * sliced; the fleet never admits more than the limit either way.
          */
         public Builder hotKeyThreshold(int decisionsPerSecond) {
-            if (decisionsPerSecond < 0) {
-                throw new IllegalArgumentException("'hotKeyThreshold' must not be negative, got '"
-                        + decisionsPerSecond + "'");
-            }
-            this.hotKeyThreshold = decisionsPerSecond;
+            settings.hotKeyThreshold(decisionsPerSecond);
             return this;
         }
 
         /** Decides on this clock instead of the Redis server's. For tests only; see {@link RedisStore#forTesting}. */
         public Builder timeSourceForTesting(TimeSource time) {
-            this.testTime = Objects.requireNonNull(time, "time");
+            settings.timeSourceForTesting(time);
             return this;
         }
 
