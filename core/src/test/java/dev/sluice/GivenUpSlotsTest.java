@@ -3,6 +3,7 @@ package dev.sluice;
 import dev.sluice.memory.MemoryStore;
 import dev.sluice.spi.RateLimitStore;
 import dev.sluice.testing.ManualClock;
+import dev.sluice.testing.Waiting;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -120,10 +121,7 @@ class GivenUpSlotsTest {
         });
         waiter.start();
         // sleeping until its slot, 200 s away on the store's clock (real time here): reserved
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (waiter.getState() != Thread.State.TIMED_WAITING && System.nanoTime() < deadline) {
-            Thread.onSpinWait();
-        }
+        Waiting.untilTimedWaiting(waiter);
         waiter.interrupt();
         waiter.join(5_000);
         assertThat(thrown.get()).isInstanceOf(InterruptedException.class);
@@ -184,10 +182,7 @@ class GivenUpSlotsTest {
         waiter.start();
         // asked the store, which has not answered: the waiter waits for the answer, not for a slot
         slow.awaitHeld();
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (waiter.getState() != Thread.State.TIMED_WAITING && System.nanoTime() < deadline) {
-            Thread.onSpinWait();
-        }
+        Waiting.untilTimedWaiting(waiter);
         waiter.interrupt();
         waiter.join(5_000);
         assertThat(ended.get()).as("an interrupted waiter is told so, not let through by the failure mode")

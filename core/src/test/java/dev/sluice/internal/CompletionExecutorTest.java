@@ -1,5 +1,6 @@
 package dev.sluice.internal;
 
+import dev.sluice.testing.Waiting;
 import org.junit.jupiter.api.Test;
 
 import java.util.List;
@@ -70,11 +71,8 @@ class CompletionExecutorTest {
     }
 
     /** Waits, a bounded time, until {@code thread} waits for its pool's next task (or has ended). */
-    private static void awaitIdle(Thread thread) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-        while (System.nanoTime() < deadline && thread.isAlive() && thread.getState() != Thread.State.TIMED_WAITING) {
-            Thread.sleep(1);
-        }
+    private static void awaitIdle(Thread thread) {
+        Waiting.untilTimedWaiting(thread);
     }
 
     private static void awaitNoThread() throws InterruptedException {

@@ -7,6 +7,7 @@ import dev.sluice.RateLimiter;
 import dev.sluice.memory.MemoryStore;
 import dev.sluice.spi.RateLimitStore;
 import dev.sluice.testing.ManualClock;
+import dev.sluice.testing.Waiting;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -166,10 +167,7 @@ class PermitsGiveUpTest {
         });
         waiter.start();
         CompletableFuture<Decision> asked = slow.asked.get(10, TimeUnit.SECONDS);
-        long deadline = System.nanoTime() + BOUND_NANOS;
-        while (waiter.getState() != Thread.State.TIMED_WAITING && System.nanoTime() < deadline) {
-            Thread.onSpinWait();
-        }
+        Waiting.untilTimedWaiting(waiter);
         waiter.interrupt();
         waiter.join(5_000);
         assertThat(ended.get()).as("an interrupted caller is told so, not let in by the failure mode")

@@ -13,27 +13,12 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.redisson.api.RedissonClient;
-import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.WebApplicationType;
-import org.springframework.boot.actuate.autoconfigure.endpoint.EndpointAutoConfiguration;
-import org.springframework.boot.actuate.autoconfigure.endpoint.jackson.JacksonEndpointAutoConfiguration;
-import org.springframework.boot.actuate.autoconfigure.endpoint.web.WebEndpointAutoConfiguration;
-import org.springframework.boot.actuate.autoconfigure.web.server.ManagementContextAutoConfiguration;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
-import org.springframework.boot.autoconfigure.ImportAutoConfiguration;
 import org.springframework.boot.builder.SpringApplicationBuilder;
-import org.springframework.boot.health.autoconfigure.actuate.endpoint.HealthEndpointAutoConfiguration;
-import org.springframework.boot.health.autoconfigure.contributor.HealthContributorAutoConfiguration;
-import org.springframework.boot.health.autoconfigure.registry.HealthContributorRegistryAutoConfiguration;
-import org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration;
-import org.springframework.boot.reactor.netty.autoconfigure.NettyReactiveWebServerAutoConfiguration;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ReactiveWebApplicationContextRunner;
 import org.springframework.boot.web.server.context.WebServerApplicationContext;
-import org.springframework.boot.webflux.autoconfigure.HttpHandlerAutoConfiguration;
-import org.springframework.boot.webflux.autoconfigure.WebFluxAutoConfiguration;
-import org.springframework.boot.webflux.autoconfigure.actuate.endpoint.web.WebFluxHealthEndpointExtensionAutoConfiguration;
-import org.springframework.boot.webflux.autoconfigure.error.ErrorWebFluxAutoConfiguration;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.core.Ordered;
@@ -63,17 +48,6 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class ReactiveFilterPropertiesTest {
-
-    /** WebFlux on Reactor Netty, Actuator with health, Sluice, and the beans below. */
-    @SpringBootConfiguration
-    @ImportAutoConfiguration({SluiceReactiveAutoConfiguration.class, NettyReactiveWebServerAutoConfiguration.class,
-            HttpHandlerAutoConfiguration.class, WebFluxAutoConfiguration.class, ErrorWebFluxAutoConfiguration.class,
-            JacksonAutoConfiguration.class, EndpointAutoConfiguration.class, JacksonEndpointAutoConfiguration.class,
-            WebEndpointAutoConfiguration.class, ManagementContextAutoConfiguration.class,
-            HealthContributorAutoConfiguration.class, HealthContributorRegistryAutoConfiguration.class,
-            HealthEndpointAutoConfiguration.class, WebFluxHealthEndpointExtensionAutoConfiguration.class})
-    static class Application {
-    }
 
     /** "ok" on every path. */
     @RestController
@@ -144,9 +118,11 @@ class ReactiveFilterPropertiesTest {
     }
 
     private ConfigurableApplicationContext start(String... properties) {
-        ConfigurableApplicationContext context = new SpringApplicationBuilder(Application.class, Handlers.class,
-                Beans.class).web(WebApplicationType.REACTIVE).properties("server.port=0", "server.address=127.0.0.1",
-                "spring.main.banner-mode=off").properties(properties).run();
+        // the application of the reactive starter's own test, with the handlers and beans below
+        ConfigurableApplicationContext context = new SpringApplicationBuilder(ReactiveRateLimitTest.Application.class,
+                Handlers.class, Beans.class).web(WebApplicationType.REACTIVE)
+                .properties("server.port=0", "server.address=127.0.0.1", "spring.main.banner-mode=off")
+                .properties(properties).run();
         apps.add(context);
         return context;
     }
@@ -274,7 +250,7 @@ class ReactiveFilterPropertiesTest {
         TestRedis redis = TestRedis.start();
         RedissonClient client = redis.newClient();
         try {
-            try (ConfigurableApplicationContext app = new SpringApplicationBuilder(Application.class,
+            try (ConfigurableApplicationContext app = new SpringApplicationBuilder(ReactiveRateLimitTest.Application.class,
                     Handlers.class).initializers(c -> c.getBeanFactory().registerSingleton("redisson", client))
                     .web(WebApplicationType.REACTIVE).properties("server.port=0", "server.address=127.0.0.1",
                             "spring.main.banner-mode=off", "sluice.store=" + redis.url(), "sluice.timeout=2s",
