@@ -250,8 +250,9 @@ class ReactiveFilterPropertiesTest {
         TestRedis redis = TestRedis.start();
         RedissonClient client = redis.newClient();
         try {
-            try (ConfigurableApplicationContext app = new SpringApplicationBuilder(ReactiveRateLimitTest.Application.class,
-                    Handlers.class).initializers(c -> c.getBeanFactory().registerSingleton("redisson", client))
+            try (ConfigurableApplicationContext app = new SpringApplicationBuilder(
+                    ReactiveRateLimitTest.Application.class, Handlers.class)
+                    .initializers(c -> c.getBeanFactory().registerSingleton("redisson", client))
                     .web(WebApplicationType.REACTIVE).properties("server.port=0", "server.address=127.0.0.1",
                             "spring.main.banner-mode=off", "sluice.store=" + redis.url(), "sluice.timeout=2s",
                             "sluice.key=header:X-Client", "sluice.filters.api.limit=1/1h",
