@@ -8,6 +8,7 @@ import dev.sluice.Limit;
 import dev.sluice.TimeSource;
 import dev.sluice.internal.UnreadableStateException;
 import dev.sluice.spi.CompiledLimit;
+import org.slf4j.LoggerFactory;
 
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -115,24 +116,29 @@ final class DecideScript {
     }
 
     /**
-     * Loads the script into the script cache of every master (and replica), and, where functions
-     * are wanted, its library: once it is loaded, calls are {@code FCALL}s; a Redis that does not
-     * know {@code FUNCTION} (or forbids it) leaves them {@code EVALSHA}s, and any other failure
-     * fails the load.
+     * Loads the script into the script cache of every master (and replica), and then, where
+     * functions are wanted, its library: once it is loaded, calls are {@code FCALL}s. A library
+     * Redis did not take leaves them {@code EVALSHA}s: a Redis that does not know {@code FUNCTION}
+     * (or forbids it), and any other failure once the script is loaded (logged), since the
+     * script alone decides as well. A failure to load the script fails the load.
      */
     CompletableFuture<Void> loadEverywhere() {
         CompletableFuture<Void> script = calls.load(SCRIPT);
         if (!functionsWanted) {
             return script;
         }
-        return script.thenCompose(loaded -> calls.loadLibrary(LIBRARY)).handle((loaded, failure) -> {
+        return script.thenCompose(loaded -> calls.loadLibrary(LIBRARY).handle((done, failure) -> {
             Throwable cause = failure == null ? null : unwrap(failure);
             if (cause != null && !calls.unknownCommand(cause)) {
-                throw new CompletionException(cause);
+                // the start of Redis's answer: a client may append the command, the whole library with it
+                String answer = String.valueOf(cause.getMessage());
+                LoggerFactory.getLogger(DecideScript.class).warn("Redis did not load decide.lua as a function"
+                        + " library ({}); decisions are sent as EVALSHA", answer.substring(0, Math.min(160,
+                        answer.length())));
             }
             functions = cause == null;
             return null;
-        });
+        }));
     }
 
     /** Whether calls are sent as {@code FCALL} (the library is loaded), rather than {@code EVALSHA}. */

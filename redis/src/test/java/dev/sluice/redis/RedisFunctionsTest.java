@@ -7,6 +7,7 @@ import dev.sluice.testing.ManualClock;
 import dev.sluice.testing.Resp;
 import dev.sluice.testing.TestRedis;
 import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.codec.StringCodec;
 import io.lettuce.core.output.StatusOutput;
@@ -16,8 +17,11 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
+import org.redisson.Redisson;
 import org.redisson.api.RedissonClient;
+import org.redisson.config.Config;
 
+import java.net.URI;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -175,6 +179,54 @@ class RedisFunctionsTest {
         Resp.call(PORT, "DEL", LimitKeys.key(tag, limit));
         assertThat(script.decide(tag, List.of(limit), 1).join().apply(0).allowed()).as("a bucket deleted is full")
                 .isTrue();
+    }
+
+    /**
+     * A user who may not load functions (an ACL without {@code @scripting} but for the script
+     * commands: {@code NOPERM} on a Redis 7, an unknown command on 6.2) gets a store that sends
+     * scripts, decided once at load: its decisions are answered, as {@code EVALSHA}s.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"redisson", "lettuce"})
+    void aUserWhoMayNotLoadFunctionsIsSentScripts(String client) {
+        String user = "sluice-scripts-only-" + UUID.randomUUID();
+        Resp.call(PORT, "ACL", "SETUSER", user, "on", ">only-for-this-test", "~*", "&*", "+@all", "-@scripting",
+                "+eval", "+evalsha", "+script|load", "+script|exists");
+        URI url = URI.create(TestRedis.shared().url());
+        RedissonClient ownRedisson = null;
+        RedisClient ownLettuce = null;
+        try {
+            RedisCalls calls;
+            if (client.equals("redisson")) {
+                Config config = new Config();
+                config.useSingleServer().setAddress(url.toString()).setUsername(user)
+                        .setPassword("only-for-this-test");
+                ownRedisson = Redisson.create(config);
+                calls = new RedissonCalls(ownRedisson);
+            } else {
+                ownLettuce = RedisClient.create(RedisURI.builder().withHost(url.getHost()).withPort(url.getPort())
+                        .withAuthentication(user, "only-for-this-test".toCharArray()).build());
+                calls = LettuceCalls.borrowing(ownLettuce.connect());
+            }
+            DecideScript script = new DecideScript(calls, new ManualClock());
+            script.load();
+            assertThat(script.functions()).as("FCALL").isFalse();
+            Limit limit = Limit.of("scripts-only", "5/1h");
+            String tag = "scripts-only-" + UUID.randomUUID();
+            long before = stat("commandstats", "cmdstat_evalsha:calls=");
+            for (int i = 0; i < 3; i++) {
+                assertThat(script.decide(tag, List.of(limit), 1).join().apply(0).remaining()).isEqualTo(4 - i);
+            }
+            assertThat(stat("commandstats", "cmdstat_evalsha:calls=") - before).isGreaterThanOrEqualTo(3);
+        } finally {
+            if (ownRedisson != null) {
+                ownRedisson.shutdown();
+            }
+            if (ownLettuce != null) {
+                ownLettuce.shutdown();
+            }
+            Resp.call(PORT, "ACL", "DELUSER", user);
+        }
     }
 
     /** A client the Lettuce store makes never replays an FCALL after a reconnect: it may have run, and charged. */
