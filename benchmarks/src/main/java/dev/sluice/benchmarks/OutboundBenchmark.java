@@ -265,7 +265,7 @@ final class OutboundBenchmark {
                 delta.put(e.getKey(), calls);
                 commands += calls;
                 micros += e.getValue()[1] - was[1];
-                if (e.getKey().startsWith("eval")) {
+                if (e.getKey().startsWith("eval") || e.getKey().equals("fcall")) { // decide.lua is an FCALL on Redis 7
                     scripts += calls;
                 }
             }

@@ -375,7 +375,8 @@ final class PostgresBenchmark {
         long calls = 0;
         for (var entry : Footprint.info(redis, "commandstats").entrySet()) {
             String value = entry.getValue();
-            if (entry.getKey().startsWith("cmdstat_eval") && value.startsWith("calls=")) {
+            if ((entry.getKey().startsWith("cmdstat_eval") || entry.getKey().equals("cmdstat_fcall"))
+                    && value.startsWith("calls=")) {
                 calls += Long.parseLong(value.substring("calls=".length(), value.indexOf(',')));
             }
         }

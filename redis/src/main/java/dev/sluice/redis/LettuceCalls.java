@@ -152,6 +152,17 @@ final class LettuceCalls implements RedisCalls {
     }
 
     @Override
+    public <R> CompletableFuture<R> fcall(String function, Reply reply, List<Object> keys, Object[] args) {
+        return on(c -> c.<R>fcall(function, type(reply), keys(keys), values(args)));
+    }
+
+    @Override
+    public CompletableFuture<Void> loadLibrary(LuaSource.Library library) {
+        // On a cluster connection Lettuce sends it to a master only: the store keeps EVALSHA there.
+        return on(c -> c.functionLoad(library.text(), true)).thenRun(() -> { });
+    }
+
+    @Override
     public CompletableFuture<Void> touch(String sha) {
         return on(c -> c.scriptExists(sha)).thenRun(() -> { });
     }

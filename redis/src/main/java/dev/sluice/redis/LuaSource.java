@@ -58,6 +58,8 @@ final class LuaSource {
     /** A name a file defines at its top: {@code local function read(} or {@code local states =}. */
     private static final Pattern TOP = Pattern.compile("^local (?:function )?(\\w+)", Pattern.MULTILINE);
     private static final Pattern COMMENT = Pattern.compile("--\\[\\[.*?--]]|--[^\\n]*", Pattern.DOTALL);
+    /** A value a call starts from, at the top of a file: {@code local states = {}} or {@code local shift = 0}. */
+    private static final Pattern PER_CALL = Pattern.compile("^local (\\w+) = (\\{}|-?\\d+)$", Pattern.MULTILINE);
     /**
      * Each driver's composed text, by its file: composing takes a few dozen regular-expression
      * passes (tens of milliseconds), and every store built would otherwise pay them again for texts
@@ -76,6 +78,52 @@ final class LuaSource {
     /** {@code driver} composed behind {@code shared.lua} and the algorithms' modules, as the class says. */
     static String compose(String driver) {
         return COMPOSED.computeIfAbsent(driver, LuaSource::composeOnce);
+    }
+
+    /**
+     * {@code driver} as a Redis 7 function library: the text {@link #compose} gives, its part in front
+     * of the driver run once, when the library is loaded, and the driver the body of a function named
+     * {@code function}, which {@code FCALL} runs. A call so creates none of the functions and
+     * tables in front, nor the modules (a module's operations are closures over the library's
+     * values, the same for every call, so {@code use} keeps them from call to call). {@code KEYS}
+     * and {@code ARGV} are values of the library, which each call sets before the driver runs
+     * (Redis runs one function at a time), and so are the values a call starts from, written at
+     * the top of a file as {@code local name = {}} or a number ({@code bucket.lua}'s cache of the
+     * states read, the reservations' TTL shift): each call sets them again, so that nothing one
+     * call leaves there reaches the next.
+     */
+    static Library library(String driver) {
+        String text = compose(driver);
+        String main = withHelpers(load(driver)) + '\n';
+        if (!text.endsWith(main)) {
+            // the driver changed while composing: it could not run on its own as a function's body
+            throw new IllegalStateException(driver + " does not end its composed text as written");
+        }
+        String prefix = text.substring(0, text.length() - main.length());
+        String sha = DecideScript.sha1(text);
+        String function = "sluice_" + driver.replace(".lua", "") + "_" + sha;
+        StringBuilder library = new StringBuilder("local KEYS, ARGV\n").append(prefix)
+                .append("redis.register_function('").append(function).append("', function(keys, args)\n")
+                .append("KEYS, ARGV = keys, args\n");
+        Matcher value = PER_CALL.matcher(COMMENT.matcher(prefix).replaceAll(""));
+        while (value.find()) {
+            library.append(value.group(1)).append(" = ").append(value.group(2)).append('\n');
+        }
+        return new Library("sluice_" + sha, function, library.append(main).append("end)\n").toString());
+    }
+
+    /**
+     * A Redis function library of one script: its {@code name}, the {@code function} in it that
+     * {@code FCALL} names, and its {@code body}, the code after the {@code #!lua name=} line. Both
+     * names carry the SHA-1 of the script's composed text, so two versions of Sluice on one Redis
+     * load a library each.
+     */
+    record Library(String name, String function, String body) {
+
+        /** What {@code FUNCTION LOAD} takes: the {@code #!lua name=} line, then the body. */
+        String text() {
+            return "#!lua name=" + name + "\n" + body;
+        }
     }
 
     private static String composeOnce(String driver) {

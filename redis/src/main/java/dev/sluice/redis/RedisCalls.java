@@ -25,6 +25,15 @@ interface RedisCalls {
     /** Loads a script into the script cache of every master (and replica). */
     CompletableFuture<Void> load(String script);
 
+    /**
+     * {@code FCALL} of a function of a loaded library ({@link #loadLibrary}) on the node of
+     * {@code keys}' slot, as {@link #evalSha}; never retried.
+     */
+    <R> CompletableFuture<R> fcall(String function, Reply reply, List<Object> keys, Object[] args);
+
+    /** {@code FUNCTION LOAD REPLACE} of a library on every master (Redis 7 and later). */
+    CompletableFuture<Void> loadLibrary(LuaSource.Library library);
+
     /** A command that changes nothing ({@code SCRIPT EXISTS}), to open a connection ahead of a burst. */
     CompletableFuture<Void> touch(String sha);
 
@@ -45,6 +54,25 @@ interface RedisCalls {
 
     /** Whether Redis answered {@code NOSCRIPT}: the script did not run. */
     boolean noScript(Throwable cause);
+
+    /** Whether Redis answered that it has no such function ({@code FUNCTION FLUSH}, a new master): it did not run. */
+    default boolean noFunction(Throwable cause) {
+        return messageHas(cause, "Function not found");
+    }
+
+    /**
+     * Whether Redis did not know the command (a Redis before 7 asked for {@code FUNCTION} or
+     * {@code FCALL}), or the user may not send it: it did not run.
+     */
+    default boolean unknownCommand(Throwable cause) {
+        return messageHas(cause, "unknown command") || messageHas(cause, "NOPERM");
+    }
+
+    /** Whether a failure's message, written by Redis whichever client carries it, holds {@code text}. */
+    private static boolean messageHas(Throwable cause, String text) {
+        String message = cause.getMessage();
+        return message != null && message.contains(text);
+    }
 
     /** Whether the call was redirected ({@code MOVED}, {@code ASK}) and the client gave up following it. */
     boolean redirected(Throwable cause);

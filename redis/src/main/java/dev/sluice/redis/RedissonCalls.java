@@ -1,5 +1,8 @@
 package dev.sluice.redis;
 
+import org.redisson.api.FunctionMode;
+import org.redisson.api.FunctionResult;
+import org.redisson.api.RFunction;
 import org.redisson.api.RScript;
 import org.redisson.api.RedissonClient;
 import org.redisson.api.options.OptionalOptions;
@@ -18,11 +21,13 @@ final class RedissonCalls implements RedisCalls {
 
     private final RedissonClient client;
     private final RScript script;
+    private final RFunction function;
 
     RedissonCalls(RedissonClient client) {
         this.client = client;
         // No retries: a consuming script re-sent after a response timeout would charge twice.
         this.script = client.getScript(OptionalOptions.defaults().codec(StringCodec.INSTANCE).retryAttempts(0));
+        this.function = client.getFunction(OptionalOptions.defaults().codec(StringCodec.INSTANCE).retryAttempts(0));
     }
 
     RedissonClient client() {
@@ -48,6 +53,18 @@ final class RedissonCalls implements RedisCalls {
     @Override
     public CompletableFuture<Void> load(String text) {
         return script.scriptLoadAsync(text).toCompletableFuture().thenRun(() -> { });
+    }
+
+    @Override
+    public <R> CompletableFuture<R> fcall(String name, Reply reply, List<Object> keys, Object[] args) {
+        return function.<R>callAsync((String) keys.get(0), FunctionMode.WRITE, name,
+                reply == Reply.LONG ? FunctionResult.LONG : FunctionResult.LIST, keys, args).toCompletableFuture();
+    }
+
+    @Override
+    public CompletableFuture<Void> loadLibrary(LuaSource.Library library) {
+        // Redisson writes the "#!lua name=" line itself, and sends it to every master.
+        return function.loadAndReplaceAsync(library.name(), library.body()).toCompletableFuture();
     }
 
     @Override

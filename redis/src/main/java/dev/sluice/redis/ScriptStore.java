@@ -44,10 +44,12 @@ abstract class ScriptStore implements RateLimitStore {
      * @param clusterCalls how a call's batches reach a cluster's masters; {@code null}: each batch
      *                     its own script call, all written at once
      * @param testTime     the clock instead of the Redis server's, or {@code null}
+     * @param functions    whether decide.lua goes as a function ({@code FCALL}) where Redis has them
      */
     record Settings(RedisCalls calls, boolean owned, long createdNanos,
                     Function<DecideScript, Coalescer.Calls> clusterCalls, TimeSource testTime, boolean coalescing,
-                    int localRejections, Duration localRejectionTtl, Duration startupWait, int hotKeyThreshold) {
+                    int localRejections, Duration localRejectionTtl, Duration startupWait, int hotKeyThreshold,
+                    boolean functions) {
     }
 
     private final RedisCalls calls;
@@ -65,7 +67,7 @@ abstract class ScriptStore implements RateLimitStore {
 
     ScriptStore(Settings settings) {
         this.calls = settings.calls();
-        this.script = new DecideScript(calls, settings.testTime());
+        this.script = new DecideScript(calls, settings.testTime(), settings.functions());
         // One script decides the batches of a call where all keys live on one master (a single server,
         // a Sentinel's master); a cluster's keys spread over nodes, so there each batch is one script
         // call, sent as the client best reaches the masters.

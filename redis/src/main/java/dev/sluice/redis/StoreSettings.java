@@ -23,6 +23,7 @@ final class StoreSettings {
     private Duration localRejectionTtl = RedisStore.DEFAULT_LOCAL_REJECTION_TTL;
     private Duration startupWait = Duration.ofSeconds(2);
     private int hotKeyThreshold = HotKeys.DEFAULT_THRESHOLD;
+    private boolean functions = true;
 
     /** The store made its client at {@code createdNanos} and shuts it down; the start-up wait counts from then. */
     void owned(long createdNanos) {
@@ -62,6 +63,10 @@ final class StoreSettings {
         this.hotKeyThreshold = notNegative("hotKeyThreshold", decisionsPerSecond);
     }
 
+    void functions(boolean functions) {
+        this.functions = functions;
+    }
+
     void timeSourceForTesting(TimeSource time) {
         this.testTime = Objects.requireNonNull(time, "time");
     }
@@ -81,6 +86,6 @@ final class StoreSettings {
      */
     ScriptStore.Settings on(RedisCalls calls, Function<DecideScript, Coalescer.Calls> clusterCalls) {
         return new ScriptStore.Settings(calls, owned, createdNanos, clusterCalls, testTime, coalescing,
-                localRejections, localRejectionTtl, startupWait, hotKeyThreshold);
+                localRejections, localRejectionTtl, startupWait, hotKeyThreshold, functions);
     }
 }
