@@ -51,6 +51,11 @@ class WebClientNonBlockingTest {
         // the Redis client's (its pool's idle wait, its Netty allocator's locks), not the filter's.
         BlockHound.Builder builder = BlockHound.builder();
         ServiceLoader.load(BlockHoundIntegration.class).forEach(integration -> integration.applyTo(builder));
+        // Threads of Reactor's schedulers started by earlier tests of this JVM wait in a take() that
+        // began before BlockHound instrumented it, so its allowance does not cover them: woken, one
+        // is "caught" inside its own idle wait, dies (IllegalMonitorStateException), and every call
+        // subscribed on it hangs. Their successors start after the install.
+        Schedulers.shutdownNow();
         builder.nonBlockingThreadPredicate(watched -> watched.and(thread -> !thread.getName().startsWith("redisson")))
                 .blockingMethodCallback(method -> {
                     // recorded too: Reactor drops an error thrown where nobody can receive it (a doFinally)
