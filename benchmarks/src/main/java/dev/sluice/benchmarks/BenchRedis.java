@@ -7,8 +7,10 @@ import org.redisson.api.RedissonClient;
 import org.redisson.client.codec.StringCodec;
 import org.redisson.config.Config;
 import redis.embedded.RedisServer;
+import redis.embedded.core.RedisServerBuilder;
 
 import java.io.BufferedReader;
+import java.io.File;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.OutputStream;
@@ -25,8 +27,9 @@ import java.nio.charset.StandardCharsets;
  * <p>The launcher ({@link Main}) resolves it once and hands the URL to every forked benchmark JVM
  * in the system property {@value #URL_PROPERTY}, so all contenders of a run meet the same server.
  * The URL is the first of: that property, the {@code REDIS_URL} environment variable, or a
- * {@code redis-server} from the embedded-redis package (a 6.2 binary), started on a free loopback
- * port and stopped when the JVM that started it exits. A URL with a password is refused, from
+ * {@code redis-server} from the embedded-redis package (a 6.2 binary; {@value #SERVER_PROPERTY}
+ * names another binary to start instead, e.g. a Redis 7's), started on a free loopback port and
+ * stopped when the JVM that started it exits. A URL with a password is refused, from
  * either source ({@link #withoutSecrets}). A server this run started may be flushed
  * between trials ({@link #owned()}); one named by {@code REDIS_URL} is never flushed.
  */
@@ -36,6 +39,12 @@ public final class BenchRedis {
     public static final String URL_PROPERTY = "sluice.bench.redis";
     /** System property telling forked JVMs that the launcher started the server (so it may be flushed). */
     public static final String OWNED_PROPERTY = "sluice.bench.redis.owned";
+
+    /**
+     * System property naming a {@code redis-server} binary the launcher starts instead of the
+     * embedded 6.2 one (to measure on the Redis version an application runs, e.g. 7 with functions).
+     */
+    public static final String SERVER_PROPERTY = "sluice.bench.redis-server";
 
     private static BenchRedis current;
 
@@ -88,8 +97,18 @@ public final class BenchRedis {
         int port = freePort();
         try {
             // No persistence: a benchmark must not measure fsync or RDB forks.
-            RedisServer server = RedisServer.newRedisServer().port(port).bind("127.0.0.1")
-                    .setting("save \"\"").setting("appendonly no").build();
+            RedisServerBuilder builder = RedisServer.newRedisServer().port(port).bind("127.0.0.1")
+                    .setting("save \"\"").setting("appendonly no");
+            String binary = System.getProperty(SERVER_PROPERTY);
+            if (binary != null && !binary.isBlank()) {
+                File file = new File(binary.trim());
+                if (!file.canExecute()) {
+                    throw new IllegalArgumentException("-D" + SERVER_PROPERTY + "='" + binary
+                            + "' is not an executable redis-server");
+                }
+                builder.executableProvider(() -> file);
+            }
+            RedisServer server = builder.build();
             server.start();
             BenchRedis redis = new BenchRedis("redis://127.0.0.1:" + port, true, server);
             Runtime.getRuntime().addShutdownHook(new Thread(redis::stop));

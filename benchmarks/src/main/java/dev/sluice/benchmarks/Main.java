@@ -1,6 +1,7 @@
 package dev.sluice.benchmarks;
 
 import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.profile.GCProfiler;
 import org.openjdk.jmh.results.RunResult;
 import org.openjdk.jmh.results.format.ResultFormatType;
 import org.openjdk.jmh.runner.Runner;
@@ -22,6 +23,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
 import java.util.List;
+import java.util.Locale;
 import java.util.regex.Pattern;
 
 /**
@@ -201,11 +203,17 @@ public final class Main {
             };
             report.sanity(SanityCheck.measure(redis, redisThreads, Duration.ofSeconds(Math.max(1, steadySeconds)),
                     sanityRounds != null ? sanityRounds : quick ? 1 : 3, floorFork));
+            SanityCheck.Measured pipelined = SanityCheck.pipelined(redis);
+            System.out.printf(Locale.ROOT, "redis-benchmark EVALSHA of the floor, %d connections, pipeline %d: %s%n",
+                    SanityCheck.PIPELINED_CONNECTIONS, SanityCheck.PIPELINE, pipelined.note());
+            report.pipelined(pipelined);
         }
         if (only.contains("memory")) {
             for (int threads : quick ? new int[] {1} : memoryThreads) {
                 ChainedOptionsBuilder options = options(jmh, quick, redis, steadySeconds, warmupLog)
                         .include(MemoryBenchmark.class.getName() + "\\.")
+                        // bytes allocated per decision (gc.alloc.rate.norm), a target beside the time
+                        .addProfiler(GCProfiler.class)
                         .threads(threads)
                         .result(json.resolve("memory-t" + threads + ".json").toString());
                 results.addAll(run(options, report, "in memory at " + threads + " threads"));
