@@ -1,5 +1,6 @@
 package dev.sluice.spring.boot;
 
+import dev.sluice.spi.RateLimitStore;
 import dev.sluice.web.internal.ApplicationPolicies;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
@@ -8,6 +9,9 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.boot.health.autoconfigure.contributor.ConditionalOnEnabledHealthIndicator;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.util.ClassUtils;
+
+import java.util.function.Function;
 
 /**
  * The health contributor, the Actuator endpoint {@code sluice} and the policies' meter tags, the
@@ -20,24 +24,25 @@ final class SluiceManagement {
     }
 
     /**
-     * The health of the Redis stores, with Spring Boot's health module and Sluice's Redis store on
-     * Redisson (it pings through the store's Redisson client; a Lettuce store has no contributor yet);
+     * The health of the shared stores, with Spring Boot's health module: the circuits of the limiters
+     * on each, and a {@code PING} of a store on Redisson when Redisson is on the class path;
      * {@code management.health.sluice.enabled=false} switches it off.
      */
     @Configuration(proxyBeanMethods = false)
-    @ConditionalOnClass(name = {"org.springframework.boot.health.contributor.HealthIndicator",
-            "dev.sluice.redis.RedisStore", "org.redisson.api.RedissonClient"})
+    @ConditionalOnClass(name = "org.springframework.boot.health.contributor.HealthIndicator")
     @ConditionalOnEnabledHealthIndicator("sluice")
     static class StoreHealth {
 
         @Bean(destroyMethod = "close")
         @ConditionalOnMissingBean(name = "sluiceHealthIndicator")
-        RedisStoreHealth sluiceHealthIndicator(SluiceSettings settings, ObjectProvider<StoreCircuits> owners,
-                                               ObjectProvider<StoreBinding> stores) {
+        SharedStoreHealth sluiceHealthIndicator(SluiceSettings settings, ObjectProvider<StoreCircuits> owners,
+                                                ObjectProvider<StoreBinding> stores) {
             stores.forEach(StoreBinding::bind);
+            Function<RateLimitStore, String> ping = ClassUtils.isPresent("org.redisson.api.RedissonClient",
+                    SluiceManagement.class.getClassLoader()) ? RedissonPing::ping : store -> null;
             // Read when asked: the filters and handlers' limiters are built after this bean.
-            return new RedisStoreHealth(settings.stores(), () -> owners.orderedStream()
-                    .flatMap(owner -> owner.circuits().stream()).toList(), settings.downWhenFailingOpen());
+            return new SharedStoreHealth(settings.stores(), () -> owners.orderedStream()
+                    .flatMap(owner -> owner.circuits().stream()).toList(), settings.downWhenFailingOpen(), ping);
         }
     }
 

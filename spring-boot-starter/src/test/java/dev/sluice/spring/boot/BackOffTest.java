@@ -28,7 +28,7 @@ class BackOffTest {
             assertThat(context).hasNotFailed();
             assertThat(context).hasSingleBean(SluiceSettings.class).hasSingleBean(ApplicationPolicies.class)
                     .hasSingleBean(FilterRegistrations.class).hasSingleBean(RateLimitInterceptor.class)
-                    .hasSingleBean(RedisStoreHealth.class).hasBean("sluiceWebMvcConfigurer")
+                    .hasSingleBean(SharedStoreHealth.class).hasBean("sluiceWebMvcConfigurer")
                     .hasBean("sluiceHandlerGuards").hasSingleBean(PolicyMeterTags.class);
         });
     }
@@ -48,7 +48,7 @@ class BackOffTest {
                     assertThat(context).hasNotFailed();
                     assertThat(context.getBean(ApplicationPolicies.class)).isSameAs(own);
                     assertThat(context.getBean(SluiceSettings.class)).isSameAs(settings);
-                    assertThat(context).doesNotHaveBean(RedisStoreHealth.class);
+                    assertThat(context).doesNotHaveBean(SharedStoreHealth.class);
                     assertThat(context.getBean("sluiceHealthIndicator")).isSameAs(health);
                     assertThat(context.getBean("sluiceWebMvcConfigurer")).isNotInstanceOf(RateLimitInterceptor.class);
                     assertThat(context).doesNotHaveBean(PolicyMeterTags.class);

@@ -53,12 +53,12 @@ class StoreOutageHealthTest {
         try (ConfigurableApplicationContext app = BootApps.start(Map.of(), "sluice.filters.api.limit=100/1m",
                 "management.health.sluice.enabled=false", "management.endpoints.web.exposure.include=health",
                 "management.endpoint.health.show-details=always")) {
-            assertThat(app.getBeansOfType(RedisStoreHealth.class)).isEmpty();
+            assertThat(app.getBeansOfType(SharedStoreHealth.class)).isEmpty();
             assertThat(new Http(BootApps.port(app)).get("/actuator/health/sluice").statusCode()).isEqualTo(404);
         }
         try (ConfigurableApplicationContext app = BootApps.start(Map.of(), "sluice.filters.api.limit=100/1m",
                 "management.endpoints.web.exposure.include=health", "management.endpoint.health.show-details=always")) {
-            assertThat(app.getBeansOfType(RedisStoreHealth.class)).hasSize(1);
+            assertThat(app.getBeansOfType(SharedStoreHealth.class)).hasSize(1);
             assertThat(new Http(BootApps.port(app)).get("/actuator/health/sluice").statusCode()).isEqualTo(200);
         }
     }

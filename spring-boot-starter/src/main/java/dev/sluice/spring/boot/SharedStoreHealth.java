@@ -1,29 +1,26 @@
 package dev.sluice.spring.boot;
 
 import dev.sluice.spi.RateLimitStore;
-import dev.sluice.redis.RedisStore;
+import dev.sluice.memory.MemoryStore;
 import dev.sluice.web.internal.StoreRegistry;
 import dev.sluice.web.internal.WebSettings;
-import org.redisson.api.RedissonClient;
-import org.redisson.api.redisnode.BaseRedisNodes;
-import org.redisson.api.redisnode.RedisNodes;
-import org.redisson.config.Config;
 import org.springframework.boot.health.contributor.Health;
 import org.springframework.boot.health.contributor.HealthIndicator;
 
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 import java.util.function.Supplier;
 
 /**
- * The health of the Redis stores Sluice's filters and annotated handlers decide on. A store is in
- * trouble when Redis does not answer a {@code PING} (within one second) or when the circuit breaker
- * of a limiter on it is open (it stopped waiting on Redis after repeated failures). What that means
+ * The health of the shared stores Sluice's filters and annotated handlers decide on (Redis on
+ * Redisson or on Lettuce, Postgres). A store is in trouble when the circuit breaker of a limiter on
+ * it is open (it stopped waiting on the store after repeated failures) or, for a store on Redisson,
+ * when Redis does not answer a {@code PING} (within one second). A store on the application's
+ * Lettuce factory is not pinged here: Spring Boot's own {@code redis} contributor does that. What that means
  * for the application depends on its routes:
  *
  * <ul>
@@ -37,37 +34,41 @@ import java.util.function.Supplier;
  *       reports {@code DOWN} anyway.
  * </ul>
  *
- * The in-memory store has no health of its own: no Redis store, {@code UP}. Store URLs are shown
+ * The in-memory store has no health of its own: no shared store, {@code UP}. Store URLs are shown
  * with their password masked.
  */
-final class RedisStoreHealth implements HealthIndicator {
-
-    private static final Duration PING_TIMEOUT = Duration.ofSeconds(1);
+final class SharedStoreHealth implements HealthIndicator {
 
     private final Set<String> storeValues;
     private final Supplier<List<FilterRegistrations.Circuit>> circuits;
     private final boolean downWhenFailingOpen;
-    private Map<String, RedisStore> stores; // acquired on the first check; guarded by this
+    private final Function<RateLimitStore, String> ping;
+    private Map<String, RateLimitStore> stores; // acquired on the first check; guarded by this
 
-    RedisStoreHealth(Set<String> storeValues, Supplier<List<FilterRegistrations.Circuit>> circuits,
-                     boolean downWhenFailingOpen) {
+    /**
+     * @param ping why a store did not answer its ping, {@code null} when it did or is not pinged
+     *             ({@link RedissonPing#ping}; without Redisson on the class path, nothing is pinged)
+     */
+    SharedStoreHealth(Set<String> storeValues, Supplier<List<FilterRegistrations.Circuit>> circuits,
+                      boolean downWhenFailingOpen, Function<RateLimitStore, String> ping) {
         this.storeValues = Set.copyOf(storeValues);
         this.circuits = circuits;
         this.downWhenFailingOpen = downWhenFailingOpen;
+        this.ping = ping;
     }
 
     @Override
     public Health health() {
-        Map<String, RedisStore> redis = stores();
+        Map<String, RateLimitStore> shared = stores();
         Health.Builder health = Health.up();
         List<FilterRegistrations.Circuit> all = circuits.get();
-        for (Map.Entry<String, RedisStore> e : redis.entrySet()) {
+        for (Map.Entry<String, RateLimitStore> e : shared.entrySet()) {
             String shown = WebSettings.shown(e.getKey());
             List<FilterRegistrations.Circuit> on = all.stream().filter(c -> c.store().equals(e.getKey())).toList();
             List<String> open = on.stream().filter(c -> c.open().getAsBoolean())
                     .map(FilterRegistrations.Circuit::owner).toList();
-            String ping = ping(e.getValue().client());
-            String problem = ping != null ? "PING failed: " + ping
+            String failed = ping.apply(e.getValue());
+            String problem = failed != null ? "PING failed: " + failed
                     : open.isEmpty() ? null : "circuit open: " + String.join(", ", open);
             if (problem == null) {
                 health.withDetail(shown, "UP");
@@ -88,25 +89,10 @@ final class RedisStoreHealth implements HealthIndicator {
         return health.build();
     }
 
-    /** {@code null} when every node answers a PING, else why not. */
-    private static String ping(RedissonClient client) {
-        try {
-            Config config = client.getConfig();
-            BaseRedisNodes nodes = config.isClusterConfig() ? client.getRedisNodes(RedisNodes.CLUSTER)
-                    : config.isSentinelConfig() ? client.getRedisNodes(RedisNodes.SENTINEL_MASTER_SLAVE)
-                    : config.isSingleConfig() ? client.getRedisNodes(RedisNodes.SINGLE)
-                    : client.getRedisNodes(RedisNodes.MASTER_SLAVE);
-            return nodes.pingAll(PING_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS) ? null : "no answer within "
-                    + PING_TIMEOUT;
-        } catch (RuntimeException e) {
-            return e.getClass().getSimpleName(); // its message may name the server; the URL is shown masked above
-        }
-    }
-
-    /** The Redis stores among the store values, acquired from the application's registry once. */
-    private synchronized Map<String, RedisStore> stores() {
+    /** The shared stores among the store values, acquired from the application's registry once. */
+    private synchronized Map<String, RateLimitStore> stores() {
         if (stores == null) {
-            Map<String, RedisStore> redis = new LinkedHashMap<>();
+            Map<String, RateLimitStore> shared = new LinkedHashMap<>();
             List<String> others = new ArrayList<>();
             for (String value : storeValues) {
                 RateLimitStore store;
@@ -115,14 +101,14 @@ final class RedisStoreHealth implements HealthIndicator {
                 } catch (RuntimeException e) {
                     continue; // the filter that names it stops start-up, with the property's name
                 }
-                if (store instanceof RedisStore r) {
-                    redis.put(value, r);
+                if (!(store instanceof MemoryStore)) {
+                    shared.put(value, store);
                 } else {
                     others.add(value);
                 }
             }
             others.forEach(StoreRegistry.application()::release);
-            stores = redis;
+            stores = shared;
         }
         return stores;
     }
