@@ -1,7 +1,7 @@
 package dev.sluice.spring.boot;
 
-import dev.sluice.spi.RateLimitStore;
 import dev.sluice.memory.MemoryStore;
+import dev.sluice.spi.RateLimitStore;
 import dev.sluice.web.internal.StoreRegistry;
 import dev.sluice.web.internal.WebSettings;
 import org.springframework.boot.health.contributor.Health;
@@ -101,10 +101,10 @@ final class SharedStoreHealth implements HealthIndicator {
                 } catch (RuntimeException e) {
                     continue; // the filter that names it stops start-up, with the property's name
                 }
-                if (!(store instanceof MemoryStore)) {
-                    shared.put(value, store);
-                } else {
+                if (store instanceof MemoryStore) {
                     others.add(value);
+                } else {
+                    shared.put(value, store);
                 }
             }
             others.forEach(StoreRegistry.application()::release);

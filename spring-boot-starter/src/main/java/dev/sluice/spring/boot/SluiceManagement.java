@@ -38,11 +38,21 @@ final class SluiceManagement {
         SharedStoreHealth sluiceHealthIndicator(SluiceSettings settings, ObjectProvider<StoreCircuits> owners,
                                                 ObjectProvider<StoreBinding> stores) {
             stores.forEach(StoreBinding::bind);
-            Function<RateLimitStore, String> ping = ClassUtils.isPresent("org.redisson.api.RedissonClient",
-                    SluiceManagement.class.getClassLoader()) ? RedissonPing::ping : store -> null;
             // Read when asked: the filters and handlers' limiters are built after this bean.
             return new SharedStoreHealth(settings.stores(), () -> owners.orderedStream()
-                    .flatMap(owner -> owner.circuits().stream()).toList(), settings.downWhenFailingOpen(), ping);
+                    .flatMap(owner -> owner.circuits().stream()).toList(), settings.downWhenFailingOpen(),
+                    storePing(SluiceManagement.class.getClassLoader()));
+        }
+
+        /**
+         * {@link RedissonPing#ping} when both Redisson and Sluice's Redis stores are on
+         * {@code loader}'s class path, else a ping that pings nothing: an application may use
+         * Redisson for something else with Sluice on Postgres, and the ping's class names
+         * {@code RedisStore}.
+         */
+        static Function<RateLimitStore, String> storePing(ClassLoader loader) {
+            return ClassUtils.isPresent("org.redisson.api.RedissonClient", loader)
+                    && ClassUtils.isPresent("dev.sluice.redis.RedisStore", loader) ? RedissonPing::ping : store -> null;
         }
     }
 
