@@ -662,24 +662,6 @@ final class Report {
         return bytes == null ? null : bytes.getScore();
     }
 
-    /**
-     * The floor's decisions/s at 100,000 keys that the targets divide by: for sync, the faster of
-     * this run's trial and the median of the sanity check's floor JVMs (a trial that ran low,
-     * 16-28 % below them in one run, would flatter every ratio); otherwise, or without the check,
-     * the trial.
-     */
-    private Double floorForTargets(String api, int threads) {
-        Double trial = perSecond(api, "floor", "100000", threads);
-        if (api.equals("sync")) {
-            for (SanityCheck.Row row : sanity) {
-                if (row.threads() == threads) {
-                    return SanityCheck.floorToDivideBy(trial, row);
-                }
-            }
-        }
-        return trial;
-    }
-
     private static Double ratioOf(Double a, Double b) {
         return a == null || b == null || b == 0 ? null : a / b;
     }

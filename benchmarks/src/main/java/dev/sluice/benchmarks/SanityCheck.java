@@ -208,19 +208,6 @@ final class SanityCheck {
     }
 
     /**
-     * What a ratio "÷ floor" at {@code row}'s thread count should divide by: the faster of the
-     * run's trial ({@code null} if not measured) and the median of the floor's new JVMs (NaN if
-     * none measured), so that a trial that ran low does not flatter the ratio.
-     */
-    static Double floorToDivideBy(Double trial, Row row) {
-        double median = row.floor();
-        if (Double.isNaN(median)) {
-            return trial;
-        }
-        return trial == null ? median : Math.max(trial, median);
-    }
-
-    /**
      * Whether this run's floor trial, the one its ratios divide by, was typical of the floor's new
      * JVMs: "typical" when within {@link #PLAIN_TOLERANCE} of their median; otherwise how far
      * below (the run's ratios "÷ floor" at that thread count read high by as much) or above.

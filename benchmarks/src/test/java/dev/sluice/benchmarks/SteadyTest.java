@@ -186,19 +186,6 @@ class SteadyTest {
         assertThat(oneSideFailed.floorToPlain()).isNaN();
     }
 
-    @Test
-    void ratiosDivideByTheFasterOfTheRunsFloorTrialAndTheMedianOfItsJvms() {
-        SanityCheck.Row row = new SanityCheck.Row(16, measured(21_014, 19_249, 18_327),
-                measured(19_342, 17_541, 19_583), new SanityCheck.Measured(42_878, ""));
-        // The run of 2026-12-01, late night: its own trial ran 28 % below the median.
-        assertThat(SanityCheck.floorToDivideBy(13_847.0, row)).isEqualTo(19_249);
-        assertThat(SanityCheck.floorToDivideBy(22_000.0, row)).isEqualTo(22_000);
-        assertThat(SanityCheck.floorToDivideBy(null, row)).isEqualTo(19_249);
-        SanityCheck.Row failed = new SanityCheck.Row(16, List.of(new SanityCheck.Measured(Double.NaN, "failed")),
-                measured(1), new SanityCheck.Measured(1, ""));
-        assertThat(SanityCheck.floorToDivideBy(13_847.0, failed)).isEqualTo(13_847);
-    }
-
     private static List<SanityCheck.Measured> measured(double... rates) {
         return java.util.Arrays.stream(rates).mapToObj(r -> new SanityCheck.Measured(r, "")).toList();
     }
