@@ -20,12 +20,7 @@ import org.springframework.web.bind.annotation.RestController;
 import redis.embedded.RedisServer;
 
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -68,13 +63,9 @@ class LettuceFactoryReuseTest {
             port = uri.getPort() < 0 ? 6379 : uri.getPort();
             return;
         }
-        try (ServerSocket socket = new ServerSocket(0)) {
-            port = socket.getLocalPort();
-        }
+        port = LocalRedisAndHttp.freePort();
         host = "127.0.0.1";
-        server = RedisServer.newRedisServer().port(port).bind(host).setting("save \"\"").setting("appendonly no")
-                .build();
-        server.start();
+        server = LocalRedisAndHttp.startRedis(port);
     }
 
     @AfterAll
@@ -122,12 +113,7 @@ class LettuceFactoryReuseTest {
             int port = ((WebServerApplicationContext) app).getWebServer().getPort();
             List<Integer> statuses = new ArrayList<>();
             for (int i = 0; i < 3 * LIMIT; i++) {
-                // a connection each: Reactor Netty 1.3.6, Boot's, can stop reading a kept-alive one
-                HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
-                HttpResponse<String> response = http.send(HttpRequest.newBuilder(
-                        URI.create("http://127.0.0.1:" + port + "/api/hello")).timeout(Duration.ofSeconds(20)).build(),
-                        HttpResponse.BodyHandlers.ofString());
-                statuses.add(response.statusCode());
+                statuses.add(LocalRedisAndHttp.get(port, "/api/hello").statusCode());
             }
             assertThat(statuses.stream().filter(s -> s == 200).count()).as("%s: admitted of %s", type, statuses)
                     .isEqualTo(LIMIT);

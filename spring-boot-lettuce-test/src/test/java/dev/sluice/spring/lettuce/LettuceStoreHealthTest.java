@@ -7,14 +7,9 @@ import org.springframework.boot.web.server.context.WebServerApplicationContext;
 import org.springframework.context.ConfigurableApplicationContext;
 import redis.embedded.RedisServer;
 
-import java.io.IOException;
-import java.net.ServerSocket;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.time.Duration;
 
+import static dev.sluice.spring.lettuce.LocalRedisAndHttp.get;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
@@ -30,14 +25,9 @@ class LettuceStoreHealthTest {
 
     @Test
     void aStoreOnTheFactoryIsInTheHealthAndItsOpenCircuitIsReported() throws Exception {
-        int redisPort;
-        try (ServerSocket socket = new ServerSocket(0)) {
-            redisPort = socket.getLocalPort();
-        }
+        int redisPort = LocalRedisAndHttp.freePort();
         // A Redis of its own, whatever REDIS_URL says: this test stops it.
-        RedisServer redis = RedisServer.newRedisServer().port(redisPort).bind("127.0.0.1")
-                .setting("save \"\"").setting("appendonly no").build();
-        redis.start();
+        RedisServer redis = LocalRedisAndHttp.startRedis(redisPort);
         String store = "redis://127.0.0.1:1"; // only the factory's client reaches Redis
         try (ConfigurableApplicationContext app = new SpringApplicationBuilder(LettuceFactoryReuseTest.App.class)
                 .web(WebApplicationType.SERVLET).run(
@@ -65,11 +55,5 @@ class LettuceStoreHealthTest {
         } finally {
             redis.stop();
         }
-    }
-
-    private static HttpResponse<String> get(int port, String path) throws IOException, InterruptedException {
-        HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
-        return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
-                .timeout(Duration.ofSeconds(20)).build(), HttpResponse.BodyHandlers.ofString());
     }
 }
