@@ -56,7 +56,8 @@ import java.util.regex.Pattern;
  * <p>The {@code outbound} part ({@link OutboundBenchmark}, in the default set) waits for permits
  * under contention, Sluice beside Bucket4j's blocking API and Redisson's {@code RRateLimiter};
  * {@code --outbound-contenders=sluice-gcra,bucket4j,...} picks its contenders. It ends with the
- * share of a strict provider's quota three instances get accepted ({@link ProviderQuota}).
+ * share of a strict provider's quota three instances get accepted ({@link ProviderQuota}), and
+ * the same with three JVMs of eight threads each, beside Bucket4j ({@link ProviderQuotaJvms}).
  *
  * <p>The {@code postgres} part ({@link PostgresBenchmark}, in the default set, about two minutes)
  * starts a Postgres on loopback and measures Sluice's Postgres store beside a plain JDBC baseline
@@ -236,6 +237,9 @@ public final class Main {
             } catch (RuntimeException e) {
                 report.warn("outbound provider quota failed: " + e);
             }
+            // The same provider shared by three JVMs, beside Bucket4j: waiters of a paused JVM come back late.
+            report.providerQuotaJvms(ProviderQuotaJvms.measure(redis, quick ? 1 : 2, Duration.ofSeconds(quick ? 2 : 5),
+                    Duration.ofSeconds(quick ? 10 : 30), report::warn));
         }
         if (only.contains("postgres")) {
             // The Postgres store beside the Redisson one and a plain JDBC baseline: a fixed-duration driver.

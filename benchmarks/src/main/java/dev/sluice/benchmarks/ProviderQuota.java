@@ -66,7 +66,7 @@ final class ProviderQuota {
     }
 
     /** A provider that allows at most {@link #PROVIDER_PER_SECOND} calls in any 1000 ms, counting from {@code from}. */
-    private static final class Provider implements AutoCloseable {
+    static final class Provider implements AutoCloseable {
         private final HttpServer server;
         private final ArrayDeque<Long> window = new ArrayDeque<>();
         private final ExecutorService executor = Executors.newFixedThreadPool(16);
@@ -105,6 +105,12 @@ final class ProviderQuota {
             server.start();
         }
 
+        /** Counts the calls that arrive from {@code fromNanos} until {@code untilNanos} ({@link System#nanoTime}). */
+        void countBetween(long fromNanos, long untilNanos) {
+            from = fromNanos;
+            until = untilNanos;
+        }
+
         URI uri() {
             return URI.create("http://127.0.0.1:" + server.getAddress().getPort() + "/call");
         }
@@ -136,8 +142,7 @@ final class ProviderQuota {
             long start = System.nanoTime();
             long from = start + warm.toNanos();
             long until = from + measured.toNanos();
-            provider.from = from;
-            provider.until = until;
+            provider.countBetween(from, until);
             AtomicLong failures = new AtomicLong();
             List<Thread> threads = new ArrayList<>();
             for (HttpClient instance : instances) {

@@ -44,6 +44,7 @@ final class Report {
     private List<OutboundBenchmark.Row> outbound = List.of();
     /** {@code null} unless the outbound part measured it. */
     private ProviderQuota.Row providerQuota;
+    private List<ProviderQuotaJvms.Row> providerQuotaJvms = List.of();
     private String postgres;
 
     Report(String started, BenchRedis redis, String redisVersion, boolean quick, String args) {
@@ -90,6 +91,10 @@ final class Report {
 
     void providerQuota(ProviderQuota.Row row) {
         this.providerQuota = row;
+    }
+
+    void providerQuotaJvms(List<ProviderQuotaJvms.Row> rows) {
+        this.providerQuotaJvms = List.copyOf(rows);
     }
 
     void sanity(List<SanityCheck.Row> rows) {
@@ -289,6 +294,10 @@ final class Report {
         }
         if (providerQuota != null) {
             md.append("### Outbound: a strict provider's quota\n\n").append(ProviderQuota.table(providerQuota));
+        }
+        if (!providerQuotaJvms.isEmpty()) {
+            md.append("### Outbound: a strict provider's quota, three JVMs\n\n")
+                    .append(ProviderQuotaJvms.table(providerQuotaJvms));
         }
         if (postgres != null) {
             md.append("### Postgres store beside Redis\n\n").append(postgres).append('\n');
@@ -642,6 +651,19 @@ final class Report {
         }
         rows.add(atLeast("outbound: accepted ÷ a strict provider's quota (three instances at 9.25/s, provider 10/s)",
                 providerQuota == null ? null : providerQuota.share(), ProviderQuota.TARGET));
+        if (!providerQuotaJvms.isEmpty()) {
+            for (boolean paused : new boolean[] {false, true}) {
+                rows.add(atLeast("outbound, three JVMs x " + ProviderQuotaJvms.THREADS_PER_JVM + " threads at 9/s, "
+                                + "provider 10/s" + (paused ? ", paused in turn" : "")
+                                + ": Sluice's accepted ÷ Bucket4j's (medians of rounds)",
+                        ProviderQuotaJvms.sluiceToBucket4j(providerQuotaJvms, paused), 1.0));
+            }
+            Long noPermit = ProviderQuotaJvms.sluiceWithoutPermit(providerQuotaJvms);
+            rows.add(new String[] {"outbound, three JVMs: Sluice's calls without a permit within "
+                    + ProviderQuotaJvms.MAX_WAIT.toSeconds() + " s (a waiter that lost its place), all rounds",
+                    noPermit == null ? "–" : String.format("%,d", noPermit), "0",
+                    noPermit == null ? "–" : noPermit == 0 ? "yes" : "no"});
+        }
         md.append("### The targets, this run\n\n");
         if (!sanity.isEmpty()) {
             md.append("The floor's p50 stands for the plain loop's: the sanity check below says how far the floor's "
