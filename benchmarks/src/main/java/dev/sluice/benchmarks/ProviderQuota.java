@@ -67,6 +67,7 @@ final class ProviderQuota {
 
     /** A provider that allows at most {@link #PROVIDER_PER_SECOND} calls in any 1000 ms, counting from {@code from}. */
     static final class Provider implements AutoCloseable {
+        private static final String WARM_PATH = "/warm";
         private final HttpServer server;
         private final ArrayDeque<Long> window = new ArrayDeque<>();
         private final ExecutorService executor = Executors.newFixedThreadPool(16);
@@ -101,6 +102,11 @@ final class ProviderQuota {
                 exchange.sendResponseHeaders(status, -1);
                 exchange.close();
             });
+            // a client's first call, before its trial: answered, never counted
+            server.createContext(WARM_PATH, exchange -> {
+                exchange.sendResponseHeaders(204, -1);
+                exchange.close();
+            });
             server.setExecutor(executor);
             server.start();
         }
@@ -113,6 +119,11 @@ final class ProviderQuota {
 
         URI uri() {
             return URI.create("http://127.0.0.1:" + server.getAddress().getPort() + "/call");
+        }
+
+        /** Where a client warms up, out of the provider's count and window: {@link #uri()}'s sibling. */
+        static URI warmUri(URI uri) {
+            return uri.resolve(WARM_PATH);
         }
 
         @Override

@@ -285,17 +285,23 @@ final class ProviderQuotaJvms {
 
     /**
      * One instance, in a JVM of its own: {@code contender key providerUri}. Prints {@value #READY}
-     * once it can decide, waits for {@code go <millis>} on its standard input, calls the provider
+     * once it can decide and its first call to Redis and to the provider are behind it (a first
+     * call pays for connections and class loading, which on a busy machine can take the whole of
+     * a short trial), waits for {@code go <millis>} on its standard input, calls the provider
      * from {@link #THREADS_PER_JVM} threads, one call at a time each, for that long, and prints
      * {@code done <noPermit> <errors>}.
      */
     public static void main(String[] args) throws Exception {
         String contender = args[0];
         String key = args[1];
-        HttpRequest request = HttpRequest.newBuilder(URI.create(args[2])).build();
+        URI provider = URI.create(args[2]);
+        HttpRequest request = HttpRequest.newBuilder(provider).build();
         RedissonClient client = BenchRedis.get().newClient();
         try {
-            Caller caller = caller(contender, client, key);
+            HttpClient http = HttpClient.newHttpClient();
+            Caller caller = caller(contender, client, key, http);
+            http.send(HttpRequest.newBuilder(ProviderQuota.Provider.warmUri(provider)).build(),
+                    HttpResponse.BodyHandlers.discarding());
             System.out.println(READY);
             System.out.flush();
             String go = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.US_ASCII)).readLine();
@@ -336,8 +342,8 @@ final class ProviderQuotaJvms {
         void call(HttpRequest request) throws IOException, InterruptedException;
     }
 
-    private static Caller caller(String contender, RedissonClient client, String key) throws InterruptedException {
-        HttpClient http = HttpClient.newHttpClient();
+    private static Caller caller(String contender, RedissonClient client, String key, HttpClient http)
+            throws InterruptedException {
         switch (contender) {
             case "sluice" -> {
                 RateLimiter limiter = RateLimiter.builder().limit(SHARED).store(RedisStore.of(client))
@@ -357,6 +363,7 @@ final class ProviderQuotaJvms {
                         .expirationAfterWrite(ExpirationAfterWriteStrategy
                                 .basedOnTimeForRefillingBucketUpToMax(Duration.ofSeconds(10)))
                         .build().builder().build("b4j-jvms:" + key, () -> configuration);
+                bucket.getAvailableTokens(); // its first round trip, which takes no token
                 return request -> {
                     if (!bucket.asBlocking().tryConsume(1, MAX_WAIT, BlockingStrategy.PARKING)) {
                         throw new NoPermit();
