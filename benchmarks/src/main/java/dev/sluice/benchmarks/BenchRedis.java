@@ -15,11 +15,15 @@ import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
+import java.lang.management.ManagementFactory;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * The one Redis every Redis benchmark of a run talks to.
@@ -125,6 +129,23 @@ public final class BenchRedis {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
+    }
+
+    /**
+     * The command that runs {@code main} with {@code args} in a new JVM on this Redis: this JVM's
+     * {@code java}, its arguments (as JMH gives its forks) and class path, the URL in
+     * {@value #URL_PROPERTY}, logging at warn.
+     */
+    List<String> newJvm(Class<?> main, String... args) {
+        List<String> command = new ArrayList<>();
+        command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        command.addAll(ManagementFactory.getRuntimeMXBean().getInputArguments());
+        command.add("-D" + URL_PROPERTY + "=" + url);
+        command.add("-D" + OWNED_PROPERTY + "=" + owned);
+        command.add("-Dorg.slf4j.simpleLogger.defaultLogLevel=warn");
+        command.addAll(List.of("-cp", System.getProperty("java.class.path"), main.getName()));
+        command.addAll(List.of(args));
+        return command;
     }
 
     /** {@code redis://host:port}. */

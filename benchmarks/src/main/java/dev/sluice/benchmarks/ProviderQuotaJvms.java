@@ -24,7 +24,6 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -253,14 +252,7 @@ final class ProviderQuotaJvms {
 
     /** A new JVM running {@link #main}: this JVM's {@code java}, its arguments and class path, the run's Redis. */
     private static Process start(BenchRedis redis, String contender, String key, URI provider) throws IOException {
-        List<String> command = new ArrayList<>();
-        command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        command.addAll(ManagementFactory.getRuntimeMXBean().getInputArguments());
-        command.add("-D" + BenchRedis.URL_PROPERTY + "=" + redis.url());
-        command.add("-D" + BenchRedis.OWNED_PROPERTY + "=" + redis.owned());
-        command.add("-Dorg.slf4j.simpleLogger.defaultLogLevel=warn");
-        command.addAll(List.of("-cp", System.getProperty("java.class.path"), ProviderQuotaJvms.class.getName(),
-                contender, key, provider.toString()));
+        List<String> command = redis.newJvm(ProviderQuotaJvms.class, contender, key, provider.toString());
         // its log (Redisson's warnings) is not read: discarded, so a full pipe cannot stall it
         return new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.DISCARD).start();
     }

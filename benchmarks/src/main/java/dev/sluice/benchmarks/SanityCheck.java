@@ -295,14 +295,8 @@ final class SanityCheck {
      * the child's last line ({@link #main}). NaN, with the reason, if the child fails.
      */
     static Measured plainLoopInNewJvm(BenchRedis redis, int threads, Duration steadyMax) {
-        List<String> command = new ArrayList<>();
-        command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        command.addAll(ManagementFactory.getRuntimeMXBean().getInputArguments());
-        command.add("-D" + BenchRedis.URL_PROPERTY + "=" + redis.url());
-        command.add("-D" + BenchRedis.OWNED_PROPERTY + "=" + redis.owned());
-        command.add("-Dorg.slf4j.simpleLogger.defaultLogLevel=warn");
-        command.addAll(List.of("-cp", System.getProperty("java.class.path"), SanityCheck.class.getName(),
-                Integer.toString(threads), Long.toString(steadyMax.toSeconds())));
+        List<String> command = redis.newJvm(SanityCheck.class, Integer.toString(threads),
+                Long.toString(steadyMax.toSeconds()));
         Path log = null;
         try {
             // To a file, not a pipe: a child that hangs is then bounded by waitFor, not by a read.
